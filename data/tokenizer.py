@@ -1,0 +1,36 @@
+"""Train SentencePiece on the training split only, joint or one model per language."""
+
+from __future__ import annotations
+
+import io
+
+import sentencepiece as spm
+
+from data.corpus import Pair
+from model.tokenizer import Tokenizer
+
+
+def _train(sentences: list[str], vocab_size: int) -> spm.SentencePieceProcessor:
+    proto = io.BytesIO()
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter(sentences),
+        model_writer=proto,
+        vocab_size=vocab_size,
+        model_type="unigram",
+        character_coverage=1.0,
+        pad_id=0, unk_id=1, bos_id=2, eos_id=3,  # the ids ModelConfig expects
+        input_sentence_size=2_000_000,
+        shuffle_input_sentence=True,
+        hard_vocab_limit=False,
+        minloglevel=2,
+        num_threads=2,
+    )
+    return spm.SentencePieceProcessor(model_proto=proto.getvalue())
+
+
+def train_tokenizer(train: list[Pair], vocab_size: int, joint: bool = True) -> Tokenizer:
+    """A joint model over both sides, or separate source and target models of ``vocab_size`` each."""
+    if joint:
+        processor = _train([p.src for p in train] + [p.tgt for p in train], vocab_size)
+        return Tokenizer(processor, processor)
+    return Tokenizer(_train([p.src for p in train], vocab_size), _train([p.tgt for p in train], vocab_size))

@@ -1,0 +1,135 @@
+"""Search for a translation: batched greedy and beam search, both with a key/value cache."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor
+
+from model.transformer import Transformer
+
+
+@dataclass(frozen=True)
+class Hypothesis:
+    """One output: token ids (always ending with EOS: at the length limit EOS is forced) and its scores."""
+
+    tokens: list[int]
+    log_prob: float  # sum of token log-probabilities, EOS included
+    score: float  # log_prob after length normalisation (what beam search ranks by)
+
+
+def max_output_length(src_lengths: Tensor, max_len_a: float, max_len_b: int, limit: int) -> int:
+    """Longest output allowed for this batch: a·S + b tokens (EOS included), capped by max_positions."""
+    return int(min(limit, max_len_a * int(src_lengths.max()) + max_len_b))
+
+
+def _length_normalised(log_prob: float, length: int, length_penalty: float) -> float:
+    return log_prob / (length**length_penalty) if length_penalty else log_prob
+
+
+@torch.inference_mode()
+def greedy(
+    model: Transformer,
+    src: Tensor,
+    max_len_a: float = 1.5,
+    max_len_b: int = 10,
+    use_cache: bool = True,
+) -> list[Hypothesis]:
+    """Pick the most probable token at each step for every sentence of ``src`` (B, S)."""
+    c = model.config
+    src_lengths = (src != c.pad_id).sum(1)
+    max_len = max_output_length(src_lengths, max_len_a, max_len_b, c.max_positions)
+    memory, src_mask, _ = model.encode(src)
+    b = src.size(0)
+    tokens = torch.full((b, 1), c.bos_id, dtype=torch.long, device=src.device)
+    log_prob = torch.zeros(b, device=src.device)
+    finished = torch.zeros(b, dtype=torch.bool, device=src.device)
+    caches = model.start_caches(memory) if use_cache else None
+    for step in range(max_len):
+        if use_cache:
+            logits, caches, _, _ = model.decode_step(tokens[:, -1:], caches, src_mask)
+        else:
+            logits = model.output(model.decode(tokens, memory, src_mask).hidden[:, -1])
+        step_logp = logits.float().log_softmax(-1)
+        next_token = step_logp.argmax(-1)
+        if step == max_len - 1:  # out of room: end every unfinished sentence here
+            next_token = torch.full_like(next_token, c.eos_id)
+        next_token = torch.where(finished, torch.full_like(next_token, c.pad_id), next_token)
+        log_prob += torch.where(finished, 0.0, step_logp.gather(1, next_token[:, None]).squeeze(1))
+        tokens = torch.cat([tokens, next_token[:, None]], dim=1)
+        finished |= next_token == c.eos_id
+        if bool(finished.all()):
+            break
+    out = []
+    for row, lp in zip(tokens[:, 1:].tolist(), log_prob.tolist(), strict=True):
+        ids = row[: row.index(c.eos_id) + 1]
+        out.append(Hypothesis(ids, lp, lp))
+    return out
+
+
+@torch.inference_mode()
+def beam_search(
+    model: Transformer,
+    src: Tensor,
+    beam_size: int = 4,
+    length_penalty: float = 1.0,
+    n_best: int = 1,
+    max_len_a: float = 1.5,
+    max_len_b: int = 10,
+) -> list[list[Hypothesis]]:
+    """Keep the ``beam_size`` best prefixes per sentence; return the ``n_best`` finished ones, best first.
+
+    Hypotheses are ranked by log-probability / length**length_penalty (length counts EOS).
+    """
+    c = model.config
+    if n_best > beam_size:
+        raise ValueError(f"n_best ({n_best}) cannot exceed beam_size ({beam_size})")
+    b, k = src.size(0), beam_size
+    src_lengths = (src != c.pad_id).sum(1)
+    max_len = max_output_length(src_lengths, max_len_a, max_len_b, c.max_positions)
+    memory, src_mask, _ = model.encode(src)
+    memory = memory.repeat_interleave(k, dim=0)  # (B*K, S, d_model)
+    src_mask = src_mask.repeat_interleave(k, dim=0)  # (B*K, 1, 1, S)
+    caches = model.start_caches(memory)
+    tokens = torch.full((b * k, 1), c.bos_id, dtype=torch.long, device=src.device)
+    beam_logp = torch.zeros(b, k, device=src.device)
+    beam_logp[:, 1:] = float("-inf")  # all beams start identical: expand only the first
+    finalized: list[list[Hypothesis]] = [[] for _ in range(b)]
+    for step in range(max_len):
+        logits, caches, _, _ = model.decode_step(tokens[:, -1:], caches, src_mask)
+        logp = logits.float().log_softmax(-1).view(b, k, -1)  # (B, K, V)
+        vocab = logp.size(-1)
+        if step == max_len - 1:  # out of room: only EOS may follow
+            eos_only = torch.full_like(logp, float("-inf"))
+            eos_only[..., c.eos_id] = logp[..., c.eos_id]
+            logp = eos_only
+        candidates = (beam_logp[:, :, None] + logp).view(b, k * vocab)
+        top_logp, top_index = candidates.topk(2 * k, dim=1)  # (B, 2K): enough to refill K live beams
+        next_beam_logp = torch.full((b, k), float("-inf"), device=src.device)
+        origin = torch.arange(b * k, device=src.device).view(b, k) % k  # default: keep own row (dead beams)
+        next_token = torch.full((b, k), c.pad_id, dtype=torch.long, device=src.device)
+        prefixes = tokens[:, 1:].tolist()
+        for i, (row_logp, row_index) in enumerate(zip(top_logp.tolist(), top_index.tolist(), strict=True)):
+            if len(finalized[i]) >= k:
+                continue
+            live = 0
+            for lp, index in zip(row_logp, row_index, strict=True):
+                if lp == float("-inf"):
+                    break
+                beam, token = divmod(index, vocab)
+                if token == c.eos_id:
+                    ids = prefixes[i * k + beam] + [token]
+                    finalized[i].append(Hypothesis(ids, lp, _length_normalised(lp, len(ids), length_penalty)))
+                    if len(finalized[i]) >= k:
+                        break
+                elif live < k:
+                    next_beam_logp[i, live], origin[i, live], next_token[i, live] = lp, beam, token
+                    live += 1
+        if all(len(f) >= k for f in finalized):
+            break
+        flat_origin = (origin + torch.arange(b, device=src.device)[:, None] * k).view(-1)  # (B*K,)
+        tokens = torch.cat([tokens.index_select(0, flat_origin), next_token.view(-1, 1)], dim=1)
+        caches = tuple(cache.select(flat_origin) for cache in caches)
+        beam_logp = next_beam_logp
+    return [sorted(f, key=lambda h: h.score, reverse=True)[:n_best] for f in finalized]

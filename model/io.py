@@ -1,0 +1,91 @@
+"""A model directory: ``config.json`` + ``model.safetensors`` (+ tokenizer). Never pickle."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+from safetensors import SafetensorError
+from safetensors.torch import load_file, save_file
+
+from model.config import ConfigError, ModelConfig
+from model.tokenizer import Tokenizer, TokenizerError
+from model.transformer import Transformer
+
+CONFIG_FILE = "config.json"
+WEIGHTS_FILE = "model.safetensors"
+
+
+class ModelLoadError(ValueError):
+    """A model directory cannot be loaded; the message names the file and the problem."""
+
+
+@dataclass(frozen=True)
+class LoadedModel:
+    model: Transformer
+    tokenizer: Tokenizer
+    directory: Path
+
+
+def weights_of(model: Transformer, dtype: torch.dtype | None = None) -> dict[str, torch.Tensor]:
+    """Unique named parameters (shared/tied matrices once), optionally cast (e.g. to fp16 for shipping)."""
+    return {
+        name: (p.detach().to(dtype) if dtype else p.detach()).contiguous().cpu()
+        for name, p in model.named_parameters()
+    }
+
+
+def save_model(model: Transformer, directory: Path, dtype: torch.dtype | None = None) -> None:
+    """Write config.json and model.safetensors (atomically: temporary file, then rename)."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    tmp = directory / (WEIGHTS_FILE + ".tmp")
+    save_file(weights_of(model, dtype), str(tmp), metadata={"format": "pt"})
+    tmp.replace(directory / WEIGHTS_FILE)
+    (directory / CONFIG_FILE).write_text(model.config.to_json(), encoding="utf-8")
+
+
+def load_weights(model: Transformer, path: Path) -> None:
+    """Copy weights from ``path`` into ``model``; missing, extra or misshapen tensors raise ModelLoadError."""
+    if not path.is_file():
+        raise ModelLoadError(f"{path}: weights file not found")
+    try:
+        tensors = load_file(str(path))
+    except (SafetensorError, OSError, ValueError) as err:
+        raise ModelLoadError(f"{path}: not a readable safetensors file, truncated or corrupted ({err})") from None
+    params = dict(model.named_parameters())
+    missing = sorted(set(params) - set(tensors))
+    extra = sorted(set(tensors) - set(params))
+    if missing or extra:
+        raise ModelLoadError(
+            f"{path}: weights do not fit {CONFIG_FILE} (missing: {missing[:3]}, unexpected: {extra[:3]})"
+        )
+    with torch.no_grad():
+        for name, p in params.items():
+            if tensors[name].shape != p.shape:
+                raise ModelLoadError(
+                    f"{path}: tensor {name} has shape {tuple(tensors[name].shape)}, "
+                    f"{CONFIG_FILE} implies {tuple(p.shape)}"
+                )
+            p.copy_(tensors[name].to(p.dtype))
+
+
+def load_model(directory: Path, device: str | torch.device = "cpu") -> LoadedModel:
+    """Rebuild the model from its directory in eval mode, checking every file."""
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise ModelLoadError(f"{directory}: model directory not found")
+    try:
+        config = ModelConfig.from_json_file(directory / CONFIG_FILE)
+        tokenizer = Tokenizer.load(directory)
+    except (ConfigError, TokenizerError) as err:
+        raise ModelLoadError(str(err)) from None
+    if tokenizer.src.get_piece_size() != config.src_vocab_size or tokenizer.tgt.get_piece_size() != config.tgt_vocab_size:
+        raise ModelLoadError(
+            f"{directory}: tokenizer vocabulary ({tokenizer.src.get_piece_size()}/{tokenizer.tgt.get_piece_size()}) "
+            f"does not match {CONFIG_FILE} ({config.src_vocab_size}/{config.tgt_vocab_size})"
+        )
+    model = Transformer(config)
+    load_weights(model, directory / WEIGHTS_FILE)
+    return LoadedModel(model.to(device).eval(), tokenizer, directory)

@@ -1,0 +1,75 @@
+"""SentencePiece subword tokenizer(s) of a model directory: one joint model or one per language."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import sentencepiece as spm
+
+JOINT_FILE = "spm.model"
+SRC_FILE = "spm.src.model"
+TGT_FILE = "spm.tgt.model"
+WORD_START = "\u2581"  # SentencePiece's "▁": this piece begins a word
+
+
+class TokenizerError(ValueError):
+    """A tokenizer file is missing or unreadable."""
+
+
+def _load(path: Path) -> spm.SentencePieceProcessor:
+    if not path.is_file():
+        raise TokenizerError(f"{path}: tokenizer file not found")
+    try:
+        return spm.SentencePieceProcessor(model_proto=path.read_bytes())
+    except (RuntimeError, OSError, TypeError) as err:
+        raise TokenizerError(f"{path}: not a SentencePiece model ({err})") from None
+
+
+@dataclass(frozen=True)
+class Tokenizer:
+    """Text <-> ids for source and target; ``src`` and ``tgt`` are the same processor when joint."""
+
+    src: spm.SentencePieceProcessor
+    tgt: spm.SentencePieceProcessor
+
+    @property
+    def joint(self) -> bool:
+        return self.src is self.tgt
+
+    @classmethod
+    def load(cls, directory: Path) -> Tokenizer:
+        directory = Path(directory)
+        if (directory / JOINT_FILE).is_file():
+            joint = _load(directory / JOINT_FILE)
+            return cls(joint, joint)
+        if (directory / SRC_FILE).is_file() or (directory / TGT_FILE).is_file():
+            return cls(_load(directory / SRC_FILE), _load(directory / TGT_FILE))
+        raise TokenizerError(f"{directory}: no tokenizer ({JOINT_FILE}, or {SRC_FILE} and {TGT_FILE})")
+
+    def save(self, directory: Path) -> None:
+        directory = Path(directory)
+        if self.joint:
+            (directory / JOINT_FILE).write_bytes(self.src.serialized_model_proto())
+        else:
+            (directory / SRC_FILE).write_bytes(self.src.serialized_model_proto())
+            (directory / TGT_FILE).write_bytes(self.tgt.serialized_model_proto())
+
+    def encode_src(self, text: str) -> list[int]:
+        """Source ids with EOS appended (the encoder sees ``x1 … xS </s>``)."""
+        return self.src.encode(text) + [self.src.eos_id()]
+
+    def encode_tgt(self, text: str) -> list[int]:
+        """Target ids with EOS appended (the decoder predicts ``y1 … yT </s>``)."""
+        return self.tgt.encode(text) + [self.tgt.eos_id()]
+
+    def decode_tgt(self, ids: list[int]) -> str:
+        """Text of target ids; BOS/EOS/PAD are dropped."""
+        specials = {self.tgt.bos_id(), self.tgt.eos_id(), self.tgt.pad_id()}
+        return self.tgt.decode([i for i in ids if i not in specials])
+
+    def src_pieces(self, ids: list[int]) -> list[str]:
+        return [self.src.id_to_piece(i) for i in ids]
+
+    def tgt_pieces(self, ids: list[int]) -> list[str]:
+        return [self.tgt.id_to_piece(i) for i in ids]

@@ -1,0 +1,140 @@
+"""Translator: text in -> tokens + translation (+ attention maps); and the ``python -m model.translate`` CLI."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from model.decode import Hypothesis, beam_search, greedy
+from model.inspect import AttentionMaps, inspect
+from model.io import ModelLoadError, load_model
+from model.tokenizer import Tokenizer
+from model.transformer import Transformer
+
+DEFAULT_MODEL = Path(__file__).resolve().parent.parent / "checkpoints" / "es-en"
+
+
+@dataclass(frozen=True)
+class DecodeOptions:
+    beam_size: int = 1  # 1 = greedy
+    length_penalty: float = 1.0
+    n_best: int = 1
+    max_len_a: float = 1.5
+    max_len_b: int = 10
+
+
+@dataclass(frozen=True)
+class Translation:
+    source: str
+    src_ids: list[int]
+    truncated: bool  # the source was longer than the model accepts and was cut
+    hypotheses: list[Hypothesis]  # best first
+    texts: list[str]  # detokenized hypotheses, same order
+
+    @property
+    def text(self) -> str:
+        return self.texts[0]
+
+
+class Translator:
+    """A loaded model and its tokenizer; stateless after construction, safe to share between sessions."""
+
+    def __init__(self, model: Transformer, tokenizer: Tokenizer) -> None:
+        self.model = model.eval()
+        self.tokenizer = tokenizer
+        self.device = next(model.parameters()).device
+
+    @classmethod
+    def load(cls, directory: Path = DEFAULT_MODEL, device: str = "cpu") -> Translator:
+        loaded = load_model(directory, device)
+        return cls(loaded.model, loaded.tokenizer)
+
+    @property
+    def max_src_len(self) -> int:
+        return self.model.config.max_positions
+
+    def encode(self, text: str) -> tuple[list[int], bool]:
+        """Source ids (EOS last), cut to the model's maximum length; second value says whether it was cut."""
+        ids = self.tokenizer.encode_src(text)
+        if len(ids) <= self.max_src_len:
+            return ids, False
+        return ids[: self.max_src_len - 1] + ids[-1:], True
+
+    def translate_batch(self, texts: list[str], options: DecodeOptions = DecodeOptions()) -> list[Translation]:
+        """Translate several sentences at once (padded into one batch)."""
+        encoded = [self.encode(t) for t in texts]
+        pad = self.model.config.pad_id
+        longest = max(len(ids) for ids, _ in encoded)
+        src = torch.full((len(texts), longest), pad, dtype=torch.long)
+        for row, (ids, _) in enumerate(encoded):
+            src[row, : len(ids)] = torch.tensor(ids)
+        src = src.to(self.device)
+        if options.beam_size <= 1:
+            nbest = [[h] for h in greedy(self.model, src, options.max_len_a, options.max_len_b)]
+        else:
+            nbest = beam_search(self.model, src, options.beam_size, options.length_penalty,
+                                options.n_best, options.max_len_a, options.max_len_b)
+        return [
+            Translation(text, ids, cut, hyps, [self.tokenizer.decode_tgt(h.tokens) for h in hyps])
+            for text, (ids, cut), hyps in zip(texts, encoded, nbest, strict=True)
+        ]
+
+    def translate(self, text: str, options: DecodeOptions = DecodeOptions()) -> Translation:
+        return self.translate_batch([text], options)[0]
+
+    def attention(self, translation: Translation, hypothesis: int = 0) -> AttentionMaps:
+        """Maps of one hypothesis from a forced pass over exactly that hypothesis (ATTENTION.md §6)."""
+        return inspect(self.model, translation.src_ids, translation.hypotheses[hypothesis].tokens)
+
+    def translate_many(self, texts: list[str], options: DecodeOptions = DecodeOptions(),
+                       batch_size: int = 64, progress: bool = False) -> list[str]:
+        """Translate a long list in length-sorted batches; returns texts in the input order."""
+        from tqdm import tqdm
+
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        out: list[str] = [""] * len(texts)
+        starts = range(0, len(order), batch_size)
+        for start in tqdm(starts, desc="translating", unit="batch", disable=not progress):
+            chunk = order[start : start + batch_size]
+            for i, result in zip(chunk, self.translate_batch([texts[i] for i in chunk], options), strict=True):
+                out[i] = result.text
+        return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m model.translate", description="Translate Spanish to English.")
+    parser.add_argument("text", nargs="*", help="sentences to translate (default: read standard input line by line)")
+    parser.add_argument("--model", type=Path, default=DEFAULT_MODEL, help=f"model directory (default: {DEFAULT_MODEL})")
+    parser.add_argument("--beam", type=int, default=1, help="beam size (1 = greedy)")
+    parser.add_argument("--length-penalty", type=float, default=1.0)
+    parser.add_argument("--n-best", type=int, default=1, help="print the n best hypotheses with scores")
+    parser.add_argument("--device", default="cpu")
+    args = parser.parse_args(argv)
+    try:
+        translator = Translator.load(args.model, args.device)
+    except ModelLoadError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    options = DecodeOptions(max(1, args.beam), args.length_penalty, max(1, min(args.n_best, args.beam)))
+    lines = args.text or (line.rstrip("\n") for line in sys.stdin)
+    for line in lines:
+        if not line.strip():
+            print()
+            continue
+        result = translator.translate(line, options)
+        if result.truncated:
+            print(f"warning: input cut to {translator.max_src_len} subwords", file=sys.stderr)
+        if options.n_best > 1:
+            for text, hyp in zip(result.texts, result.hypotheses, strict=True):
+                print(f"{hyp.score:.4f}\t{hyp.log_prob:.4f}\t{text}")
+        else:
+            print(result.text, flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,83 @@
+"""Training state for exact resume, written atomically, and checkpoint averaging."""
+
+from __future__ import annotations
+
+import os
+import random
+from pathlib import Path
+from typing import Any
+
+import torch
+from safetensors.torch import load_file
+
+from model.io import ModelLoadError, save_model
+from model.transformer import Transformer
+
+STATE_FILE = "train_state.pt"
+CHECKPOINT_DIR = "checkpoints"
+
+
+def atomic_save(obj: Any, path: Path) -> None:
+    """torch.save to a temporary file in the same folder, fsync, then rename: never a half-written file."""
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "wb") as f:
+        torch.save(obj, f)
+        f.flush()
+        os.fsync(f.fileno())
+    tmp.replace(path)
+
+
+def rng_states() -> dict[str, Any]:
+    states = {"python": random.getstate(), "torch": torch.get_rng_state()}
+    if torch.cuda.is_available():
+        states["cuda"] = torch.cuda.get_rng_state_all()
+    return states
+
+
+def restore_rng(states: dict[str, Any]) -> None:
+    random.setstate(states["python"])
+    torch.set_rng_state(states["torch"])
+    if "cuda" in states and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(states["cuda"])
+
+
+def save_state(run_dir: Path, model: Transformer, optimizer: torch.optim.Optimizer, progress: dict[str, Any]) -> None:
+    """Everything needed to continue exactly: weights, optimizer, progress (step, epoch, batch), RNG."""
+    state = {
+        "model": model.state_dict(),
+        "optimizer": optimizer.state_dict(),
+        "progress": progress,
+        "rng": rng_states(),
+    }
+    atomic_save(state, run_dir / STATE_FILE)
+
+
+def load_state(run_dir: Path) -> dict[str, Any]:
+    path = run_dir / STATE_FILE
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no training state to resume from")
+    return torch.load(path, map_location="cpu", weights_only=False)
+
+
+def save_checkpoint(run_dir: Path, model: Transformer, step: int, keep: int) -> Path:
+    """Weights-only snapshot ``checkpoints/step-N/`` for averaging; keeps the newest ``keep``."""
+    folder = run_dir / CHECKPOINT_DIR
+    path = folder / f"step-{step:07d}"
+    save_model(model, path)
+    snapshots = sorted(folder.glob("step-*"))
+    for old in snapshots[: max(0, len(snapshots) - keep)]:
+        for f in old.iterdir():
+            f.unlink()
+        old.rmdir()
+    return path
+
+
+def average_checkpoints(paths: list[Path]) -> dict[str, torch.Tensor]:
+    """Element-wise mean of the weights in several ``model.safetensors`` snapshots."""
+    if not paths:
+        raise ModelLoadError("no checkpoints to average")
+    total: dict[str, torch.Tensor] = {}
+    for path in paths:
+        for name, tensor in load_file(str(path / "model.safetensors")).items():
+            total[name] = total.get(name, 0) + tensor.double()
+    return {name: (t / len(paths)).float() for name, t in total.items()}

@@ -1,0 +1,131 @@
+"""Training configuration: TOML presets plus ``--section.key=value`` overrides, validated into frozen dataclasses."""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from model.config import ConfigError, from_dict
+
+
+@dataclass(frozen=True)
+class DataConfig:
+    corpora: tuple[str, ...] = ()
+    format: Literal["auto", "tsv", "anki", "csv", "moses"] = "auto"
+    src_lang: str = "es"
+    tgt_lang: str = "en"
+    skip_bad_lines: bool = False
+    vocab_size: int = 8000
+    joint_vocab: bool = True
+    min_tokens: int = 1
+    max_tokens: int = 80
+    max_ratio: float = 3.0
+    dev_size: int = 2000
+    test_size: int = 3000
+    split_seed: int = 1234
+    max_len: int = 128  # subword ids per side, EOS included
+
+
+@dataclass(frozen=True)
+class ModelShape:
+    """The ModelConfig fields a preset chooses (vocabulary sizes and special ids come from the tokenizer)."""
+
+    d_model: int = 256
+    n_heads: int = 4
+    d_ff: int = 1024
+    n_encoder_layers: int = 3
+    n_decoder_layers: int = 3
+    dropout: float = 0.1
+    attention_dropout: float = 0.0
+    max_positions: int = 256
+    norm: Literal["pre", "post"] = "pre"
+    positional: Literal["sinusoidal", "learned"] = "sinusoidal"
+    tie_output: bool = True
+
+
+@dataclass(frozen=True)
+class OptimConfig:
+    max_tokens: int = 4096  # padded tokens per batch (per process)
+    accumulate: int = 1
+    lr: float = 1e-3
+    warmup_steps: int = 1000
+    schedule: Literal["inverse_sqrt", "cosine", "constant"] = "inverse_sqrt"
+    min_lr_ratio: float = 0.0  # cosine floor, as a fraction of lr
+    betas: tuple[float, ...] = (0.9, 0.98)
+    weight_decay: float = 0.0001
+    label_smoothing: float = 0.1
+    clip_norm: float = 1.0
+    max_steps: int = 10_000
+    max_epochs: int = 100
+    max_minutes: float = 0.0  # 0 = no time limit
+    seed: int = 1
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    device: str = "auto"
+    precision: Literal["auto", "fp32", "bf16"] = "auto"
+    threads: int = 0  # CPU threads; 0 = torch's default
+    log_every: int = 50
+    eval_every: int = 1000
+    save_every: int = 1000
+    keep_checkpoints: int = 5
+    average_last: int = 0  # average the last N saved checkpoints into the final model (0 = best only)
+    dev_bleu_sentences: int = 500
+    patience: int = 0  # evaluations without dev-loss improvement before stopping (0 = never)
+    compile: bool = False
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    data: DataConfig = field(default_factory=DataConfig)
+    model: ModelShape = field(default_factory=ModelShape)
+    optim: OptimConfig = field(default_factory=OptimConfig)
+    run: RunConfig = field(default_factory=RunConfig)
+
+    def as_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def _parse_value(text: str) -> Any:
+    """Override values: TOML-ish literals (numbers, true/false, lists, quoted strings), else the raw string."""
+    lowered = {"true": True, "false": False}.get(text.lower())
+    if lowered is not None:
+        return lowered
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text
+
+
+def apply_overrides(values: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
+    """Apply ``section.key=value`` strings to a nested dict (a copy)."""
+    merged = {section: dict(v) for section, v in values.items()}
+    for item in overrides:
+        key, sep, raw = item.partition("=")
+        section, dot, name = key.strip().lstrip("-").partition(".")
+        if not sep or not dot:
+            raise ConfigError(f"override {item!r}: expected section.key=value, e.g. optim.lr=5e-4")
+        merged.setdefault(section, {})[name] = _parse_value(raw.strip())
+    return merged
+
+
+def load_train_config(preset: Path | None, overrides: list[str] = ()) -> TrainConfig:
+    """Preset TOML (or defaults) + overrides -> validated TrainConfig; errors name the file and key."""
+    values: dict[str, Any] = {}
+    if preset is not None:
+        try:
+            values = tomllib.loads(Path(preset).read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise ConfigError(f"{preset}: config file not found") from None
+        except tomllib.TOMLDecodeError as err:
+            raise ConfigError(f"{preset}: invalid TOML ({err})") from None
+    values = apply_overrides(values, list(overrides))
+    try:
+        return from_dict(TrainConfig, values)
+    except ConfigError as err:
+        raise ConfigError(f"{preset or 'config'}: {err}") from None

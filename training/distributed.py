@@ -1,0 +1,75 @@
+"""Device, precision and DistributedDataParallel set-up in one place; the loop only asks "am I rank 0?"."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from dataclasses import dataclass
+
+import torch
+import torch.distributed as dist
+
+
+@dataclass(frozen=True)
+class Env:
+    device: torch.device
+    rank: int
+    world_size: int
+    autocast_dtype: torch.dtype | None  # None = full fp32
+
+    @property
+    def is_main(self) -> bool:
+        return self.rank == 0
+
+    def autocast(self) -> contextlib.AbstractContextManager:
+        if self.autocast_dtype is None:
+            return contextlib.nullcontext()
+        return torch.autocast(self.device.type, dtype=self.autocast_dtype)
+
+
+def resolve_device(name: str = "auto") -> torch.device:
+    """"auto" picks CUDA, then Apple MPS, then CPU; anything else is passed to torch.device."""
+    if name != "auto":
+        return torch.device(name)
+    if torch.cuda.is_available():
+        return torch.device("cuda")
+    if getattr(torch.backends, "mps", None) and torch.backends.mps.is_available():
+        return torch.device("mps")
+    return torch.device("cpu")
+
+
+def resolve_precision(precision: str, device: torch.device) -> torch.dtype | None:
+    """bf16 autocast on CUDA with bf16 support; fp32 on CPU (bf16 measured slower there) unless asked."""
+    if precision == "bf16":
+        return torch.bfloat16
+    if precision == "auto" and device.type == "cuda" and torch.cuda.is_bf16_supported():
+        return torch.bfloat16
+    return None
+
+
+def setup(device_name: str, precision: str) -> Env:
+    """Initialise the process group when launched by torchrun (NCCL on GPUs, gloo on CPU)."""
+    world_size = int(os.environ.get("WORLD_SIZE", "1"))
+    rank = int(os.environ.get("RANK", "0"))
+    device = resolve_device(device_name)
+    if world_size > 1:
+        local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+        if device.type == "cuda":
+            device = torch.device("cuda", local_rank)
+            torch.cuda.set_device(device)
+        dist.init_process_group("nccl" if device.type == "cuda" else "gloo")
+    return Env(device, rank, world_size, resolve_precision(precision, device))
+
+
+def teardown(env: Env) -> None:
+    if env.world_size > 1 and dist.is_initialized():
+        dist.destroy_process_group()
+
+
+def all_reduce_sum(value: float, env: Env) -> float:
+    """Sum a float over all processes (identity when alone)."""
+    if env.world_size == 1:
+        return value
+    t = torch.tensor([value], dtype=torch.float64, device=env.device)
+    dist.all_reduce(t)
+    return float(t.item())

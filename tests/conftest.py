@@ -1,0 +1,51 @@
+"""Shared fixtures: a toy parallel corpus and a tiny model trained on it with the project's own CLI."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+import torch
+
+COLOURS = {"rojo": "red", "azul": "blue", "verde": "green", "negro": "black", "blanco": "white"}
+NOUNS = {"gato": "cat", "perro": "dog", "libro": "book", "coche": "car", "árbol": "tree"}
+
+
+def toy_pairs(n: int, seed: int = 0) -> list[tuple[str, str]]:
+    """Templated Spanish–English pairs a tiny model can learn in seconds ("El gato rojo." -> "The red cat.")."""
+    rng = random.Random(seed)
+    pairs = []
+    for i in range(n):
+        noun, colour = rng.choice(list(NOUNS)), rng.choice(list(COLOURS))
+        number = i % 20
+        pairs.append((f"El {noun} {colour} {number}.", f"The {COLOURS[colour]} {NOUNS[noun]} {number}."))
+    return pairs
+
+
+def write_tsv(path: Path, pairs: list[tuple[str, str]]) -> Path:
+    path.write_text("".join(f"{s}\t{t}\n" for s, t in pairs), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _one_thread() -> None:
+    """Tests are small; one thread avoids oversubscribing the 2-core CI machine."""
+    torch.set_num_threads(1)
+
+
+@pytest.fixture(scope="session")
+def toy_corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_tsv(tmp_path_factory.mktemp("corpus") / "toy.tsv", toy_pairs(400))
+
+
+@pytest.fixture(scope="session")
+def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory, toy_corpus: Path) -> Path:
+    """A run directory (also a model directory) of a tiny model trained by ``python -m training.train``."""
+    from training.train import main
+
+    out = tmp_path_factory.mktemp("runs") / "tiny"
+    rc = main(["--config", "configs/tiny.toml", "--corpus", str(toy_corpus), "--out", str(out),
+               "--optim.max_steps=300", "--run.eval_every=150"])
+    assert rc == 0
+    return out

@@ -1,0 +1,118 @@
+"""Model directories: save -> load is exact; broken directories give errors that name the file."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import torch
+from safetensors.torch import load_file, save_file
+
+from model.io import ModelLoadError, load_model, save_model
+from model.translate import DecodeOptions, Translator
+
+
+@pytest.fixture
+def model_copy(tiny_model_dir: Path, tmp_path: Path) -> Path:
+    """A copy of the inference files of the tiny run (config, tokenizer, weights) to break."""
+    target = tmp_path / "model"
+    target.mkdir()
+    for name in ("config.json", "model.safetensors", "spm.model"):
+        shutil.copy(tiny_model_dir / name, target / name)
+    return target
+
+
+def test_save_then_load_gives_identical_outputs(model_copy: Path, tmp_path: Path) -> None:
+    loaded = load_model(model_copy)
+    src = torch.tensor([loaded.tokenizer.encode_src("El gato rojo 3.")])
+    tgt_in = torch.tensor([[2, 10, 11, 12]])
+    save_model(loaded.model, tmp_path / "again")
+    loaded.tokenizer.save(tmp_path / "again")
+    again = load_model(tmp_path / "again")
+    assert torch.equal(loaded.model(src, tgt_in), again.model(src, tgt_in))
+    for name, tensor in load_file(str(model_copy / "model.safetensors")).items():
+        assert torch.equal(tensor, load_file(str(tmp_path / "again" / "model.safetensors"))[name])
+
+
+def test_half_precision_weights_load_into_an_fp32_model(model_copy: Path, tmp_path: Path) -> None:
+    loaded = load_model(model_copy)
+    save_model(loaded.model, tmp_path / "fp16", dtype=torch.float16)
+    loaded.tokenizer.save(tmp_path / "fp16")
+    half = load_model(tmp_path / "fp16")
+    assert all(p.dtype == torch.float32 for p in half.model.parameters())
+    a = Translator(loaded.model, loaded.tokenizer).translate("El perro azul 5.").text
+    b = Translator(half.model, half.tokenizer).translate("El perro azul 5.").text
+    assert a == b
+
+
+def test_missing_directory(tmp_path: Path) -> None:
+    with pytest.raises(ModelLoadError, match="not found"):
+        load_model(tmp_path / "nowhere")
+
+
+@pytest.mark.parametrize("name", ["config.json", "model.safetensors", "spm.model"])
+def test_missing_file_is_named(model_copy: Path, name: str) -> None:
+    (model_copy / name).unlink()
+    with pytest.raises(ModelLoadError, match=name.split(".")[0]):
+        load_model(model_copy)
+
+
+def test_truncated_weights(model_copy: Path) -> None:
+    path = model_copy / "model.safetensors"
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+    with pytest.raises(ModelLoadError, match=r"model\.safetensors.*(truncated|corrupted)"):
+        load_model(model_copy)
+
+
+def test_garbage_weights_and_garbage_tokenizer(model_copy: Path) -> None:
+    (model_copy / "model.safetensors").write_bytes(b"\x00not safetensors at all")
+    with pytest.raises(ModelLoadError, match="model.safetensors"):
+        load_model(model_copy)
+    (model_copy / "spm.model").write_bytes(b"garbage")
+    with pytest.raises(ModelLoadError, match="spm.model"):
+        load_model(model_copy)
+
+
+def test_weights_that_do_not_fit_the_config(model_copy: Path) -> None:
+    config = json.loads((model_copy / "config.json").read_text())
+    config["d_ff"] *= 2
+    (model_copy / "config.json").write_text(json.dumps(config))
+    with pytest.raises(ModelLoadError, match=r"model\.safetensors: tensor .* has shape"):
+        load_model(model_copy)
+
+
+def test_missing_tensor_is_named(model_copy: Path) -> None:
+    path = model_copy / "model.safetensors"
+    tensors = load_file(str(path))
+    del tensors["output.weight" if "output.weight" in tensors else next(iter(tensors))]
+    tensors.pop(next(iter(tensors)))
+    save_file(tensors, str(path))
+    with pytest.raises(ModelLoadError, match="missing"):
+        load_model(model_copy)
+
+
+def test_invalid_config_json_names_file_and_key(model_copy: Path) -> None:
+    (model_copy / "config.json").write_text("{not json")
+    with pytest.raises(ModelLoadError, match="config.json: not valid JSON"):
+        load_model(model_copy)
+    (model_copy / "config.json").write_text(json.dumps({"src_vocab_size": 10, "tgt_vocab_size": 10, "colour": "red"}))
+    with pytest.raises(ModelLoadError, match="config.json: unknown key colour"):
+        load_model(model_copy)
+
+
+def test_vocabulary_mismatch_between_tokenizer_and_config(model_copy: Path) -> None:
+    config = json.loads((model_copy / "config.json").read_text())
+    config["src_vocab_size"] += 1
+    config["tgt_vocab_size"] += 1
+    (model_copy / "config.json").write_text(json.dumps(config))
+    with pytest.raises(ModelLoadError, match="tokenizer vocabulary"):
+        load_model(model_copy)
+
+
+def test_translator_cuts_overlong_input_and_says_so(model_copy: Path) -> None:
+    translator = Translator.load(model_copy)
+    result = translator.translate("gato " * 500, DecodeOptions())
+    assert result.truncated and len(result.src_ids) == translator.max_src_len
+    assert result.src_ids[-1] == translator.model.config.eos_id

@@ -1,4 +1,4 @@
-"""Parallel corpora: read pairs (with a report of every skipped line), clean them, split them."""
+"""Parallel corpora: read any supported format (readers in ``data.readers``), clean, split, write."""
 
 from __future__ import annotations
 
@@ -6,96 +6,70 @@ import hashlib
 import random
 import re
 import unicodedata
-from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
+from data import readers
+from data.readers import CorpusError, Pair, ReadReport
 
-class CorpusError(ValueError):
-    """Bad input that the user did not ask us to skip; the message names file, line and expectation."""
+# ----------------------------------------------------------------------------------------- reading
 
-
-@dataclass(frozen=True)
-class Pair:
-    src: str
-    tgt: str
+FORMATS = ("auto", "tsv", "anki", "csv", "moses")
+ATTRIBUTION = re.compile(r"CC-BY|creativecommons|tatoeba|#\d+", re.IGNORECASE)  # the Anki third column
 
 
-@dataclass
-class ReadReport:
-    """What reading and cleaning did: pairs read and kept, lines skipped by reason with examples."""
-
-    read: int = 0
-    kept: int = 0
-    skipped: Counter = field(default_factory=Counter)
-    examples: dict[str, list[str]] = field(default_factory=dict)
-
-    def skip(self, reason: str, where: str, max_examples: int = 3) -> None:
-        self.skipped[reason] += 1
-        shown = self.examples.setdefault(reason, [])
-        if len(shown) < max_examples:
-            shown.append(where)
-
-    def as_dict(self) -> dict:
-        return {"read": self.read, "kept": self.kept, "skipped": dict(self.skipped), "examples": self.examples}
-
-
-def _bad(report: ReadReport | None, skip_bad: bool, reason: str, where: str, message: str) -> None:
-    """Raise CorpusError, or count the line as skipped when the user asked to skip bad lines."""
-    if not skip_bad or report is None:
-        raise CorpusError(f"{where}: {message}")
-    report.skip(reason, where)
-
-
-def decoded_lines(path: Path, report: ReadReport | None, skip_bad: bool) -> list[tuple[int, str | None]]:
-    """(line number, text) for each line of ``path``; text is None for a skipped undecodable line."""
+def detect_format(path: Path, src_lang: str = "es", tgt_lang: str = "en") -> str:
+    """moses (a ``.es``/``.en`` sibling exists), csv (by extension), anki (3 columns, attribution last) or tsv."""
     path = Path(path)
-    if not path.is_file():
-        raise CorpusError(f"{path}: file not found")
-    raw = path.read_bytes()
-    if not raw.strip():
-        raise CorpusError(f"{path}: file is empty (expected one sentence pair per line)")
-    if raw.startswith(b"\xef\xbb\xbf"):
-        _bad(report, skip_bad, "byte-order mark", f"{path}:1", "starts with a UTF-8 byte-order mark; save the file as UTF-8 without BOM")
-        raw = raw[3:]
-    lines = []
-    for number, line in enumerate(raw.split(b"\n"), start=1):
-        if line.endswith(b"\r"):
-            _bad(report, skip_bad, "CRLF line ending", f"{path}:{number}", "has a Windows (CRLF) line ending; expected LF")
-            line = line[:-1]
-        try:
-            lines.append((number, line.decode("utf-8")))
-        except UnicodeDecodeError as err:
-            _bad(report, skip_bad, "invalid UTF-8", f"{path}:{number}", f"invalid UTF-8 at byte {err.start}")
-            lines.append((number, None))
-    if lines and lines[-1][1] == "":  # the final newline
-        lines.pop()
-    return lines
+    src_path, tgt_path = readers.moses_paths(path, src_lang, tgt_lang)
+    if path.suffix in (f".{src_lang}", f".{tgt_lang}") or not path.exists():
+        if src_path.is_file() or tgt_path.is_file():
+            return "moses"
+        if not path.exists():
+            moses = "" if path.suffix in (".tsv", ".txt", ".csv") else f" (nor {src_path} + {tgt_path}, a Moses pair)"
+            raise CorpusError(f"{path}: file not found{moses}")
+    if path.suffix.lower() == ".csv":
+        return "csv"
+    with path.open("rb") as file:
+        head = file.read(64 * 1024).removeprefix(readers.BOM).decode("utf-8", errors="replace").splitlines()[:20]
+    rows = [line.split("\t") for line in head if line.strip()]
+    attributed = sum(len(row) == 3 and ATTRIBUTION.search(row[2]) is not None for row in rows)
+    if rows and attributed >= len(rows) / 2:  # a bad line or two among the first rows does not change the layout
+        return "anki"
+    return "tsv"
 
 
-def read_tsv(
-    path: Path, src_column: int = 0, tgt_column: int = 1, n_columns: int | None = 2,
-    report: ReadReport | None = None, skip_bad: bool = False,
+def read_corpus(
+    path: Path,
+    fmt: str = "auto",
+    src_lang: str = "es",
+    tgt_lang: str = "en",
+    report: ReadReport | None = None,
+    skip_bad: bool = False,
+    columns: tuple[str, ...] | None = None,
 ) -> list[Pair]:
-    """Pairs from a tab-separated file (``spanish<TAB>english`` by default; other column orders by index)."""
-    report = report if report is not None else ReadReport()
-    pairs = []
-    for number, text in decoded_lines(path, report, skip_bad):
-        if text is None:
-            continue
-        report.read += 1
-        where = f"{path}:{number}"
-        fields = text.split("\t")
-        wanted = n_columns or max(src_column, tgt_column) + 1
-        if len(fields) != wanted if n_columns else len(fields) < wanted:
-            _bad(report, skip_bad, "wrong number of fields", where, f"expected {wanted} tab-separated fields, found {len(fields)}")
-            continue
-        src, tgt = fields[src_column].strip(), fields[tgt_column].strip()
-        if not src or not tgt:
-            _bad(report, skip_bad, "empty side", where, f"empty {'source' if not src else 'target'} sentence")
-            continue
-        pairs.append(Pair(src, tgt))
-    return pairs
+    """Read one corpus in any supported format; ``columns`` names the languages of tsv/anki columns."""
+    path, report = Path(path), report if report is not None else ReadReport()
+    if fmt not in FORMATS:
+        raise CorpusError(f"{path}: unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
+    if src_lang == tgt_lang:
+        raise CorpusError(f"{path}: source and target language are both {src_lang!r}")
+    fmt = detect_format(path, src_lang, tgt_lang) if fmt == "auto" else fmt
+    if columns is not None and fmt not in ("tsv", "anki"):
+        raise CorpusError(f"{path}: columns={columns} applies to tsv and anki files, not {fmt} (which names its own)")
+    report.formats[str(path)] = fmt
+    if fmt == "csv":
+        return readers.read_csv(path, src_lang, tgt_lang, report, skip_bad)
+    if fmt == "moses":
+        return readers.read_moses(path, src_lang, tgt_lang, report, skip_bad)
+    if fmt == "anki":
+        if columns is None and "en" not in (src_lang, tgt_lang):
+            raise CorpusError(f"{path}: Anki files are English first; pass columns=(...) for {src_lang}/{tgt_lang}")
+        other = tgt_lang if src_lang == "en" else src_lang
+        return readers.read_anki(path, columns or ("en", other), src_lang, tgt_lang, report, skip_bad)
+    src_column, tgt_column = readers.column_indices(path, columns or (src_lang, tgt_lang), src_lang, tgt_lang)
+    n_columns = len(columns) if columns else 2
+    return readers.read_tsv(path, src_column, tgt_column, n_columns, report, skip_bad)
 
 
 # ----------------------------------------------------------------------------------------- cleaning
@@ -128,9 +102,9 @@ def clean(pairs: list[Pair], config: CleanConfig, report: ReadReport) -> list[Pa
     seen = set()
     kept = []
     for index, pair in enumerate(pairs):
-        pair = Pair(normalise(pair.src), normalise(pair.tgt))
+        pair = Pair(normalise(pair.src), normalise(pair.tgt), pair.origin)
         n_src, n_tgt = len(pair.src.split()), len(pair.tgt.split())
-        where = f"pair {index + 1}"
+        where = pair.origin or f"pair {index + 1}"
         if pair in seen:
             report.skip("duplicate pair", where)
         elif min(n_src, n_tgt) < config.min_tokens or max(n_src, n_tgt) > config.max_tokens:
@@ -194,15 +168,10 @@ def split(pairs: list[Pair], dev_size: int, test_size: int, seed: int = 1234) ->
 
 
 def write_pairs(pairs: list[Pair], path: Path) -> None:
-    """Write ``src<TAB>tgt`` lines (the project's own TSV layout)."""
+    """Write ``src<TAB>tgt`` lines (the project's own TSV layout); the pairs must be cleaned (no tabs, newlines)."""
+    for index, pair in enumerate(pairs):
+        if any(c in text for text in (pair.src, pair.tgt) for c in "\t\r\n"):
+            raise CorpusError(
+                f"{pair.origin or f'pair {index + 1}'}: a tab or newline inside a sentence; clean() first"
+            )
     Path(path).write_text("".join(f"{p.src}\t{p.tgt}\n" for p in pairs), encoding="utf-8")
-
-
-def read_corpus(
-    path: Path, fmt: str = "auto", src_lang: str = "es", tgt_lang: str = "en",
-    report: ReadReport | None = None, skip_bad: bool = False,
-) -> list[Pair]:
-    """Read one corpus in any supported format (``auto`` detects it from the file)."""
-    if fmt not in ("auto", "tsv"):
-        raise CorpusError(f"{path}: format {fmt!r} is not supported yet")
-    return read_tsv(Path(path), report=report, skip_bad=skip_bad)

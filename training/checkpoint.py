@@ -28,6 +28,7 @@ def atomic_save(obj: Any, path: Path) -> None:
 
 
 def rng_states() -> dict[str, Any]:
+    """Python and torch (CPU, CUDA) generator states: dropout masks after a resume match an unbroken run."""
     states = {"python": random.getstate(), "torch": torch.get_rng_state()}
     if torch.cuda.is_available():
         states["cuda"] = torch.cuda.get_rng_state_all()
@@ -35,6 +36,7 @@ def rng_states() -> dict[str, Any]:
 
 
 def restore_rng(states: dict[str, Any]) -> None:
+    """Put back the generator states saved by ``rng_states``."""
     random.setstate(states["python"])
     torch.set_rng_state(states["torch"])
     if "cuda" in states and torch.cuda.is_available():
@@ -56,7 +58,30 @@ def load_state(run_dir: Path) -> dict[str, Any]:
     path = run_dir / STATE_FILE
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no training state to resume from")
-    return torch.load(path, map_location="cpu", weights_only=False)
+    # weights_only: the state holds only tensors, numbers, strings and containers, so no pickled code runs.
+    return torch.load(path, map_location="cpu", weights_only=True)
+
+
+def snapshots(run_dir: Path) -> list[Path]:
+    """The ``checkpoints/step-N`` snapshots of a run, oldest first."""
+    return sorted((run_dir / CHECKPOINT_DIR).glob("step-*"))
+
+
+def snapshot_step(path: Path) -> int:
+    return int(path.name.removeprefix("step-"))
+
+
+def _remove(folder: Path) -> None:
+    for f in folder.iterdir():
+        f.unlink()
+    folder.rmdir()
+
+
+def drop_snapshots_after(run_dir: Path, step: int) -> None:
+    """On resume: remove snapshots newer than the saved state (a killed run may have written them)."""
+    for path in snapshots(run_dir):
+        if snapshot_step(path) > step:
+            _remove(path)
 
 
 def save_checkpoint(run_dir: Path, model: Transformer, step: int, keep: int) -> Path:
@@ -64,11 +89,9 @@ def save_checkpoint(run_dir: Path, model: Transformer, step: int, keep: int) -> 
     folder = run_dir / CHECKPOINT_DIR
     path = folder / f"step-{step:07d}"
     save_model(model, path)
-    snapshots = sorted(folder.glob("step-*"))
-    for old in snapshots[: max(0, len(snapshots) - keep)]:
-        for f in old.iterdir():
-            f.unlink()
-        old.rmdir()
+    existing = snapshots(run_dir)
+    for old in existing[: max(0, len(existing) - max(1, keep))]:
+        _remove(old)
     return path
 
 

@@ -12,6 +12,13 @@ from typing import Any, Literal
 from model.config import ConfigError, from_dict
 
 
+def _check_positive(section: str, record: object, names: tuple[str, ...]) -> None:
+    """Raise ConfigError naming ``section.name`` for the first of ``names`` that is not > 0."""
+    for name in names:
+        if getattr(record, name) <= 0:
+            raise ConfigError(f"{section}.{name} must be positive, got {getattr(record, name)!r}")
+
+
 @dataclass(frozen=True)
 class DataConfig:
     corpora: tuple[str, ...] = ()
@@ -64,6 +71,11 @@ class OptimConfig:
     max_minutes: float = 0.0  # 0 = no time limit
     seed: int = 1
 
+    def __post_init__(self) -> None:
+        _check_positive("optim", self, ("max_tokens", "accumulate", "max_steps", "max_epochs"))
+        if self.lr < 0 or self.max_minutes < 0:
+            raise ConfigError("optim.lr and optim.max_minutes must not be negative")
+
 
 @dataclass(frozen=True)
 class RunConfig:
@@ -72,12 +84,17 @@ class RunConfig:
     threads: int = 0  # CPU threads; 0 = torch's default
     log_every: int = 50
     eval_every: int = 1000
-    save_every: int = 1000
+    save_every: int = 0  # steps between train_state.pt + checkpoints/step-N snapshots; 0 = at each evaluation
     keep_checkpoints: int = 5
     average_last: int = 0  # average the last N saved checkpoints into the final model (0 = best only)
     dev_bleu_sentences: int = 500
     patience: int = 0  # evaluations without dev-loss improvement before stopping (0 = never)
     compile: bool = False
+
+    def __post_init__(self) -> None:
+        _check_positive("run", self, ("log_every", "eval_every"))
+        if min(self.save_every, self.keep_checkpoints, self.average_last, self.patience, self.dev_bleu_sentences) < 0:
+            raise ConfigError("run.save_every, keep_checkpoints, average_last, patience, dev_bleu_sentences must be >= 0")
 
 
 @dataclass(frozen=True)
@@ -104,14 +121,26 @@ def _parse_value(text: str) -> Any:
 
 def apply_overrides(values: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
     """Apply ``section.key=value`` strings to a nested dict (a copy)."""
-    merged = {section: dict(v) for section, v in values.items()}
+    merged = {section: dict(v) if isinstance(v, dict) else v for section, v in values.items()}
     for item in overrides:
         key, sep, raw = item.partition("=")
         section, dot, name = key.strip().lstrip("-").partition(".")
         if not sep or not dot:
             raise ConfigError(f"override {item!r}: expected section.key=value, e.g. optim.lr=5e-4")
-        merged.setdefault(section, {})[name] = _parse_value(raw.strip())
+        table = merged.setdefault(section, {})
+        if not isinstance(table, dict):
+            raise ConfigError(f"override {item!r}: {section} is not a [section] of the config")
+        table[name] = _parse_value(raw.strip())
     return merged
+
+
+def build_train_config(values: dict[str, Any], overrides: list[str] = (), where: str = "config") -> TrainConfig:
+    """Nested values (from TOML or a saved train_config.json) + overrides -> validated TrainConfig."""
+    values = apply_overrides(values, list(overrides))
+    try:
+        return from_dict(TrainConfig, values)
+    except ConfigError as err:
+        raise ConfigError(f"{where}: {err}") from None
 
 
 def load_train_config(preset: Path | None, overrides: list[str] = ()) -> TrainConfig:
@@ -122,10 +151,6 @@ def load_train_config(preset: Path | None, overrides: list[str] = ()) -> TrainCo
             values = tomllib.loads(Path(preset).read_text(encoding="utf-8"))
         except FileNotFoundError:
             raise ConfigError(f"{preset}: config file not found") from None
-        except tomllib.TOMLDecodeError as err:
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
             raise ConfigError(f"{preset}: invalid TOML ({err})") from None
-    values = apply_overrides(values, list(overrides))
-    try:
-        return from_dict(TrainConfig, values)
-    except ConfigError as err:
-        raise ConfigError(f"{preset or 'config'}: {err}") from None
+    return build_train_config(values, overrides, str(preset or "config"))

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 import torch.distributed as dist
@@ -73,3 +75,32 @@ def all_reduce_sum(value: float, env: Env) -> float:
     t = torch.tensor([value], dtype=torch.float64, device=env.device)
     dist.all_reduce(t)
     return float(t.item())
+
+
+def any_rank(flag: bool, env: Env) -> bool:
+    """True on every process if ``flag`` is True on any (e.g. one process ran out of time)."""
+    return all_reduce_sum(float(flag), env) > 0
+
+
+def all_gather(obj: Any, env: Env) -> list[Any]:
+    """Every process's ``obj`` (picklable), in rank order; ``[obj]`` when alone."""
+    if env.world_size == 1:
+        return [obj]
+    gathered: list[Any] = [None] * env.world_size
+    dist.all_gather_object(gathered, obj)
+    return gathered
+
+
+def weights_digest(module: torch.nn.Module) -> str:
+    """SHA-256 of every parameter's bytes in name order: equal digests mean bitwise-equal weights."""
+    digest = hashlib.sha256()
+    for name, p in sorted(module.named_parameters()):
+        digest.update(name.encode())
+        digest.update(p.detach().float().cpu().contiguous().numpy().tobytes())
+    return digest.hexdigest()
+
+
+def ranks_identical(module: torch.nn.Module, env: Env) -> tuple[bool, list[str]]:
+    """Whether all processes hold bitwise-identical weights (DDP should guarantee it), with each digest."""
+    digests = all_gather(weights_digest(module), env)
+    return len(set(digests)) == 1, digests

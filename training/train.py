@@ -14,45 +14,21 @@ import torch
 import torch.distributed as dist
 
 from data.batch import batch_indices, encode_pairs, padding_fraction
-from data.corpus import CleanConfig, CorpusError, Pair, ReadReport, clean, read_corpus, split, write_pairs
-from data.tokenizer import train_tokenizer
+from data.corpus import CorpusError, Pair
 from model.config import ConfigError, ModelConfig
 from model.io import load_weights, save_model
 from model.tokenizer import Tokenizer
 from model.transformer import Transformer
 from training import checkpoint, distributed
 from training.config import TrainConfig, load_train_config
+from training.prepare import SPLITS, prepare_data
 from training.trainer import evaluate_loss, score, train
 
 log = logging.getLogger("training")
-SPLITS = ("train", "dev", "test")
 
 
 def read_split(path: Path) -> list[Pair]:
     return [Pair(*line.split("\t")) for line in path.read_text(encoding="utf-8").splitlines()]
-
-
-def prepare_data(config: TrainConfig, run_dir: Path) -> None:
-    """Read, clean and split the corpora, train the tokenizer; everything is written into ``run_dir``."""
-    d = config.data
-    report = ReadReport()
-    pairs: list[Pair] = []
-    for corpus in d.corpora:
-        pairs += read_corpus(Path(corpus), d.format, d.src_lang, d.tgt_lang, report, d.skip_bad_lines)
-    pairs = clean(pairs, CleanConfig(d.min_tokens, d.max_tokens, d.max_ratio), report)
-    if len(pairs) < 3:
-        raise CorpusError(f"{', '.join(d.corpora)}: only {len(pairs)} usable pairs after cleaning")
-    dev_size = min(d.dev_size, max(1, len(pairs) // 10))
-    test_size = min(d.test_size, max(1, len(pairs) // 10))
-    parts = split(pairs, dev_size, test_size, d.split_seed)
-    (run_dir / "splits").mkdir(parents=True, exist_ok=True)
-    for name in SPLITS:
-        write_pairs(getattr(parts, name), run_dir / "splits" / f"{name}.tsv")
-    sizes = {name: len(getattr(parts, name)) for name in SPLITS}
-    (run_dir / "data_report.json").write_text(json.dumps({**report.as_dict(), "splits": sizes}, indent=2) + "\n")
-    log.info("pairs: read %d, kept %d, skipped %s; split %s", report.read, report.kept, dict(report.skipped), sizes)
-    tokenizer = train_tokenizer(parts.train, d.vocab_size, d.joint_vocab)
-    tokenizer.save(run_dir)
 
 
 def model_config(config: TrainConfig, tokenizer: Tokenizer) -> ModelConfig:
@@ -134,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
             run_dir.mkdir(parents=True, exist_ok=True)
             (run_dir / "train_config.json").write_text(json.dumps(config.as_dict(), indent=2) + "\n")
             try:
-                prepare_data(config, run_dir)
+                prepare_data(config.data, run_dir)
             except CorpusError as err:
                 print(f"error: {err}", file=sys.stderr)
                 return 2

@@ -1,0 +1,103 @@
+"""Translation quality against a real system, on the same held-out sentences, in one run.
+
+Regenerates the model's test split from its own ``train_config.json`` (checked against the fingerprint in
+``data_report.json``), translates it with the model (greedy and beam search) and, when installed, with
+Apertium (``apt-get install apertium apertium-eng-spa``; this script installs nothing), and prints
+sacrebleu BLEU / chrF and sentences/s side by side.
+
+    python bench/quality.py                                   # shipped model, greedy + beam 4, Apertium
+    python bench/quality.py --model runs/my-run --beams 1 --limit 500
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import sacrebleu
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from data.corpus import Pair, ReadReport  # noqa: E402
+from model.config import from_dict  # noqa: E402
+from model.translate import DEFAULT_MODEL, DecodeOptions, Translator  # noqa: E402
+from training.config import TrainConfig  # noqa: E402
+from training.prepare import load_and_split, split_fingerprint  # noqa: E402
+
+
+def test_pairs(model_dir: Path, corpus: str | None) -> list[Pair]:
+    """The model's held-out test split, rebuilt from the corpus and verified against its fingerprint."""
+    config = from_dict(TrainConfig, json.loads((model_dir / "train_config.json").read_text()))
+    data = config.data if corpus is None else dataclasses.replace(config.data, corpora=(corpus,))
+    test = load_and_split(data, ReadReport()).test
+    expected = json.loads((model_dir / "data_report.json").read_text()).get("sha256", {}).get("test")
+    if expected and split_fingerprint(test) != expected:
+        raise SystemExit(f"error: the regenerated test split does not match {model_dir}/data_report.json "
+                         "(different corpus file or different cleaning/split code)")
+    return test
+
+
+def apertium(sources: list[str]) -> list[str] | None:
+    """Apertium's spa-eng translations, one per source line (None when Apertium is not installed)."""
+    if shutil.which("apertium") is None:
+        return None
+    text = "\n".join(s.replace("\n", " ") for s in sources) + "\n"
+    out = subprocess.run(["apertium", "-u", "spa-eng"], input=text, capture_output=True, text=True, check=True).stdout
+    lines = out.rstrip("\n").split("\n")
+    if len(lines) != len(sources):
+        raise RuntimeError(f"apertium returned {len(lines)} lines for {len(sources)} sources")
+    return [line.strip() for line in lines]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", type=Path, default=DEFAULT_MODEL)
+    parser.add_argument("--corpus", default=None, help="corpus path if it moved since training")
+    parser.add_argument("--beams", default="1,4", help="beam sizes to evaluate (1 = greedy)")
+    parser.add_argument("--limit", type=int, default=0, help="only the first N test sentences (0 = all)")
+    parser.add_argument("--json", type=Path, default=None, help="write the table as JSON here")
+    parser.add_argument("--threads", type=int, default=0)
+    args = parser.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    pairs = test_pairs(args.model, args.corpus)
+    if args.limit:
+        pairs = pairs[: args.limit]
+    sources, refs = [p.src for p in pairs], [[p.tgt for p in pairs]]
+    translator = Translator.load(args.model)
+    systems: dict[str, tuple[list[str], float]] = {}
+    for beam in (int(b) for b in args.beams.split(",")):
+        start = time.perf_counter()
+        hyps = translator.translate_many(sources, DecodeOptions(beam_size=beam), progress=True)
+        systems[f"this model, {'greedy' if beam == 1 else f'beam {beam}'}"] = (hyps, time.perf_counter() - start)
+    start = time.perf_counter()
+    apertium_hyps = apertium(sources)
+    if apertium_hyps is not None:
+        systems["Apertium spa-eng"] = (apertium_hyps, time.perf_counter() - start)
+    bleu, chrf = sacrebleu.metrics.BLEU(), sacrebleu.metrics.CHRF()
+    rows = []
+    for name, (hyps, seconds) in systems.items():
+        b, c = bleu.corpus_score(hyps, refs), chrf.corpus_score(hyps, refs)
+        rows.append({"system": name, "bleu": round(b.score, 1), "chrf": round(c.score, 1),
+                     "sentences_per_s": round(len(hyps) / seconds, 1), "len_ratio": round(b.sys_len / b.ref_len, 3)})
+    print(f"\n{len(pairs)} test sentences of {args.model} (held out from training)")
+    print("| system | BLEU | chrF | hyp/ref length | sentences/s |\n|---|---:|---:|---:|---:|")
+    for r in rows:
+        print(f"| {r['system']} | {r['bleu']} | {r['chrf']} | {r['len_ratio']} | {r['sentences_per_s']} |")
+    print(f"\nBLEU: {bleu.get_signature()}\nchrF: {chrf.get_signature()}")
+    if apertium_hyps is None:
+        print("Apertium not installed (apt-get install apertium apertium-eng-spa): comparison skipped")
+    if args.json:
+        args.json.write_text(json.dumps({"sentences": len(pairs), "rows": rows, "bleu_signature": str(bleu.get_signature()),
+                                         "chrf_signature": str(chrf.get_signature())}, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""The lab's logic between the model and the charts: token labels, word merging, alignments, head patterns."""

@@ -1,0 +1,112 @@
+"""One sentence's attention maps as plain numpy arrays with token labels, plus the checks they must pass."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+Kind = Literal["encoder", "decoder", "cross"]
+KINDS: tuple[Kind, ...] = ("encoder", "decoder", "cross")
+KIND_TITLES: dict[Kind, str] = {
+    "encoder": "Encoder self-attention",
+    "decoder": "Decoder masked self-attention",
+    "cross": "Cross-attention",
+}
+SUM_TOLERANCE = 1e-4
+
+
+@dataclass(frozen=True)
+class SentenceMaps:
+    """Every layer and head of the three kinds of attention for one (source, output) pair.
+
+    Row i of ``decoder`` and ``cross`` is computed at decoder input ``tgt_in[i]`` and predicts ``tgt_out[i]``
+    (ATTENTION.md §1): rows are labelled with ``tgt_out``, decoder columns with ``tgt_in``.
+    """
+
+    encoder: np.ndarray  # (L_enc, H, S, S): rows and columns = src
+    decoder: np.ndarray  # (L_dec, H, T, T): rows predict tgt_out, columns = tgt_in
+    cross: np.ndarray  # (L_dec, H, T, S): rows predict tgt_out, columns = src
+    src: list[str]  # subword pieces x1 … xS </s>
+    tgt_in: list[str]  # <s> y1 … y(T-1)
+    tgt_out: list[str]  # y1 … y(T-1) </s>
+    src_special: list[bool]  # True at source EOS and padding (never an alignment target)
+    tgt_in_special: list[bool]  # True at BOS / padding
+    tgt_out_special: list[bool]  # True at EOS / padding
+
+    @property
+    def n_heads(self) -> int:
+        return int(self.encoder.shape[1])
+
+    def weights(self, kind: Kind) -> np.ndarray:
+        """(L, H, rows, cols) of one kind."""
+        return {"encoder": self.encoder, "decoder": self.decoder, "cross": self.cross}[kind]
+
+    def n_layers(self, kind: Kind) -> int:
+        return int(self.weights(kind).shape[0])
+
+    def labels(self, kind: Kind) -> tuple[list[str], list[str]]:
+        """(row tokens, column tokens) of one kind."""
+        if kind == "encoder":
+            return self.src, self.src
+        return self.tgt_out, (self.tgt_in if kind == "decoder" else self.src)
+
+    def future(self, kind: Kind) -> np.ndarray:
+        """(rows, cols) True where the mask forbids attending: the future in masked self-attention."""
+        rows, cols = (len(x) for x in self.labels(kind))
+        if kind != "decoder":
+            return np.zeros((rows, cols), dtype=bool)
+        return np.triu(np.ones((rows, cols), dtype=bool), k=1)
+
+
+def pick(weights: np.ndarray, layer: int, head: int | None) -> np.ndarray:
+    """(L, H, rows, cols) -> (rows, cols) of one layer: one head, or the mean of heads when ``head`` is None."""
+    per_layer = weights[layer]  # (H, rows, cols)
+    return per_layer.mean(axis=0) if head is None else per_layer[head]
+
+
+def problems(maps: SentenceMaps) -> list[str]:
+    """Broken invariants, checked on the full uncropped maps (ATTENTION.md §5); empty when all is well."""
+    found = []
+    for kind in KINDS:
+        w = maps.weights(kind)
+        sums = w.sum(axis=-1)
+        if w.size and not np.allclose(sums, 1.0, atol=SUM_TOLERANCE):
+            found.append(f"{KIND_TITLES[kind]}: rows do not sum to 1 (worst {sums.flat[np.abs(sums - 1).argmax()]:.4f})")
+    future = maps.future("decoder")
+    if np.any(maps.decoder[..., future] != 0.0):
+        found.append("Decoder masked self-attention: weight on future positions (must be exactly 0)")
+    pad_columns = {
+        "encoder": np.array(maps.src_special[:-1] + [False], dtype=bool),  # the last column is EOS, the rest must be real
+        "cross": np.array(maps.src_special[:-1] + [False], dtype=bool),
+        "decoder": np.array([False] + maps.tgt_in_special[1:], dtype=bool),  # BOS may be attended; padding may not
+    }
+    for kind, columns in pad_columns.items():
+        if columns.any() and np.any(maps.weights(kind)[..., columns] != 0.0):
+            found.append(f"{KIND_TITLES[kind]}: weight on padding")
+    return found
+
+
+def to_json(maps: SentenceMaps, source: str, translation: str, digits: int = 6) -> str:
+    """Every map of the sentence with its token labels, as a JSON document for download."""
+
+    def rounded(a: np.ndarray) -> list:
+        return np.round(a.astype(np.float64), digits).tolist()
+
+    return json.dumps(
+        {
+            "source": source,
+            "translation": translation,
+            "note": "decoder and cross rows predict tgt_out[i]; decoder columns are tgt_in (BOS first)",
+            "src_tokens": maps.src,
+            "tgt_in_tokens": maps.tgt_in,
+            "tgt_out_tokens": maps.tgt_out,
+            "shapes": {kind: list(maps.weights(kind).shape) for kind in KINDS},
+            "encoder": rounded(maps.encoder),
+            "decoder": rounded(maps.decoder),
+            "cross": rounded(maps.cross),
+        },
+        ensure_ascii=False,
+    )

@@ -1,0 +1,134 @@
+"""Score translations with sacrebleu (BLEU, chrF); ``python -m training.evaluate`` scores a model on a test set."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import sacrebleu
+
+from data.corpus import CorpusError, Pair, read_tsv
+from model.io import ModelLoadError
+from model.tokenizer import Tokenizer
+from model.translate import DecodeOptions, Translator
+from model.transformer import Transformer
+from training.distributed import resolve_device
+
+
+class EvaluationError(ValueError):
+    """Bad evaluation input (missing or misaligned files); the message names the files."""
+
+
+def corpus_scores(hypotheses: list[str], references: list[str]) -> dict[str, Any]:
+    """Corpus BLEU and chrF (one reference per sentence) with their sacrebleu signatures."""
+    if len(hypotheses) != len(references):
+        raise EvaluationError(f"{len(hypotheses)} hypotheses for {len(references)} references")
+    bleu, chrf = sacrebleu.metrics.BLEU(), sacrebleu.metrics.CHRF()
+    b, c = bleu.corpus_score(hypotheses, [references]), chrf.corpus_score(hypotheses, [references])
+    return {
+        "bleu": round(b.score, 2), "chrf": round(c.score, 2),
+        "bleu_signature": str(bleu.get_signature()), "chrf_signature": str(chrf.get_signature()),
+        "sentences": len(references), "hyp_ref_len_ratio": round(b.sys_len / max(1, b.ref_len), 3),
+    }
+
+
+def score(model: Transformer, tokenizer: Tokenizer, pairs: list[Pair], options: DecodeOptions = DecodeOptions(),
+          progress: bool = False, batch_size: int = 64) -> dict[str, Any]:
+    """Translate ``pairs`` and score them; adds sentences/s and the hypotheses (input order)."""
+    was_training = model.training
+    translator = Translator(model, tokenizer)
+    start = time.perf_counter()
+    hyps = translator.translate_many([p.src for p in pairs], options, batch_size=batch_size, progress=progress)
+    seconds = time.perf_counter() - start
+    model.train(was_training)
+    result = corpus_scores(hyps, [p.tgt for p in pairs])
+    return {**result, "seconds": round(seconds, 3), "sentences_per_s": round(len(pairs) / max(seconds, 1e-9), 1),
+            "hypotheses": hyps}
+
+
+def read_lines(path: Path) -> list[str]:
+    """Lines of a UTF-8 text file (no line endings); errors name the file."""
+    try:
+        return Path(path).read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        raise EvaluationError(f"{path}: file not found") from None
+    except UnicodeDecodeError as err:
+        raise EvaluationError(f"{path}: invalid UTF-8 at byte {err.start}") from None
+
+
+def read_test_set(src: Path | None, ref: Path | None, pairs: Path | None) -> list[Pair]:
+    """Line-aligned ``--src``/``--ref`` files, or one ``--pairs`` TSV (source<TAB>reference)."""
+    if pairs is not None:
+        try:
+            return read_tsv(pairs)
+        except CorpusError as err:
+            raise EvaluationError(str(err)) from None
+    if src is None or ref is None:
+        raise EvaluationError("give --src and --ref files, or one --pairs file")
+    sources, references = read_lines(src), read_lines(ref)
+    if len(sources) != len(references):
+        raise EvaluationError(
+            f"{src} has {len(sources)} lines but {ref} has {len(references)}: source and reference must be line-aligned"
+        )
+    if not sources:
+        raise EvaluationError(f"{src}: file is empty")
+    return [Pair(s, r) for s, r in zip(sources, references, strict=True)]
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m training.evaluate",
+        description="Translate a test set and score it with sacrebleu BLEU and chrF.",
+    )
+    parser.add_argument("--model", type=Path, required=True, help="model (or run) directory")
+    parser.add_argument("--src", type=Path, help="source sentences, one per line")
+    parser.add_argument("--ref", type=Path, help="reference translations, line-aligned with --src")
+    parser.add_argument("--pairs", type=Path, help="instead of --src/--ref: a source<TAB>reference file")
+    parser.add_argument("--beam", type=int, default=1, help="beam size (1 = greedy)")
+    parser.add_argument("--length-penalty", type=float, default=1.0, help="beam length penalty exponent")
+    parser.add_argument("--batch-size", type=int, default=64, help="sentences decoded together")
+    parser.add_argument("--device", default="auto", help="auto (CUDA > MPS > CPU), cpu, cuda, ...")
+    parser.add_argument("--hyp", type=Path, help="write the translations here, one per line")
+    parser.add_argument("--json", type=Path, help="write a JSON report (scores, signatures, speed) here")
+    args = parser.parse_args(argv)
+    pairs_mode, files_mode = args.pairs is not None, args.src is not None and args.ref is not None
+    if pairs_mode == files_mode or (pairs_mode and (args.src or args.ref)):
+        parser.error("give either --src FILE and --ref FILE, or --pairs FILE")
+    if args.beam < 1 or args.batch_size < 1:
+        parser.error("--beam and --batch-size must be at least 1")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    try:
+        pairs = read_test_set(args.src, args.ref, args.pairs)
+        translator = Translator.load(args.model, str(resolve_device(args.device)))
+    except (EvaluationError, ModelLoadError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    options = DecodeOptions(beam_size=args.beam, length_penalty=args.length_penalty)
+    result = score(translator.model, translator.tokenizer, pairs, options, progress=True, batch_size=args.batch_size)
+    hyps = result.pop("hypotheses")
+    print(f"BLEU {result['bleu']:.2f}  {result['bleu_signature']}")
+    print(f"chrF {result['chrf']:.2f}  {result['chrf_signature']}")
+    print(f"{result['sentences']} sentences, {result['sentences_per_s']:.1f} sentences/s, "
+          f"beam {args.beam}, hyp/ref length {result['hyp_ref_len_ratio']:.3f}")
+    if args.hyp:
+        args.hyp.write_text("".join(h + "\n" for h in hyps), encoding="utf-8")
+    if args.json:
+        report = {
+            **result, "model": str(args.model), "src": str(args.pairs or args.src),
+            "ref": str(args.pairs or args.ref), "beam_size": args.beam, "length_penalty": args.length_penalty,
+            "batch_size": args.batch_size, "device": str(translator.device),
+        }
+        args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,49 @@
+"""From corpus files to a run directory's data: cleaned pairs, a grouped split, a SentencePiece tokenizer."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from pathlib import Path
+
+from data.corpus import CleanConfig, CorpusError, Pair, ReadReport, Split, clean, read_corpus, split, write_pairs
+from data.tokenizer import train_tokenizer
+from training.config import DataConfig
+
+log = logging.getLogger("training")
+SPLITS = ("train", "dev", "test")
+
+
+def load_and_split(d: DataConfig, report: ReadReport) -> Split:
+    """Read every corpus, clean, and split deterministically (same config -> same split, on any machine)."""
+    pairs: list[Pair] = []
+    for corpus in d.corpora:
+        pairs += read_corpus(Path(corpus), d.format, d.src_lang, d.tgt_lang, report, d.skip_bad_lines)
+    pairs = clean(pairs, CleanConfig(d.min_tokens, d.max_tokens, d.max_ratio), report)
+    if len(pairs) < 3:
+        raise CorpusError(f"{', '.join(d.corpora)}: only {len(pairs)} usable pairs after cleaning")
+    dev_size = min(d.dev_size, max(1, len(pairs) // 10))
+    test_size = min(d.test_size, max(1, len(pairs) // 10))
+    return split(pairs, dev_size, test_size, d.split_seed)
+
+
+def split_fingerprint(pairs: list[Pair]) -> str:
+    """sha256 of a split as written to disk: lets a benchmark prove it regenerated the same test set."""
+    return hashlib.sha256("".join(f"{p.src}\t{p.tgt}\n" for p in pairs).encode()).hexdigest()
+
+
+def prepare_data(d: DataConfig, run_dir: Path) -> None:
+    """Read, clean and split the corpora, train the tokenizer; everything is written into ``run_dir``."""
+    report = ReadReport()
+    parts = load_and_split(d, report)
+    (run_dir / "splits").mkdir(parents=True, exist_ok=True)
+    for name in SPLITS:
+        write_pairs(getattr(parts, name), run_dir / "splits" / f"{name}.tsv")
+    sizes = {name: len(getattr(parts, name)) for name in SPLITS}
+    fingerprints = {name: split_fingerprint(getattr(parts, name)) for name in SPLITS}
+    summary = {**report.as_dict(), "splits": sizes, "sha256": fingerprints}
+    (run_dir / "data_report.json").write_text(json.dumps(summary, indent=2) + "\n")
+    log.info("pairs: read %d, kept %d, skipped %s; split %s", report.read, report.kept, dict(report.skipped), sizes)
+    tokenizer = train_tokenizer(parts.train, d.vocab_size, d.joint_vocab)
+    tokenizer.save(run_dir)

@@ -24,12 +24,12 @@ from torch import nn
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from model.config import ModelConfig  # noqa: E402
-from model.decode import greedy  # noqa: E402
-from model.layers import sinusoidal_table  # noqa: E402
-from model.translate import DEFAULT_MODEL, DecodeOptions, Translator  # noqa: E402
-from model.transformer import Transformer  # noqa: E402
-from training.trainer import TranslationLoss  # noqa: E402
+from model.config import ModelConfig
+from model.decode import greedy
+from model.layers import sinusoidal_table
+from model.transformer import Transformer
+from model.translate import DEFAULT_MODEL, DecodeOptions, Translator
+from training.trainer import TranslationLoss
 
 SIZES = {
     "small": dict(d_model=256, n_heads=4, d_ff=1024, n_encoder_layers=3, n_decoder_layers=3),
@@ -47,8 +47,16 @@ class TorchBaseline(nn.Module):
         self.c = c
         self.embed = nn.Embedding(c.src_vocab_size, c.d_model, padding_idx=PAD)
         self.register_buffer("pe", sinusoidal_table(c.max_positions, c.d_model), persistent=False)
-        self.transformer = nn.Transformer(c.d_model, c.n_heads, c.n_encoder_layers, c.n_decoder_layers, c.d_ff,
-                                          c.dropout, batch_first=True, norm_first=True)
+        self.transformer = nn.Transformer(
+            c.d_model,
+            c.n_heads,
+            c.n_encoder_layers,
+            c.n_decoder_layers,
+            c.d_ff,
+            c.dropout,
+            batch_first=True,
+            norm_first=True,
+        )
         self.output = nn.Linear(c.d_model, c.tgt_vocab_size, bias=False)
         self.output.weight = self.embed.weight
 
@@ -57,8 +65,14 @@ class TorchBaseline(nn.Module):
         x = self.embed(src) * scale + self.pe[: src.size(1)]
         y = self.embed(tgt_in) * scale + self.pe[: tgt_in.size(1)]
         causal = nn.Transformer.generate_square_subsequent_mask(tgt_in.size(1))
-        h = self.transformer(x, y, tgt_mask=causal, src_key_padding_mask=src == PAD, tgt_key_padding_mask=tgt_in == PAD,
-                             memory_key_padding_mask=src == PAD)
+        h = self.transformer(
+            x,
+            y,
+            tgt_mask=causal,
+            src_key_padding_mask=src == PAD,
+            tgt_key_padding_mask=tgt_in == PAD,
+            memory_key_padding_mask=src == PAD,
+        )
         logits = self.output(h)  # every position, padding included: the usual recipe
         return F.cross_entropy(logits.transpose(1, 2), tgt_out, ignore_index=PAD, label_smoothing=0.1, reduction="sum")
 
@@ -133,7 +147,9 @@ def bench_cache(size: str, repeats: int) -> None:
                 runs.append(time.perf_counter() - start)
             assert max(len(h.tokens) for h in out) == 30
             timings[use_cache] = statistics.median(runs)
-        print(f"| {b} | {timings[True] * 1000:.1f} | {timings[False] * 1000:.1f} | {timings[False] / timings[True]:.2f}× |")
+        print(
+            f"| {b} | {timings[True] * 1000:.1f} | {timings[False] * 1000:.1f} | {timings[False] / timings[True]:.2f}× |"
+        )
 
 
 def bench_latency(model_dir: Path, repeats: int) -> None:
@@ -156,7 +172,9 @@ def bench_latency(model_dir: Path, repeats: int) -> None:
                 translator.attention(result)
             runs.append(time.perf_counter() - start)
         per_sentence[maps] = statistics.median(runs)
-    print(f"| ms per sentence, batch 1 ({len(one.split())} words) | {per_sentence[True] * 1000:.1f} | {per_sentence[False] * 1000:.1f} |")
+    print(
+        f"| ms per sentence, batch 1 ({len(one.split())} words) | {per_sentence[True] * 1000:.1f} | {per_sentence[False] * 1000:.1f} |"
+    )
     throughput = {}
     for maps in (True, False):
         start = time.perf_counter()

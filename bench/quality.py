@@ -25,11 +25,11 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from data.corpus import Pair, ReadReport  # noqa: E402
-from model.config import from_dict  # noqa: E402
-from model.translate import DEFAULT_MODEL, DecodeOptions, Translator  # noqa: E402
-from training.config import TrainConfig  # noqa: E402
-from training.prepare import load_and_split, split_fingerprint  # noqa: E402
+from data.corpus import Pair, ReadReport
+from model.config import from_dict
+from model.translate import DEFAULT_MODEL, DecodeOptions, Translator
+from training.config import TrainConfig
+from training.prepare import load_and_split, split_fingerprint
 
 
 def test_pairs(model_dir: Path, corpus: str | None) -> list[Pair]:
@@ -39,8 +39,10 @@ def test_pairs(model_dir: Path, corpus: str | None) -> list[Pair]:
     test = load_and_split(data, ReadReport()).test
     expected = json.loads((model_dir / "data_report.json").read_text()).get("sha256", {}).get("test")
     if expected and split_fingerprint(test) != expected:
-        raise SystemExit(f"error: the regenerated test split does not match {model_dir}/data_report.json "
-                         "(different corpus file or different cleaning/split code)")
+        raise SystemExit(
+            f"error: the regenerated test split does not match {model_dir}/data_report.json "
+            "(different corpus file or different cleaning/split code)"
+        )
     return test
 
 
@@ -85,8 +87,15 @@ def main() -> None:
     rows = []
     for name, (hyps, seconds) in systems.items():
         b, c = bleu.corpus_score(hyps, refs), chrf.corpus_score(hyps, refs)
-        rows.append({"system": name, "bleu": round(b.score, 1), "chrf": round(c.score, 1),
-                     "sentences_per_s": round(len(hyps) / seconds, 1), "len_ratio": round(b.sys_len / b.ref_len, 3)})
+        rows.append(
+            {
+                "system": name,
+                "bleu": round(b.score, 1),
+                "chrf": round(c.score, 1),
+                "sentences_per_s": round(len(hyps) / seconds, 1),
+                "len_ratio": round(b.sys_len / b.ref_len, 3),
+            }
+        )
     print(f"\n{len(pairs)} test sentences of {args.model} (held out from training)")
     print("| system | BLEU | chrF | hyp/ref length | sentences/s |\n|---|---:|---:|---:|---:|")
     for r in rows:
@@ -95,8 +104,18 @@ def main() -> None:
     if apertium_hyps is None:
         print("Apertium not installed (apt-get install apertium apertium-eng-spa): comparison skipped")
     if args.json:
-        args.json.write_text(json.dumps({"sentences": len(pairs), "rows": rows, "bleu_signature": str(bleu.get_signature()),
-                                         "chrf_signature": str(chrf.get_signature())}, indent=2) + "\n")
+        args.json.write_text(
+            json.dumps(
+                {
+                    "sentences": len(pairs),
+                    "rows": rows,
+                    "bleu_signature": str(bleu.get_signature()),
+                    "chrf_signature": str(chrf.get_signature()),
+                },
+                indent=2,
+            )
+            + "\n"
+        )
 
 
 if __name__ == "__main__":

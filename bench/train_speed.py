@@ -22,15 +22,15 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.model_speed import TorchBaseline  # noqa: E402
-from data.batch import batch_indices, collate, encode_pairs, padding_fraction  # noqa: E402
-from data.corpus import ReadReport  # noqa: E402
-from data.tokenizer import train_tokenizer  # noqa: E402
-from model.config import ModelConfig  # noqa: E402
-from model.transformer import Transformer  # noqa: E402
-from training.config import load_train_config  # noqa: E402
-from training.prepare import load_and_split  # noqa: E402
-from training.trainer import TranslationLoss  # noqa: E402
+from bench.model_speed import TorchBaseline
+from data.batch import batch_indices, collate, encode_pairs, padding_fraction
+from data.corpus import ReadReport
+from data.tokenizer import train_tokenizer
+from model.config import ModelConfig
+from model.transformer import Transformer
+from training.config import load_train_config
+from training.prepare import load_and_split
+from training.trainer import TranslationLoss
 
 CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "tatoeba-spa-eng" / "spa-eng.tsv"
 
@@ -65,13 +65,23 @@ def main() -> None:
     tokenizer = train_tokenizer(parts.train, config.data.vocab_size, config.data.joint_vocab)
     examples = encode_pairs(parts.train, tokenizer, config.data.max_len)
     m, o = config.model, config.optim
-    model_config = ModelConfig(src_vocab_size=tokenizer.src.get_piece_size(), tgt_vocab_size=tokenizer.tgt.get_piece_size(),
-                               d_model=m.d_model, n_heads=m.n_heads, d_ff=m.d_ff, n_encoder_layers=m.n_encoder_layers,
-                               n_decoder_layers=m.n_decoder_layers, dropout=m.dropout, norm=m.norm)
+    model_config = ModelConfig(
+        src_vocab_size=tokenizer.src.get_piece_size(),
+        tgt_vocab_size=tokenizer.tgt.get_piece_size(),
+        d_model=m.d_model,
+        n_heads=m.n_heads,
+        d_ff=m.d_ff,
+        n_encoder_layers=m.n_encoder_layers,
+        n_decoder_layers=m.n_decoder_layers,
+        dropout=m.dropout,
+        norm=m.norm,
+    )
 
     def batches(bucketing: bool) -> tuple[list, float]:
         indices = batch_indices(examples, o.max_tokens, seed=1, epoch=0, bucketing=bucketing)
-        return [collate([examples[i] for i in idx], 0, 2) for idx in indices[: args.steps + 3]], padding_fraction(examples, indices)
+        return [collate([examples[i] for i in idx], 0, 2) for idx in indices[: args.steps + 3]], padding_fraction(
+            examples, indices
+        )
 
     bucketed, bucketed_pad = batches(True)
     plain, plain_pad = batches(False)
@@ -86,8 +96,10 @@ def main() -> None:
         ("this pipeline: bucketing + real-position loss", bucketed_pad, *run(ours, bucketed, args.steps)),
     ]
     allocator = "tcmalloc" if "tcmalloc" in os.environ.get("LD_PRELOAD", "") else "glibc malloc"
-    print(f"\n{args.preset}: d_model {m.d_model}, {m.n_encoder_layers}+{m.n_decoder_layers} layers, "
-          f"{o.max_tokens}-token batches, {args.steps} steps each, {torch.get_num_threads()} threads, {allocator}")
+    print(
+        f"\n{args.preset}: d_model {m.d_model}, {m.n_encoder_layers}+{m.n_decoder_layers} layers, "
+        f"{o.max_tokens}-token batches, {args.steps} steps each, {torch.get_num_threads()} threads, {allocator}"
+    )
     print("| pipeline | padding | target tok/s | s/step | vs baseline |\n|---|---:|---:|---:|---:|")
     base = results[0][2]
     for name, pad, rate, seconds in results:

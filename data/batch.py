@@ -26,8 +26,12 @@ class Batch:
     n_tgt_tokens: int  # real (non-pad) target tokens
 
     def to(self, device: torch.device) -> Batch:
-        return Batch(self.src.to(device, non_blocking=True), self.tgt_in.to(device, non_blocking=True),
-                     self.tgt_out.to(device, non_blocking=True), self.n_tgt_tokens)
+        return Batch(
+            self.src.to(device, non_blocking=True),
+            self.tgt_in.to(device, non_blocking=True),
+            self.tgt_out.to(device, non_blocking=True),
+            self.n_tgt_tokens,
+        )
 
 
 def encode_pairs(pairs: list[Pair], tokenizer: Tokenizer, max_len: int) -> list[Example]:
@@ -35,8 +39,12 @@ def encode_pairs(pairs: list[Pair], tokenizer: Tokenizer, max_len: int) -> list[
     out = []
     for p in pairs:
         src, tgt = tokenizer.encode_src(p.src), tokenizer.encode_tgt(p.tgt)
-        out.append(Example(src[: max_len - 1] + src[-1:] if len(src) > max_len else src,
-                           tgt[: max_len - 1] + tgt[-1:] if len(tgt) > max_len else tgt))
+        out.append(
+            Example(
+                src[: max_len - 1] + src[-1:] if len(src) > max_len else src,
+                tgt[: max_len - 1] + tgt[-1:] if len(tgt) > max_len else tgt,
+            )
+        )
     return out
 
 

@@ -244,7 +244,8 @@ def read_csv(
             break
         except csv.Error as err:
             report.read += 1
-            _bad(report, skip_bad, "malformed CSV", where, f"{err}; expected comma-separated fields, quotes balanced")
+            message = f"malformed CSV ({err}); expected comma-separated fields with balanced double quotes"
+            _bad(report, skip_bad, "malformed CSV", where, message)
             continue
         report.read += 1
         if not row:

@@ -18,7 +18,10 @@ def _train(sentences: list[str], vocab_size: int) -> spm.SentencePieceProcessor:
         vocab_size=vocab_size,
         model_type="unigram",
         character_coverage=1.0,
-        pad_id=0, unk_id=1, bos_id=2, eos_id=3,  # the ids ModelConfig expects
+        pad_id=0,
+        unk_id=1,
+        bos_id=2,
+        eos_id=3,  # the ids ModelConfig expects
         input_sentence_size=2_000_000,
         shuffle_input_sentence=True,
         hard_vocab_limit=False,

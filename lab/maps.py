@@ -32,9 +32,11 @@ class SentenceMaps:
     src: list[str]  # subword pieces x1 … xS </s>
     tgt_in: list[str]  # <s> y1 … y(T-1)
     tgt_out: list[str]  # y1 … y(T-1) </s>
-    src_special: list[bool]  # True at source EOS and padding (never an alignment target)
+    src_special: list[bool]  # True at EOS / padding: a word of its own, never an alignment target
     tgt_in_special: list[bool]  # True at BOS / padding
     tgt_out_special: list[bool]  # True at EOS / padding
+    src_pad: list[bool]  # True at padding (must receive exactly 0 weight)
+    tgt_in_pad: list[bool]
 
     @property
     def n_heads(self) -> int:
@@ -74,16 +76,15 @@ def problems(maps: SentenceMaps) -> list[str]:
         w = maps.weights(kind)
         sums = w.sum(axis=-1)
         if w.size and not np.allclose(sums, 1.0, atol=SUM_TOLERANCE):
-            found.append(f"{KIND_TITLES[kind]}: rows do not sum to 1 (worst {sums.flat[np.abs(sums - 1).argmax()]:.4f})")
+            found.append(
+                f"{KIND_TITLES[kind]}: rows do not sum to 1 (worst {sums.flat[np.abs(sums - 1).argmax()]:.4f})"
+            )
     future = maps.future("decoder")
     if np.any(maps.decoder[..., future] != 0.0):
         found.append("Decoder masked self-attention: weight on future positions (must be exactly 0)")
-    pad_columns = {
-        "encoder": np.array(maps.src_special[:-1] + [False], dtype=bool),  # the last column is EOS, the rest must be real
-        "cross": np.array(maps.src_special[:-1] + [False], dtype=bool),
-        "decoder": np.array([False] + maps.tgt_in_special[1:], dtype=bool),  # BOS may be attended; padding may not
-    }
-    for kind, columns in pad_columns.items():
+    pad_columns = {"encoder": maps.src_pad, "cross": maps.src_pad, "decoder": maps.tgt_in_pad}
+    for kind, flags in pad_columns.items():
+        columns = np.array(flags, dtype=bool)
         if columns.any() and np.any(maps.weights(kind)[..., columns] != 0.0):
             found.append(f"{KIND_TITLES[kind]}: weight on padding")
     return found

@@ -31,8 +31,7 @@ class LoadedModel:
 def weights_of(model: Transformer, dtype: torch.dtype | None = None) -> dict[str, torch.Tensor]:
     """Unique named parameters (shared/tied matrices once), optionally cast (e.g. to fp16 for shipping)."""
     return {
-        name: (p.detach().to(dtype) if dtype else p.detach()).contiguous().cpu()
-        for name, p in model.named_parameters()
+        name: (p.detach().to(dtype) if dtype else p.detach()).contiguous().cpu() for name, p in model.named_parameters()
     }
 
 
@@ -81,7 +80,10 @@ def load_model(directory: Path, device: str | torch.device = "cpu") -> LoadedMod
         tokenizer = Tokenizer.load(directory)
     except (ConfigError, TokenizerError) as err:
         raise ModelLoadError(str(err)) from None
-    if tokenizer.src.get_piece_size() != config.src_vocab_size or tokenizer.tgt.get_piece_size() != config.tgt_vocab_size:
+    if (
+        tokenizer.src.get_piece_size() != config.src_vocab_size
+        or tokenizer.tgt.get_piece_size() != config.tgt_vocab_size
+    ):
         raise ModelLoadError(
             f"{directory}: tokenizer vocabulary ({tokenizer.src.get_piece_size()}/{tokenizer.tgt.get_piece_size()}) "
             f"does not match {CONFIG_FILE} ({config.src_vocab_size}/{config.tgt_vocab_size})"

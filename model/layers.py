@@ -153,7 +153,9 @@ class DecoderLayer(nn.Module):
             cross_k, cross_v = cache.cross_k, cache.cross_v
         attn_out, self_w = self.self_attn.attend(h, k, v, tgt_mask, need_weights)
         y = self.self_sub.residual(y, attn_out)
-        cross_out, cross_w = self.cross_attn.attend(self.cross_sub.normed_input(y), cross_k, cross_v, src_mask, need_weights)
+        cross_out, cross_w = self.cross_attn.attend(
+            self.cross_sub.normed_input(y), cross_k, cross_v, src_mask, need_weights
+        )
         y = self.cross_sub.residual(y, cross_out)
         y = self.ffn_sub.residual(y, self.ffn(self.ffn_sub.normed_input(y)))
         new_cache = None if cache is None else LayerCache(k, v, cross_k, cross_v)

@@ -40,7 +40,9 @@ class Transformer(nn.Module):
         c = config
         self.config = c
         self.src_embed = nn.Embedding(c.src_vocab_size, c.d_model, padding_idx=c.pad_id)
-        self.tgt_embed = self.src_embed if c.share_embeddings else nn.Embedding(c.tgt_vocab_size, c.d_model, padding_idx=c.pad_id)
+        self.tgt_embed = (
+            self.src_embed if c.share_embeddings else nn.Embedding(c.tgt_vocab_size, c.d_model, padding_idx=c.pad_id)
+        )
         self.src_pos = PositionalEncoding(c.max_positions, c.d_model, c.positional)
         self.tgt_pos = PositionalEncoding(c.max_positions, c.d_model, c.positional)
         self.embed_dropout = nn.Dropout(c.dropout)

@@ -76,8 +76,15 @@ class Translator:
         if options.beam_size <= 1:
             nbest = [[h] for h in greedy(self.model, src, options.max_len_a, options.max_len_b)]
         else:
-            nbest = beam_search(self.model, src, options.beam_size, options.length_penalty,
-                                options.n_best, options.max_len_a, options.max_len_b)
+            nbest = beam_search(
+                self.model,
+                src,
+                options.beam_size,
+                options.length_penalty,
+                options.n_best,
+                options.max_len_a,
+                options.max_len_b,
+            )
         return [
             Translation(text, ids, cut, hyps, [self.tokenizer.decode_tgt(h.tokens) for h in hyps])
             for text, (ids, cut), hyps in zip(texts, encoded, nbest, strict=True)
@@ -90,8 +97,9 @@ class Translator:
         """Maps of one hypothesis from a forced pass over exactly that hypothesis (ATTENTION.md §6)."""
         return inspect(self.model, translation.src_ids, translation.hypotheses[hypothesis].tokens)
 
-    def translate_many(self, texts: list[str], options: DecodeOptions = DecodeOptions(),
-                       batch_size: int = 64, progress: bool = False) -> list[str]:
+    def translate_many(
+        self, texts: list[str], options: DecodeOptions = DecodeOptions(), batch_size: int = 64, progress: bool = False
+    ) -> list[str]:
         """Translate a long list in length-sorted batches; returns texts in the input order."""
         from tqdm import tqdm
 

@@ -45,7 +45,17 @@ def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory, toy_corpus: Path) -
     from training.train import main
 
     out = tmp_path_factory.mktemp("runs") / "tiny"
-    rc = main(["--config", "configs/tiny.toml", "--corpus", str(toy_corpus), "--out", str(out),
-               "--optim.max_steps=300", "--run.eval_every=150"])
+    rc = main(
+        [
+            "--config",
+            "configs/tiny.toml",
+            "--corpus",
+            str(toy_corpus),
+            "--out",
+            str(out),
+            "--optim.max_steps=300",
+            "--run.eval_every=150",
+        ]
+    )
     assert rc == 0
     return out

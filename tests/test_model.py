@@ -19,8 +19,17 @@ PAD, BOS, EOS = 0, 2, 3
 
 
 def tiny_config(**changes: object) -> ModelConfig:
-    base = ModelConfig(src_vocab_size=40, tgt_vocab_size=40, d_model=32, n_heads=4, d_ff=64,
-                       n_encoder_layers=2, n_decoder_layers=2, dropout=0.0, max_positions=64)
+    base = ModelConfig(
+        src_vocab_size=40,
+        tgt_vocab_size=40,
+        d_model=32,
+        n_heads=4,
+        d_ff=64,
+        n_encoder_layers=2,
+        n_decoder_layers=2,
+        dropout=0.0,
+        max_positions=64,
+    )
     return dataclasses.replace(base, **changes)
 
 
@@ -39,7 +48,12 @@ def random_ids(b: int, t: int, seed: int, lengths: list[int] | None = None) -> t
     return ids
 
 
-ALL_SHAPES = [{"norm": "pre"}, {"norm": "post"}, {"positional": "learned"}, {"share_embeddings": False, "tie_output": False}]
+ALL_SHAPES = [
+    {"norm": "pre"},
+    {"norm": "post"},
+    {"positional": "learned"},
+    {"share_embeddings": False, "tie_output": False},
+]
 
 
 @pytest.mark.parametrize("changes", ALL_SHAPES)
@@ -141,14 +155,20 @@ def test_inspection_pass_equals_maps_captured_step_by_step() -> None:
             step = model.decode_step(torch.tensor([[token]]), caches, src_mask, need_weights=True)
             caches = step.caches
             for layer in range(model.config.n_decoder_layers):
-                torch.testing.assert_close(maps.decoder[layer, :, t, : t + 1], step.self_weights[layer][0, :, 0], atol=1e-5, rtol=0)
-                torch.testing.assert_close(maps.cross[layer, :, t], step.cross_weights[layer][0, :, 0], atol=1e-5, rtol=0)
+                torch.testing.assert_close(
+                    maps.decoder[layer, :, t, : t + 1], step.self_weights[layer][0, :, 0], atol=1e-5, rtol=0
+                )
+                torch.testing.assert_close(
+                    maps.cross[layer, :, t], step.cross_weights[layer][0, :, 0], atol=1e-5, rtol=0
+                )
             if t < len(out_ids) - 1:  # the last token may be EOS forced by the length limit
                 assert int(step.logits.argmax(-1)) == out_ids[t]  # the forced pass replays the decoder's choices
     torch.testing.assert_close(maps.encoder, torch.stack([w[0] for w in enc]), atol=1e-6, rtol=0)
     assert maps.tgt_in_ids == tokens and maps.tgt_out_ids == out_ids
     n = len(out_ids)
-    assert maps.decoder.shape == (2, 4, n, n) and maps.cross.shape == (2, 4, n, 7) and maps.encoder.shape == (2, 4, 7, 7)
+    assert (
+        maps.decoder.shape == (2, 4, n, n) and maps.cross.shape == (2, 4, n, 7) and maps.encoder.shape == (2, 4, 7, 7)
+    )
 
 
 def test_beam_size_one_equals_greedy() -> None:
@@ -188,7 +208,12 @@ def test_beam_search_finds_at_least_the_greedy_score() -> None:
 
 def test_no_pytorch_transformer_modules_are_used() -> None:
     model = tiny_model()
-    banned = (torch.nn.Transformer, torch.nn.MultiheadAttention, torch.nn.TransformerEncoderLayer, torch.nn.TransformerDecoderLayer)
+    banned = (
+        torch.nn.Transformer,
+        torch.nn.MultiheadAttention,
+        torch.nn.TransformerEncoderLayer,
+        torch.nn.TransformerDecoderLayer,
+    )
     assert not any(isinstance(m, banned) for m in model.modules())
     source = "".join(p.read_text() for p in Path("model").glob("*.py"))
     assert "nn.Transformer" not in source and "nn.MultiheadAttention" not in source
@@ -219,8 +244,9 @@ def test_tiny_model_overfits_32_pairs_and_reproduces_them() -> None:
     g = torch.Generator().manual_seed(1)
     lengths = torch.randint(3, 8, (32,), generator=g).tolist()
     src = random_ids(32, 8, seed=15, lengths=lengths)
-    tgt_out = torch.nn.utils.rnn.pad_sequence([torch.cat([r[r != PAD][:-1].flip(0), torch.tensor([EOS])]) for r in src],
-                                              batch_first=True, padding_value=PAD)  # the reversed source
+    tgt_out = torch.nn.utils.rnn.pad_sequence(
+        [torch.cat([r[r != PAD][:-1].flip(0), torch.tensor([EOS])]) for r in src], batch_first=True, padding_value=PAD
+    )  # the reversed source
     tgt_in = torch.cat([torch.full((32, 1), BOS), tgt_out[:, :-1]], dim=1)
     tgt_in[tgt_in == EOS] = PAD
     optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)

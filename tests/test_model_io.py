@@ -68,10 +68,10 @@ def test_truncated_weights(model_copy: Path) -> None:
 
 def test_garbage_weights_and_garbage_tokenizer(model_copy: Path) -> None:
     (model_copy / "model.safetensors").write_bytes(b"\x00not safetensors at all")
-    with pytest.raises(ModelLoadError, match="model.safetensors"):
+    with pytest.raises(ModelLoadError, match=r"model.safetensors"):
         load_model(model_copy)
     (model_copy / "spm.model").write_bytes(b"garbage")
-    with pytest.raises(ModelLoadError, match="spm.model"):
+    with pytest.raises(ModelLoadError, match=r"spm.model"):
         load_model(model_copy)
 
 
@@ -95,10 +95,10 @@ def test_missing_tensor_is_named(model_copy: Path) -> None:
 
 def test_invalid_config_json_names_file_and_key(model_copy: Path) -> None:
     (model_copy / "config.json").write_text("{not json")
-    with pytest.raises(ModelLoadError, match="config.json: not valid JSON"):
+    with pytest.raises(ModelLoadError, match=r"config.json: not valid JSON"):
         load_model(model_copy)
     (model_copy / "config.json").write_text(json.dumps({"src_vocab_size": 10, "tgt_vocab_size": 10, "colour": "red"}))
-    with pytest.raises(ModelLoadError, match="config.json: unknown key colour"):
+    with pytest.raises(ModelLoadError, match=r"config.json: unknown key colour"):
         load_model(model_copy)
 
 

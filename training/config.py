@@ -25,6 +25,7 @@ class DataConfig:
     format: Literal["auto", "tsv", "anki", "csv", "moses"] = "auto"
     src_lang: str = "es"
     tgt_lang: str = "en"
+    columns: tuple[str, ...] = ()  # languages of the tsv/anki columns in order, e.g. ["en", "es"]; () = format default
     skip_bad_lines: bool = False
     vocab_size: int = 8000
     joint_vocab: bool = True

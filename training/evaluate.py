@@ -11,11 +11,11 @@ from typing import Any
 
 import sacrebleu
 
-from data.corpus import CorpusError, Pair, read_tsv
+from data.readers import CorpusError, Pair, read_tsv
 from model.io import ModelLoadError
 from model.tokenizer import Tokenizer
-from model.translate import DecodeOptions, Translator
 from model.transformer import Transformer
+from model.translate import DecodeOptions, Translator
 from training.distributed import resolve_device
 
 
@@ -36,13 +36,14 @@ def corpus_scores(hypotheses: list[str], references: list[str]) -> dict[str, Any
     }
 
 
-def score(model: Transformer, tokenizer: Tokenizer, pairs: list[Pair], options: DecodeOptions = DecodeOptions(),
+def score(model: Transformer, tokenizer: Tokenizer, pairs: list[Pair], options: DecodeOptions | None = None,
           progress: bool = False, batch_size: int = 64) -> dict[str, Any]:
-    """Translate ``pairs`` and score them; adds sentences/s and the hypotheses (input order)."""
+    """Translate ``pairs`` (greedy unless ``options`` say otherwise) and score them; adds speed and hypotheses."""
     was_training = model.training
     translator = Translator(model, tokenizer)
     start = time.perf_counter()
-    hyps = translator.translate_many([p.src for p in pairs], options, batch_size=batch_size, progress=progress)
+    texts = [p.src for p in pairs]
+    hyps = translator.translate_many(texts, options or DecodeOptions(), batch_size=batch_size, progress=progress)
     seconds = time.perf_counter() - start
     model.train(was_training)
     result = corpus_scores(hyps, [p.tgt for p in pairs])

@@ -19,7 +19,9 @@ def load_and_split(d: DataConfig, report: ReadReport) -> Split:
     """Read every corpus, clean, and split deterministically (same config -> same split, on any machine)."""
     pairs: list[Pair] = []
     for corpus in d.corpora:
-        pairs += read_corpus(Path(corpus), d.format, d.src_lang, d.tgt_lang, report, d.skip_bad_lines)
+        pairs += read_corpus(
+            Path(corpus), d.format, d.src_lang, d.tgt_lang, report, d.skip_bad_lines, d.columns or None
+        )
     pairs = clean(pairs, CleanConfig(d.min_tokens, d.max_tokens, d.max_ratio), report)
     if len(pairs) < 3:
         raise CorpusError(f"{', '.join(d.corpora)}: only {len(pairs)} usable pairs after cleaning")

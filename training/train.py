@@ -11,7 +11,6 @@ import time
 from pathlib import Path
 
 import torch
-import torch.distributed as dist
 
 from data.batch import batch_indices, encode_pairs, padding_fraction
 from data.corpus import CorpusError, Pair
@@ -20,11 +19,13 @@ from model.io import load_weights, save_model
 from model.tokenizer import Tokenizer
 from model.transformer import Transformer
 from training import checkpoint, distributed
-from training.config import TrainConfig, load_train_config
+from training.config import TrainConfig, build_train_config, load_train_config
+from training.evaluate import score
 from training.prepare import SPLITS, prepare_data
-from training.trainer import evaluate_loss, score, train
+from training.trainer import evaluate_loss, train
 
 log = logging.getLogger("training")
+RESUME_OVERRIDES = ("optim.max_steps", "optim.max_epochs", "optim.max_minutes")  # besides run.*: may change on --resume
 
 
 def read_split(path: Path) -> list[Pair]:
@@ -42,8 +43,10 @@ def finish(model: Transformer, tokenizer: Tokenizer, config: TrainConfig, env: d
            dev_examples: list, test_pairs: list[Pair]) -> dict:
     """Final model = best-by-dev-loss or the average of the last N snapshots, whichever has lower dev loss."""
     candidates = {"best": run_dir / "best"}
+    alone = dataclasses.replace(env, rank=0, world_size=1)  # rank 0 finishes while the others exit
     if config.run.average_last > 0:
-        snapshots = sorted((run_dir / checkpoint.CHECKPOINT_DIR).glob("step-*"))[-config.run.average_last :]
+        snapshots = checkpoint.snapshots(run_dir)[-config.run.average_last :]
+        log.info("averaging %d checkpoints: %s", len(snapshots), ", ".join(p.name for p in snapshots))
         averaged = checkpoint.average_checkpoints(snapshots)
         with torch.no_grad():
             for name, p in model.named_parameters():
@@ -53,7 +56,7 @@ def finish(model: Transformer, tokenizer: Tokenizer, config: TrainConfig, env: d
     dev_losses = {}
     for name, path in candidates.items():
         load_weights(model, path / "model.safetensors")
-        dev_losses[name] = evaluate_loss(model, dev_examples, config, env)
+        dev_losses[name] = evaluate_loss(model, dev_examples, config, alone)
     chosen = min(dev_losses, key=dev_losses.get)
     load_weights(model, candidates[chosen] / "model.safetensors")
     model.eval()
@@ -74,7 +77,7 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, list[str]]:
     parser.add_argument("--config", type=Path, default=Path("configs/small.toml"), help="TOML preset")
     parser.add_argument("--corpus", action="append", default=[], help="parallel corpus file (repeatable)")
     parser.add_argument("--out", type=Path, required=True, help="run directory (becomes the model directory)")
-    parser.add_argument("--resume", action="store_true", help="continue exactly from the run's last saved state")
+    parser.add_argument("--resume", action="store_true", help="continue exactly from the run's last saved state, with its saved configuration")
     args, rest = parser.parse_known_args(argv)
     bad = [a for a in rest if not (a.startswith("--") and "." in a.split("=")[0] and "=" in a)]
     if bad:
@@ -82,40 +85,62 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, list[str]]:
     return args, [a[2:] for a in rest]
 
 
+def resume_config(run_dir: Path, overrides: list[str]) -> TrainConfig:
+    """The run's saved configuration; overrides may restate it but change only run.* and the training limits."""
+    if not (run_dir / checkpoint.STATE_FILE).is_file():
+        raise ConfigError(f"{run_dir / checkpoint.STATE_FILE}: no training state to resume from")
+    path = run_dir / "train_config.json"
+    try:
+        values = json.loads(path.read_text(encoding="utf-8"))
+    except (FileNotFoundError, json.JSONDecodeError) as err:
+        raise ConfigError(f"{path}: cannot read the run's configuration ({err})") from None
+    saved, config = build_train_config(values, [], str(path)), build_train_config(values, overrides, str(path))
+    for section in ("data", "model", "optim"):
+        for name, value in dataclasses.asdict(getattr(config, section)).items():
+            key = f"{section}.{name}"
+            if key not in RESUME_OVERRIDES and value != dataclasses.asdict(getattr(saved, section))[name]:
+                raise ConfigError(f"--resume cannot change {key} (the run used {getattr(getattr(saved, section), name)!r}); "
+                                  f"only run.* and {', '.join(RESUME_OVERRIDES)} may change")
+    return config
+
+
+def new_config(args: argparse.Namespace, overrides: list[str]) -> TrainConfig:
+    """Preset + overrides + ``--corpus``, for a run directory that holds no run yet."""
+    config = load_train_config(args.config, overrides)
+    if args.corpus:
+        config = dataclasses.replace(config, data=dataclasses.replace(config.data, corpora=tuple(args.corpus)))
+    if not config.data.corpora:
+        raise ConfigError("no corpus: pass --corpus FILE (repeatable) or set data.corpora")
+    if (args.out / checkpoint.STATE_FILE).exists() or (args.out / "metrics.jsonl").exists():
+        raise ConfigError(f"{args.out} already holds a training run: continue it with --resume, or choose a new --out")
+    return config
+
+
 def main(argv: list[str] | None = None) -> int:
     args, overrides = parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     run_dir: Path = args.out
     try:
-        if args.resume:
-            config = load_train_config(None, [])
-            saved = json.loads((run_dir / "train_config.json").read_text())
-            from model.config import from_dict
-
-            config = from_dict(TrainConfig, saved)
-        else:
-            config = load_train_config(args.config, overrides)
-            if args.corpus:
-                config = dataclasses.replace(config, data=dataclasses.replace(config.data, corpora=tuple(args.corpus)))
-            if not config.data.corpora:
-                raise ConfigError("no corpus: pass --corpus FILE (repeatable) or set data.corpora")
-    except (ConfigError, FileNotFoundError) as err:
+        config = resume_config(run_dir, overrides) if args.resume else new_config(args, overrides)
+    except ConfigError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     env = distributed.setup(config.run.device, config.run.precision)
     if config.run.threads > 0:
         torch.set_num_threads(config.run.threads)
     try:
-        if env.is_main and not args.resume:
+        failed = False
+        if env.is_main:
             run_dir.mkdir(parents=True, exist_ok=True)
             (run_dir / "train_config.json").write_text(json.dumps(config.as_dict(), indent=2) + "\n")
             try:
-                prepare_data(config.data, run_dir)
+                if not args.resume:
+                    prepare_data(config.data, run_dir)
             except CorpusError as err:
                 print(f"error: {err}", file=sys.stderr)
-                return 2
-        if env.world_size > 1:
-            dist.barrier()
+                failed = True
+        if distributed.any_rank(failed, env):  # every process learns that rank 0 failed (no hang at a barrier)
+            return 2
         return run(config, env, run_dir, args.resume)
     finally:
         distributed.teardown(env)
@@ -140,6 +165,10 @@ def run(config: TrainConfig, env: distributed.Env, run_dir: Path, resume: bool) 
         log.info("padding fraction: %.1f%% with bucketing, %.1f%% without", 100 * bucketed, 100 * plain)
     start = time.perf_counter()
     progress = train(model, tokenizer, train_examples, dev_examples, parts["dev"], config, env, run_dir, resume)
+    if env.world_size > 1:
+        identical, digests = distributed.ranks_identical(model, env)
+        log.info("rank %d of %d: weights sha256 %s; ranks identical: %s", env.rank, env.world_size,
+                 digests[env.rank][:16], identical)
     if env.is_main:
         result = finish(model, tokenizer, config, env, run_dir, dev_examples, parts["test"])
         t = result["test_greedy"]

@@ -1,16 +1,16 @@
-"""The training loop, built from small pieces: lr_at, TranslationLoss, train_step, evaluate_loss, dev_bleu."""
+"""The training loop, built from small pieces: lr_at, TranslationLoss, train_step, evaluate_loss, dev_scores."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import sacrebleu
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
@@ -21,11 +21,12 @@ from data.batch import Batch, Example, batch_indices, collate
 from data.corpus import Pair
 from model.io import save_model
 from model.tokenizer import Tokenizer
-from model.translate import DecodeOptions, Translator
 from model.transformer import Transformer
+from model.translate import Translator
 from training import checkpoint
 from training.config import OptimConfig, TrainConfig
-from training.distributed import Env, all_reduce_sum
+from training.distributed import Env, all_gather, all_reduce_sum, any_rank
+from training.evaluate import corpus_scores
 
 log = logging.getLogger("training")
 
@@ -84,13 +85,16 @@ def train_step(loss_module: nn.Module, optimizer: torch.optim.Optimizer, micro_b
         group["lr"] = lr_at(step, config.optim)
     local_tokens = sum(b.n_tgt_tokens for b in micro_batches)
     total_tokens = all_reduce_sum(local_tokens, env)
+    ddp = getattr(loss_module, "_orig_mod", loss_module)  # torch.compile wraps the DDP module
     loss_sum = nll_sum = 0.0
     for i, batch in enumerate(micro_batches):
         batch = batch.to(env.device)
-        sync = i == len(micro_batches) - 1 or not isinstance(loss_module, DistributedDataParallel)
-        context = loss_module.no_sync() if not sync else _null()
-        with context, env.autocast():
-            loss, nll = loss_module(batch.src, batch.tgt_in, batch.tgt_out)
+        last = i == len(micro_batches) - 1
+        # Gradients are all-reduced once per optimizer step, on the last micro-batch.
+        sync = ddp.no_sync() if isinstance(ddp, DistributedDataParallel) and not last else contextlib.nullcontext()
+        with sync:
+            with env.autocast():
+                loss, nll = loss_module(batch.src, batch.tgt_in, batch.tgt_out)
             # DDP averages gradients over processes; scaling by world/total makes it a per-token mean.
             (loss * env.world_size / total_tokens).backward()
         loss_sum += float(loss.detach())
@@ -102,50 +106,36 @@ def train_step(loss_module: nn.Module, optimizer: torch.optim.Optimizer, micro_b
     return loss_sum, nll_sum, local_tokens
 
 
-class _null:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> None:
-        return None
-
-
 @torch.inference_mode()
 def evaluate_loss(model: Transformer, examples: list[Example], config: TrainConfig, env: Env) -> float:
-    """Mean per-token NLL (no smoothing) on ``examples``, in eval mode."""
+    """Mean per-token NLL (no smoothing) on ``examples``, in eval mode; with several processes each takes a share."""
     was_training = model.training
     model.eval()
     loss_module = TranslationLoss(model, 0.0)
+    shard = examples[env.rank :: env.world_size]
     nll_sum = tokens = 0.0
     c = model.config
-    for indices in batch_indices(examples, config.optim.max_tokens, 0, 0, bucketing=True, shuffle=False):
-        batch = collate([examples[i] for i in indices], c.pad_id, c.bos_id).to(env.device)
+    for indices in batch_indices(shard, config.optim.max_tokens, 0, 0, bucketing=True, shuffle=False):
+        batch = collate([shard[i] for i in indices], c.pad_id, c.bos_id).to(env.device)
         with env.autocast():
             _, nll = loss_module(batch.src, batch.tgt_in, batch.tgt_out)
         nll_sum += float(nll)
         tokens += batch.n_tgt_tokens
     model.train(was_training)
-    return nll_sum / max(1.0, tokens)
+    return all_reduce_sum(nll_sum, env) / max(1.0, all_reduce_sum(tokens, env))
 
 
-def score(model: Transformer, tokenizer: Tokenizer, pairs: list[Pair], options: DecodeOptions = DecodeOptions(),
-          progress: bool = False) -> dict[str, Any]:
-    """Translate ``pairs`` and score with sacrebleu BLEU and chrF (with signatures)."""
+def dev_scores(model: Transformer, tokenizer: Tokenizer, pairs: list[Pair], env: Env) -> dict[str, Any] | None:
+    """Greedy dev BLEU/chrF: each process translates its share, rank 0 scores all (others get None)."""
     was_training = model.training
-    translator = Translator(model, tokenizer)
-    start = time.perf_counter()
-    hyps = translator.translate_many([p.src for p in pairs], options, progress=progress)
-    seconds = time.perf_counter() - start
+    shard = pairs[env.rank :: env.world_size]
+    hyps = Translator(model, tokenizer).translate_many([p.src for p in shard])
     model.train(was_training)
-    refs = [[p.tgt for p in pairs]]
-    bleu, chrf = sacrebleu.metrics.BLEU(), sacrebleu.metrics.CHRF()
-    b, c = bleu.corpus_score(hyps, refs), chrf.corpus_score(hyps, refs)
-    return {
-        "bleu": round(b.score, 2), "chrf": round(c.score, 2),
-        "bleu_signature": str(bleu.get_signature()), "chrf_signature": str(chrf.get_signature()),
-        "sentences": len(pairs), "sentences_per_s": round(len(pairs) / max(seconds, 1e-9), 1),
-        "hyp_ref_len_ratio": round(b.sys_len / max(1, b.ref_len), 3), "hypotheses": hyps,
-    }
+    shards = all_gather(hyps, env)
+    if not env.is_main:
+        return None
+    merged = [shards[i % env.world_size][i // env.world_size] for i in range(len(pairs))]
+    return corpus_scores(merged, [p.tgt for p in pairs])
 
 
 class MetricsLog:
@@ -160,91 +150,167 @@ class MetricsLog:
             with open(self.path, "a", encoding="utf-8") as f:
                 f.write(json.dumps({"time": round(time.time(), 3), **record}) + "\n")
 
+    def start_fresh(self) -> None:
+        """A new run starts an empty log."""
+        if self.enabled:
+            self.path.write_text("", encoding="utf-8")
+
+    def truncate_after(self, step: int) -> None:
+        """On resume: drop records newer than the saved state (and a line cut short by a kill), so none repeat."""
+        if not self.enabled or not self.path.is_file():
+            return
+        kept = []
+        for line in self.path.read_text(encoding="utf-8").splitlines():
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if record.get("step", 0) <= step:
+                kept.append(line + "\n")
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        tmp.write_text("".join(kept), encoding="utf-8")
+        tmp.replace(self.path)
+
+
+@dataclass
+class Window:
+    """Sums since the last ``kind="train"`` record."""
+
+    start: float = field(default_factory=time.perf_counter)
+    steps: int = 0
+    tokens: int = 0
+    loss: float = 0.0
+    nll: float = 0.0
+
+
+def make_optimizer(model: Transformer, optim: OptimConfig) -> torch.optim.AdamW:
+    """AdamW; no weight decay on biases, norms and embeddings."""
+    decay, no_decay = [], []
+    for name, p in model.named_parameters():
+        (no_decay if p.dim() < 2 or "embed" in name else decay).append(p)
+    groups = [{"params": decay, "weight_decay": optim.weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
+    return torch.optim.AdamW(groups, lr=optim.lr, betas=tuple(optim.betas))
+
+
+def resume_from(run_dir: Path, model: Transformer, optimizer: torch.optim.Optimizer, env: Env,
+                metrics: MetricsLog) -> Progress:
+    """Load weights, optimizer, progress and this process's RNG; forget what a killed run logged after the state."""
+    state = checkpoint.load_state(run_dir)
+    model.load_state_dict(state["model"])
+    optimizer.load_state_dict(state["optimizer"])
+    progress = Progress(**state["progress"])
+    rng = state["rng"]
+    if isinstance(rng, list):  # one entry per process
+        if len(rng) != env.world_size:
+            log.warning("state saved by %d process(es), resuming with %d: not an exact resume", len(rng), env.world_size)
+        rng = rng[env.rank % len(rng)]
+    checkpoint.restore_rng(rng)
+    if env.is_main:
+        metrics.truncate_after(progress.step)
+        checkpoint.drop_snapshots_after(run_dir, progress.step)
+    log.info("resumed at step %d (epoch %d, batch %d)", progress.step, progress.epoch, progress.batch_in_epoch)
+    return progress
+
 
 def train(model: Transformer, tokenizer: Tokenizer, train_examples: list[Example], dev_examples: list[Example],
           dev_pairs: list[Pair], config: TrainConfig, env: Env, run_dir: Path, resume: bool) -> Progress:
     """Train until max_steps, max_epochs, max_minutes or early stopping; rank 0 writes checkpoints and metrics."""
     o, r = config.optim, config.run
-    decay, no_decay = [], []
-    for name, p in model.named_parameters():
-        (no_decay if p.dim() < 2 or "embed" in name else decay).append(p)
-    optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": o.weight_decay},
-                                   {"params": no_decay, "weight_decay": 0.0}], lr=o.lr, betas=tuple(o.betas))
-    progress = Progress()
+    optimizer = make_optimizer(model, o)
+    metrics = MetricsLog(run_dir / "metrics.jsonl", env.is_main)
     if resume:
-        state = checkpoint.load_state(run_dir)
-        model.load_state_dict(state["model"])
-        optimizer.load_state_dict(state["optimizer"])
-        progress = Progress(**state["progress"])
-        checkpoint.restore_rng(state["rng"])
-        log.info("resumed at step %d (epoch %d, batch %d)", progress.step, progress.epoch, progress.batch_in_epoch)
+        progress = resume_from(run_dir, model, optimizer, env, metrics)
+    else:
+        progress = Progress()
+        metrics.start_fresh()
     loss_module: nn.Module = TranslationLoss(model, o.label_smoothing)
     if env.world_size > 1:
         loss_module = DistributedDataParallel(loss_module, device_ids=[env.device.index] if env.device.type == "cuda" else None)
-    metrics = MetricsLog(run_dir / "metrics.jsonl", env.is_main)
+    if r.compile:
+        loss_module = torch.compile(loss_module)
+    save_every = r.save_every or r.eval_every
     c = model.config
     model.train()
     bar = tqdm(total=o.max_steps, initial=progress.step, desc="training", unit="step", disable=not env.is_main,
                dynamic_ncols=True)
-    window_start, window_tokens, window_loss, window_nll = time.perf_counter(), 0, 0.0, 0.0
+    window = Window()
     session_start = time.perf_counter() - progress.elapsed
     stop = False
     while not stop and progress.epoch < o.max_epochs:
         batches = batch_indices(train_examples, o.max_tokens, o.seed, progress.epoch)
-        mine = batches[env.rank :: env.world_size]  # each process its own share, same count everywhere
-        mine = mine[: len(batches) // env.world_size]
-        while progress.batch_in_epoch + o.accumulate <= len(mine):
+        mine = batches[env.rank :: env.world_size][: len(batches) // env.world_size]  # same count on every process
+        if not mine:
+            raise ValueError(f"{len(train_examples)} training examples make {len(batches)} batches: too few for "
+                             f"{env.world_size} process(es)")
+        while not stop and progress.batch_in_epoch + o.accumulate <= len(mine):
             chunk = mine[progress.batch_in_epoch : progress.batch_in_epoch + o.accumulate]
             micro = [collate([train_examples[i] for i in idx], c.pad_id, c.bos_id) for idx in chunk]
             progress.step += 1
             loss, nll, tokens = train_step(loss_module, optimizer, micro, config, env, progress.step)
             progress.batch_in_epoch += o.accumulate
             progress.tokens += tokens
-            window_tokens, window_loss, window_nll = window_tokens + tokens, window_loss + loss, window_nll + nll
             progress.elapsed = time.perf_counter() - session_start
+            window.steps, window.tokens = window.steps + 1, window.tokens + tokens
+            window.loss, window.nll = window.loss + loss, window.nll + nll
             bar.update(1)
             if progress.step % r.log_every == 0:
-                seconds = time.perf_counter() - window_start
-                record = {"step": progress.step, "epoch": progress.epoch, "loss": window_loss / max(1, window_tokens),
-                          "nll": window_nll / max(1, window_tokens), "lr": lr_at(progress.step, o),
-                          "tokens_per_s": window_tokens * env.world_size / seconds, "elapsed_s": progress.elapsed,
-                          "max_steps": o.max_steps}
-                metrics.write(kind="train", **record)
-                bar.set_postfix(loss=f"{record['loss']:.3f}", lr=f"{record['lr']:.2e}", tok_s=f"{record['tokens_per_s']:.0f}")
-                window_start, window_tokens, window_loss, window_nll = time.perf_counter(), 0, 0.0, 0.0
-            out_of_time = o.max_minutes > 0 and progress.elapsed > o.max_minutes * 60
-            stop = progress.step >= o.max_steps or out_of_time
+                _log_train(window, progress, o, env, metrics, bar)
+                window = Window()
+            out_of_time = o.max_minutes > 0 and any_rank(progress.elapsed > o.max_minutes * 60, env)
+            last_batch = progress.epoch == o.max_epochs - 1 and progress.batch_in_epoch + o.accumulate > len(mine)
+            stop = progress.step >= o.max_steps or out_of_time or last_batch
             if progress.step % r.eval_every == 0 or stop:
-                stop = _evaluate_and_save(model, tokenizer, optimizer, dev_examples, dev_pairs, config, env,
-                                          run_dir, progress, metrics) or stop
-            if stop:
-                break
+                stop = _evaluate(model, tokenizer, dev_examples, dev_pairs, config, env, run_dir, progress,
+                                 metrics) or stop
+            if progress.step % save_every == 0 or stop:
+                _save(model, optimizer, config, env, run_dir, progress)
         if not stop:
             progress.epoch += 1
             progress.batch_in_epoch = 0
+    if window.steps:  # the last steps before an early or epoch-limit stop
+        _log_train(window, progress, o, env, metrics, bar)
     bar.close()
     return progress
 
 
-def _evaluate_and_save(model: Transformer, tokenizer: Tokenizer, optimizer: torch.optim.Optimizer,
-                       dev_examples: list[Example], dev_pairs: list[Pair], config: TrainConfig, env: Env,
-                       run_dir: Path, progress: Progress, metrics: MetricsLog) -> bool:
-    """Dev loss (and BLEU), best model, snapshot and training state; returns True to stop early."""
+def _log_train(window: Window, progress: Progress, o: OptimConfig, env: Env, metrics: MetricsLog, bar: tqdm) -> None:
+    """One ``kind="train"`` record: loss and NLL per target token over all processes since the last record."""
+    seconds = time.perf_counter() - window.start
+    tokens = all_reduce_sum(window.tokens, env)
+    record = {"step": progress.step, "epoch": progress.epoch, "loss": all_reduce_sum(window.loss, env) / max(1, tokens),
+              "nll": all_reduce_sum(window.nll, env) / max(1, tokens), "lr": lr_at(progress.step, o),
+              "tokens_per_s": tokens / max(seconds, 1e-9), "elapsed_s": progress.elapsed, "max_steps": o.max_steps}
+    metrics.write(kind="train", **record)
+    bar.set_postfix(loss=f"{record['loss']:.3f}", lr=f"{record['lr']:.2e}", tok_s=f"{record['tokens_per_s']:.0f}")
+
+
+def _evaluate(model: Transformer, tokenizer: Tokenizer, dev_examples: list[Example], dev_pairs: list[Pair],
+              config: TrainConfig, env: Env, run_dir: Path, progress: Progress, metrics: MetricsLog) -> bool:
+    """Dev loss and BLEU (all processes share the work), best model on rank 0; returns True to stop early."""
     r = config.run
     dev_loss = evaluate_loss(model, dev_examples, config, env)
     improved = dev_loss < progress.best_dev_loss
     progress.best_dev_loss = min(progress.best_dev_loss, dev_loss)
     progress.evals_without_improvement = 0 if improved else progress.evals_without_improvement + 1
+    record = {"step": progress.step, "epoch": progress.epoch, "dev_loss": dev_loss,
+              "dev_ppl": math.exp(min(dev_loss, 50)), "elapsed_s": progress.elapsed}
+    scores = dev_scores(model, tokenizer, dev_pairs[: r.dev_bleu_sentences], env) if r.dev_bleu_sentences else None
+    if scores is not None:
+        record.update(dev_bleu=scores["bleu"], dev_chrf=scores["chrf"])
     if env.is_main:
-        record = {"step": progress.step, "epoch": progress.epoch, "dev_loss": dev_loss,
-                  "dev_ppl": math.exp(min(dev_loss, 50)), "elapsed_s": progress.elapsed}
-        if r.dev_bleu_sentences > 0 and dev_pairs:
-            scores = score(model, tokenizer, dev_pairs[: r.dev_bleu_sentences])
-            record.update(dev_bleu=scores["bleu"], dev_chrf=scores["chrf"])
         metrics.write(kind="eval", **record)
-        tqdm.write(f"step {progress.step}: dev loss {dev_loss:.3f}" + (f", dev BLEU {record['dev_bleu']:.1f}" if "dev_bleu" in record else ""))
+        bleu = f", dev BLEU {record['dev_bleu']:.1f}" if "dev_bleu" in record else ""
+        tqdm.write(f"step {progress.step}: dev loss {dev_loss:.3f}{bleu}")
         if improved:
             save_model(model, run_dir / "best")
-        checkpoint.save_checkpoint(run_dir, model, progress.step, r.keep_checkpoints)
-        checkpoint.save_state(run_dir, model, optimizer, progress.__dict__.copy())
     return r.patience > 0 and progress.evals_without_improvement >= r.patience
+
+
+def _save(model: Transformer, optimizer: torch.optim.Optimizer, config: TrainConfig, env: Env, run_dir: Path,
+          progress: Progress) -> None:
+    """Snapshot for averaging and the full training state (every process's RNG); rank 0 writes."""
+    rngs = all_gather(checkpoint.rng_states(), env)
+    if env.is_main:
+        keep = max(config.run.keep_checkpoints, config.run.average_last)
+        checkpoint.save_checkpoint(run_dir, model, progress.step, keep)
+        checkpoint.save_state(run_dir, model, optimizer, progress.__dict__.copy(), rngs)

@@ -1,0 +1,376 @@
+"""Translation lab: translate Spanish to English and look at the attention that produced the translation.
+
+Run ``streamlit run app.py``. LAB_MODEL_DIR overrides the shipped model directory, LAB_RUNS_DIR the folder of
+training runs, LAB_THREADS the torch threads (default 1). This file is the translate page; further pages go in
+``pages/`` (Streamlit's multipage layout) and need nothing from here.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import streamlit as st
+
+from lab.alignment import READINGS, align
+from lab.explain import Candidate, Explanation, explain, positional_table, set_threads
+from lab.heads import summarize
+from lab.maps import KIND_TITLES, KINDS, Kind, SentenceMaps, pick, problems, to_json
+from lab.models import default_index, find_models
+from lab.steps import n_steps, step_at
+from lab.views import map_view
+from model.io import ModelLoadError
+from model.translate import DEFAULT_MODEL, DecodeOptions, Translator
+from viz.alignment import alignment_chart, alignment_frames
+from viz.export import chart_html, chart_png, side_by_side
+from viz.heads import HEAD_SELECTION, heads_chart, heads_frame
+from viz.heatmap import attention_frame, attention_heatmap, heads_grid
+from viz.positional import positional_chart, positional_frame
+from viz.steps import row_chart, row_frame
+
+EXAMPLES = (
+    "Hola mundo.",
+    "El gato duerme en la casa.",
+    "¿Dónde está la estación de tren?",
+    "Me gustaría un café con leche, por favor.",
+    "Mañana vamos a la playa con nuestros amigos.",
+    "No sé lo que quieres decir.",
+)
+CAPTIONS: dict[Kind, str] = {
+    "encoder": "Each Spanish token (row) gathers information from every Spanish token (columns). Rows sum to 1.",
+    "decoder": "Row i predicts English token i and may look only at tokens already produced (columns start with "
+    "<s>). Grey cells are the future: masked, exactly 0.",
+    "cross": "Row i predicts English token i and looks at the Spanish sentence. Much weight often lands on </s> or "
+    "the final period: a resting place, not a translation.",
+}
+AXES: dict[Kind, tuple[str, str]] = {
+    "encoder": ("Spanish (query)", "Spanish (key)"),
+    "decoder": ("predicts English token", "decoder input so far"),
+    "cross": ("predicts English token", "Spanish (key)"),
+}
+TABS = ("All heads", "Alignment", "Step by step", "Head summary", "Positional encoding", "Download")
+
+
+@st.cache_resource(show_spinner="Loading the model…", max_entries=4)
+def load_translator(directory: str) -> Translator:
+    """One shared, read-only model per directory and process."""
+    return Translator.load(Path(directory))
+
+
+@st.cache_data(show_spinner="Translating…", max_entries=256)
+def translate(directory: str, text: str, beam_size: int, length_penalty: float, n_best: int) -> Explanation:
+    """The translation and every hypothesis's maps: one cached call per (model, text, decoding settings)."""
+    options = DecodeOptions(beam_size=beam_size, length_penalty=length_penalty, n_best=n_best)
+    return explain(load_translator(directory), text, options)
+
+
+def model_picker() -> Path | None:
+    """The shipped default (LAB_MODEL_DIR overrides it) and every finished run; None while the choice is missing."""
+    default = Path(os.environ.get("LAB_MODEL_DIR") or DEFAULT_MODEL)
+    runs = Path(os.environ.get("LAB_RUNS_DIR") or Path(__file__).resolve().parent / "runs")
+    choices = find_models(default, runs)
+    choice = st.sidebar.selectbox(
+        "Model", choices, index=default_index(choices), key="model", format_func=lambda c: c.label
+    )
+    if choice.available:
+        return choice.path
+    st.warning(
+        f"The model `{choice.path}` is not trained yet. Pick a finished run in the sidebar when there is one, or "
+        "train one: `python -m training.train --config configs/tiny.toml --corpus FILE --out runs/NAME`."
+    )
+    return None
+
+
+def decoding_settings() -> tuple[int, float, int]:
+    """(beam size, length penalty, n-best) from the sidebar; beam size 1 means greedy."""
+    st.sidebar.header("Decoding")
+    if st.sidebar.radio("Search", ["greedy", "beam search"], key="search", horizontal=True) == "greedy":
+        return 1, 1.0, 1
+    beam = st.sidebar.slider("Beam size", 2, 8, 4, key="beam_size")
+    penalty = st.sidebar.slider(
+        "Length penalty",
+        0.0,
+        2.0,
+        1.0,
+        0.1,
+        key="length_penalty",
+        help="Scores are log-probability / length^penalty; higher favours longer outputs.",
+    )
+    n_best = st.sidebar.slider("Hypotheses to show (n-best)", 1, beam, min(3, beam), key="n_best")
+    return beam, penalty, n_best
+
+
+def submit(directory: str, settings: tuple[int, float, int]) -> None:
+    """Translate button: remember this session's request (text and settings at the moment of the click)."""
+    st.session_state["request"] = (directory, st.session_state.get("source", ""), *settings)
+
+
+def use_example() -> None:
+    if st.session_state.get("example"):
+        st.session_state["source"] = st.session_state["example"]
+
+
+def source_input(model: Path | None, settings: tuple[int, float, int]) -> None:
+    st.selectbox("Pick an example", EXAMPLES, index=None, placeholder="Examples…", key="example", on_change=use_example)
+    st.text_area(
+        "Spanish sentence", key="source", height=80, max_chars=5000, placeholder="Escribe una frase en español…"
+    )
+    st.button(
+        "Translate",
+        key="translate",
+        type="primary",
+        disabled=model is None,
+        on_click=submit,
+        args=(str(model), settings),
+    )
+
+
+def show_output(result: Explanation) -> Candidate:
+    """The translation, the n-best list, and the hypothesis whose attention is shown."""
+    if result.truncated:
+        st.warning(
+            f"The sentence is longer than this model accepts ({result.max_src_len} subwords): "
+            "only the beginning was translated."
+        )
+    st.subheader("English")
+    with st.container(key="translation"):
+        st.code(result.text or " ", language=None, wrap_lines=True)  # plain text: never rendered as HTML/markdown
+    if len(result.candidates) == 1:
+        return result.candidates[0]
+    st.dataframe(
+        [
+            {"rank": i + 1, "translation": c.text, "score": c.score, "log-probability": c.log_prob}
+            for i, c in enumerate(result.candidates)
+        ],
+        hide_index=True,
+    )
+    index = st.selectbox(
+        "Show the attention of hypothesis",
+        range(len(result.candidates)),
+        key="hypothesis",
+        format_func=lambda i: f"#{i + 1}  (score {result.candidates[i].score:.3f})",
+    )
+    return result.candidates[index if index is not None and index < len(result.candidates) else 0]
+
+
+def display_controls(maps: SentenceMaps) -> tuple[int, int, int | None, bool]:
+    """(encoder layer, decoder layer, head or None for the mean, word level) — never a hard-coded layer."""
+    a, b, c, d = st.columns(4)
+    enc = a.selectbox(
+        "Encoder layer",
+        range(maps.n_layers("encoder")),
+        index=maps.n_layers("encoder") - 1,
+        format_func=lambda i: f"layer {i + 1}",
+        key="enc_layer",
+    )
+    dec = b.selectbox(
+        "Decoder layer",
+        range(maps.n_layers("cross")),
+        index=maps.n_layers("cross") - 1,
+        format_func=lambda i: f"layer {i + 1}",
+        key="dec_layer",
+    )
+    head = c.selectbox(
+        "Head", range(-1, maps.n_heads), key="head", format_func=lambda h: "mean of heads" if h < 0 else f"head {h + 1}"
+    )
+    words = d.toggle(
+        "Whole words",
+        key="words",
+        help="Sum over the subwords of a Spanish word (columns), average over "
+        "the subwords of an English word (rows): rows still sum to 1.",
+    )
+    return enc or 0, dec or 0, None if head is None or head < 0 else head, words
+
+
+def map_chart(maps: SentenceMaps, kind: Kind, layer: int, head: int | None, words: bool):
+    view = map_view(maps, kind, words)
+    frame = attention_frame(pick(view.weights, layer, head), view.rows, view.cols, view.future)
+    which = "mean of heads" if head is None else f"head {head + 1}"
+    return attention_heatmap(frame, f"{KIND_TITLES[kind]} — layer {layer + 1}, {which}", *AXES[kind])
+
+
+def show_views(maps: SentenceMaps, enc: int, dec: int, head: int | None, words: bool) -> list:
+    """The three kinds of attention side by side; returns the charts (for download)."""
+    charts = []
+    with st.container(key="views"):
+        for column, kind in zip(st.columns(3), KINDS, strict=True):
+            with column:
+                st.caption(CAPTIONS[kind])
+                charts.append(map_chart(maps, kind, enc if kind == "encoder" else dec, head, words))
+                st.altair_chart(charts[-1], key=f"map_{kind}", width="content")
+    st.caption(
+        "Attention shows where the model looked — one window into it, not an explanation of why it chose a word."
+    )
+    return charts
+
+
+def show_all_heads(maps: SentenceMaps, words: bool) -> None:
+    kind = st.radio("Kind", KINDS, format_func=KIND_TITLES.get, horizontal=True, key="grid_kind")
+    st.caption(
+        "Every layer (rows of panels) and head (columns of panels) at once: heads of one layer often "
+        "specialise in different patterns."
+    )
+    view = map_view(maps, kind, words)
+    frame = attention_frame(view.weights, view.rows, view.cols, view.future)
+    st.altair_chart(heads_grid(frame, f"{KIND_TITLES[kind]}: all heads", *AXES[kind]), key="grid", width="content")
+
+
+def show_alignment(maps: SentenceMaps, dec: int, head: int | None, words: bool) -> None:
+    st.caption(
+        "Each English unit linked to the Spanish unit it attends to most, in the cross-attention of the "
+        "decoder layer and head chosen above."
+    )
+    st.info(
+        "Attention is not explanation: an alignment read from attention is a window into the model, not proof "
+        "of why it chose a word."
+    )
+    reading = st.radio("Reading", list(READINGS), format_func=READINGS.get, key="reading")
+    result = align(maps, dec, head, reading, words)
+    st.caption(
+        f"Left out before the argmax: source {', '.join(result.excluded) or 'nothing'} (end-of-sentence and "
+        "padding soak up attention). The final </s> row has no English word. The maps above are unchanged."
+    )
+    links = [(link.target, link.source, link.weight) for link in result.links]
+    tokens, link_frame = alignment_frames(result.source, result.target, links)
+    width = max(500, 24 * max(len(result.source), len(result.target), 1))
+    st.altair_chart(alignment_chart(tokens, link_frame, "Alignment", width), key="alignment", width="content")
+    st.dataframe(
+        link_frame[["target", "source", "weight"]].rename(columns={"target": "English", "source": "Spanish"}),
+        hide_index=True,
+    )
+
+
+def show_steps(maps: SentenceMaps, dec: int, head: int | None) -> None:
+    st.caption(
+        "Decoding one subword at a time: at each step the decoder sees what it generated so far and "
+        "predicts the next token (subword level: this is how decoding runs)."
+    )
+    total = n_steps(maps)
+    step = st.slider("Step", 1, total, 1, key="step") - 1 if total > 1 else 0
+    s = step_at(maps, step, dec, head)
+    st.text("Generated so far:")
+    st.code(" ".join(s.generated), language=None, wrap_lines=True)
+    st.text("Predicts next:")
+    st.code(s.predicted, language=None)
+    left, right = st.columns(2)
+    left.altair_chart(
+        row_chart(row_frame(s.self_row, s.generated), "Masked self-attention at this step", "decoder input so far"),
+        key="step_self",
+    )
+    right.altair_chart(
+        row_chart(row_frame(s.cross_row, maps.src), "Cross-attention at this step", "Spanish"), key="step_cross"
+    )
+
+
+def show_head_summary(maps: SentenceMaps, words: bool) -> None:
+    kind = st.radio("Kind", KINDS, format_func=KIND_TITLES.get, horizontal=True, key="summary_kind")
+    st.caption(
+        "Entropy (bits, mean over rows): low = the head looks at one token, high = it spreads out. The "
+        "label names the position most rows look at most (self, previous, first, last), else 'content' "
+        "(sharp but word-dependent) or 'broad'. Click a cell to show that head."
+    )
+    view = map_view(maps, kind, words)
+    summaries = summarize(view.weights, view.future)
+    frame = heads_frame([(h.layer, h.head, h.entropy, h.label, h.share) for h in summaries])
+    event = st.altair_chart(
+        heads_chart(frame, f"{KIND_TITLES[kind]}: what each head does"),
+        key="summary_chart",
+        on_select="rerun",
+        selection_mode=HEAD_SELECTION,
+        width="content",
+    )
+    picked = (event.selection.get(HEAD_SELECTION) or [{}])[0] if event else {}
+    pairs = [(h.layer, h.head) for h in summaries]
+    chosen = st.selectbox(
+        "Show head", pairs, key="summary_head", format_func=lambda p: f"layer {p[0] + 1}, head {p[1] + 1}"
+    )
+    if "layer" in picked and "head" in picked:
+        chosen = (int(picked["layer"]) - 1, int(picked["head"]) - 1)
+    layer, head = chosen or pairs[0]
+    frame = attention_frame(view.weights[layer, head], view.rows, view.cols, view.future)
+    st.altair_chart(
+        attention_heatmap(frame, f"{KIND_TITLES[kind]} — layer {layer + 1}, head {head + 1}", *AXES[kind]),
+        key="summary_map",
+        width="content",
+    )
+
+
+def show_positional(directory: str, maps: SentenceMaps) -> None:
+    st.caption(
+        "The position signal added to each token's embedding before the first layer, one row per position of "
+        "this sentence: slow and fast waves let the model tell positions apart and compare distances."
+    )
+    table = positional_table(load_translator(directory), len(maps.src))
+    st.altair_chart(positional_chart(positional_frame(table), "Positional encoding"), key="positional", width="content")
+
+
+def show_downloads(result: Explanation, candidate: Candidate, charts: list) -> None:
+    st.caption("The maps of the shown hypothesis (every layer and head, with token labels) and the three charts.")
+    st.download_button(
+        "Attention maps (JSON)",
+        to_json(candidate.maps, result.source, candidate.text),
+        file_name="attention_maps.json",
+        mime="application/json",
+        key="download_json",
+        on_click="ignore",
+    )
+    combined = side_by_side(*charts)
+    st.download_button(
+        "Charts (HTML)",
+        lambda: chart_html(combined),
+        file_name="attention.html",
+        mime="text/html",
+        key="download_html",
+        on_click="ignore",
+    )
+    st.download_button(
+        "Charts (PNG)",
+        lambda: chart_png(combined),
+        file_name="attention.png",
+        mime="image/png",
+        key="download_png",
+        on_click="ignore",
+    )
+
+
+def main() -> None:
+    set_threads(os.environ.get("LAB_THREADS"))
+    st.set_page_config(page_title="Translation lab", layout="wide")
+    st.title("Spanish → English: look inside the Transformer")
+    model = model_picker()
+    settings = decoding_settings()
+    source_input(model, settings)
+    request = st.session_state.get("request")
+    if request is None:
+        st.info("Type a Spanish sentence (or pick an example) and press Translate.")
+        return
+    directory, text, beam, penalty, n_best = request
+    if not text.strip():
+        st.info("Nothing to translate yet: type a Spanish sentence first.")
+        return
+    try:
+        result = translate(directory, text, beam, penalty, n_best)
+    except ModelLoadError as err:
+        st.error(f"This model cannot be loaded: {err}")
+        return
+    candidate = show_output(result)
+    for problem in problems(candidate.maps):
+        st.error(f"Broken attention invariant: {problem}")
+    enc, dec, head, words = display_controls(candidate.maps)
+    charts = show_views(candidate.maps, enc, dec, head, words)
+    tabs = st.tabs(TABS, key="view", on_change="rerun")
+    sections = (
+        lambda: show_all_heads(candidate.maps, words),
+        lambda: show_alignment(candidate.maps, dec, head, words),
+        lambda: show_steps(candidate.maps, dec, head),
+        lambda: show_head_summary(candidate.maps, words),
+        lambda: show_positional(directory, candidate.maps),
+        lambda: show_downloads(result, candidate, charts),
+    )
+    for tab, section in zip(tabs, sections, strict=True):
+        if tab.open:  # only the open tab runs
+            with tab:
+                section()
+
+
+main()

@@ -1,0 +1,35 @@
+"""The model picker's choices: the shipped default plus every finished run in the runs folder."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+MODEL_FILES = ("config.json", "model.safetensors")  # what makes a directory loadable by Translator.load
+
+
+@dataclass(frozen=True)
+class ModelChoice:
+    label: str
+    path: Path
+    available: bool  # False for the shipped default before it exists
+
+
+def is_model_dir(path: Path) -> bool:
+    """True when ``path`` holds a finished model (config.json and model.safetensors)."""
+    return path.is_dir() and all((path / name).is_file() for name in MODEL_FILES)
+
+
+def find_models(default: Path, runs: Path) -> list[ModelChoice]:
+    """The shipped default first (even when missing), then each run directory of ``runs`` holding a model, by name."""
+    choices = [ModelChoice(f"shipped: {default.name}", default, is_model_dir(default))]
+    if runs.is_dir():
+        for path in sorted(runs.iterdir(), key=lambda p: p.name):
+            if not path.name.startswith(".") and is_model_dir(path) and path.resolve() != default.resolve():
+                choices.append(ModelChoice(f"run: {path.name}", path, True))
+    return choices
+
+
+def default_index(choices: list[ModelChoice]) -> int:
+    """The first available model (the shipped one when it exists), else 0."""
+    return next((i for i, choice in enumerate(choices) if choice.available), 0)

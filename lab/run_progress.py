@@ -1,0 +1,112 @@
+"""How far a run is, read from its directory: metrics.jsonl, its budget in train_config.json, metrics.json."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+METRICS_FILE = "metrics.jsonl"
+CONFIG_FILE = "train_config.json"
+RESULT_FILE = "metrics.json"
+
+
+@dataclass(frozen=True)
+class Budget:
+    """The limits training stops at, whichever comes first (``max_minutes`` 0 = no time limit)."""
+
+    max_steps: int
+    max_epochs: int
+    max_minutes: float
+
+
+@dataclass(frozen=True)
+class RunProgress:
+    step: int
+    epoch: int
+    elapsed_s: float
+    tokens_per_s: float | None
+    fraction: float  # 0..1 of the budget that binds first
+    eta_s: float | None  # None until a rate is known
+    limit: str  # which budget the fraction refers to, in words
+
+
+def read_json(path: Path) -> dict[str, Any] | None:
+    """A JSON object from ``path``, or None when missing or half-written."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def read_metrics(run_dir: Path) -> list[dict[str, Any]]:
+    """Every record of metrics.jsonl; a line still being written (or cut by a crash) is skipped."""
+    try:
+        lines = (run_dir / METRICS_FILE).read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return []
+    records = []
+    for line in lines:
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict) and isinstance(record.get("step"), int):
+            records.append(record)
+    return records
+
+
+def latest_records(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One record per (kind, step), the last written: steps replayed after a resume replace the ones before."""
+    by_key = {(r.get("kind"), r["step"]): r for r in records}
+    return sorted(by_key.values(), key=lambda r: (r["step"], str(r.get("kind"))))
+
+
+def read_budget(run_dir: Path) -> Budget | None:
+    """The run's limits from its saved configuration (rewritten on resume), None before training has begun."""
+    config = read_json(run_dir / CONFIG_FILE)
+    optim = config.get("optim") if config else None
+    if not isinstance(optim, dict):
+        return None
+    return Budget(int(optim.get("max_steps", 0)), int(optim.get("max_epochs", 0)), float(optim.get("max_minutes", 0)))
+
+
+def run_progress(records: list[dict[str, Any]], budget: Budget) -> RunProgress | None:
+    """Progress and ETA from the last training record against each limit; the nearest limit wins."""
+    train = [r for r in latest_records(records) if r.get("kind") == "train"]
+    if not train:
+        return None
+    last = train[-1]
+    step, epoch, elapsed = int(last["step"]), int(last.get("epoch", 0)), float(last.get("elapsed_s", 0.0))
+    per_step = elapsed / step if step > 0 else None
+    limits: list[tuple[float, float | None, str]] = []  # (fraction, eta, description)
+    if budget.max_steps > 0:
+        eta = (budget.max_steps - step) * per_step if per_step else None
+        limits.append((step / budget.max_steps, eta, f"step {step} of {budget.max_steps}"))
+    if budget.max_minutes > 0:
+        total = budget.max_minutes * 60
+        limits.append((elapsed / total, total - elapsed, f"{elapsed / 60:.1f} of {budget.max_minutes:g} minutes"))
+    if budget.max_epochs > 0:
+        eta = (budget.max_epochs - epoch) * elapsed / epoch if epoch > 0 else None
+        limits.append((epoch / budget.max_epochs, eta, f"epoch {epoch + 1} of {budget.max_epochs}"))
+    fraction, eta, limit = max(limits, key=lambda item: item[0]) if limits else (0.0, None, f"step {step}")
+    etas = [e for _, e, _ in limits if e is not None]
+    speed = last.get("tokens_per_s")
+    return RunProgress(
+        step=step,
+        epoch=epoch,
+        elapsed_s=elapsed,
+        tokens_per_s=float(speed) if isinstance(speed, int | float) else None,
+        fraction=min(1.0, max(0.0, fraction)),
+        eta_s=max(0.0, min(etas)) if etas else None,
+        limit=limit,
+    )
+
+
+def final_scores(run_dir: Path) -> dict[str, Any] | None:
+    """The test-split scores written when training finished (BLEU, chrF and their sacrebleu signatures)."""
+    result = read_json(run_dir / RESULT_FILE)
+    test = result.get("test_greedy") if result else None
+    return test if isinstance(test, dict) else None

@@ -1,0 +1,60 @@
+"""Uploaded corpus files: a size limit, sanitised names, and a staging folder keyed by content."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import unicodedata
+from collections.abc import Mapping
+from pathlib import Path
+
+MAX_UPLOAD_ENV = "LAB_MAX_UPLOAD_MB"
+DEFAULT_MAX_UPLOAD_MB = 200
+STAGING_DIR = ".uploads"  # inside the runs folder; hidden, so never taken for a run
+MAX_NAME = 100
+
+
+def max_upload_mb(environ: Mapping[str, str] = os.environ) -> int:
+    """The upload limit in MB: ``$LAB_MAX_UPLOAD_MB`` when it is a positive integer, else 200."""
+    value = environ.get(MAX_UPLOAD_ENV, "").strip()
+    return int(value) if value.isdigit() and int(value) > 0 else DEFAULT_MAX_UPLOAD_MB
+
+
+def size_problem(size: int, max_mb: int, name: str) -> str | None:
+    """A message when ``size`` bytes exceed the limit, else None."""
+    if size <= max_mb * 1024 * 1024:
+        return None
+    return (
+        f"{name} is {size / 1024 / 1024:.1f} MB, over the {max_mb} MB limit "
+        f"(set {MAX_UPLOAD_ENV} to raise it, or use a path on the server)"
+    )
+
+
+def safe_filename(name: str, default: str = "corpus.txt") -> str:
+    """The base name reduced to ASCII letters, digits, ``.``, ``-``, ``_`` (no folders, no leading dot)."""
+    base = name.replace("\\", "/").rsplit("/", 1)[-1]
+    base = unicodedata.normalize("NFKD", base).encode("ascii", "ignore").decode()
+    base = re.sub(r"[^A-Za-z0-9._-]+", "_", base).strip("._-")
+    stem, dot, suffix = base[:MAX_NAME].rpartition(".")
+    if len(base) > MAX_NAME and dot:  # keep the extension: it tells the format
+        base = f"{stem[: MAX_NAME - len(suffix) - 1]}.{suffix}"
+    return base[:MAX_NAME] or default
+
+
+def stage_files(files: Mapping[str, bytes], staging: Path) -> Path:
+    """Write ``{safe name: content}`` into ``staging/<content hash>/``; the same upload always lands in one place."""
+    digest = hashlib.sha256()
+    for name in sorted(files):
+        if name != safe_filename(name):
+            raise ValueError(f"unsafe staged file name {name!r}")
+        digest.update(name.encode() + b"\0" + hashlib.sha256(files[name]).digest())
+    folder = staging / digest.hexdigest()[:16]
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, content in files.items():
+        path = folder / name
+        if not path.is_file() or path.stat().st_size != len(content):
+            tmp = path.with_name(f".{name}.tmp")
+            tmp.write_bytes(content)
+            tmp.replace(path)
+    return folder

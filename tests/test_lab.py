@@ -1,0 +1,271 @@
+"""The lab's numpy logic: word merging, alignments, head patterns, steps, checks — and the real model's maps."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from lab.alignment import align, hard_links, target_rows
+from lab.explain import explain, positional_table, set_threads
+from lab.heads import BROAD, CONTENT, pattern, row_entropy, summarize
+from lab.maps import KINDS, SentenceMaps, pick, problems, to_json
+from lab.steps import n_steps, step_at
+from lab.views import map_view
+from lab.words import merge_columns, merge_mask, merge_rows, word_groups, word_labels
+from model.translate import DecodeOptions, Translator
+
+SRC = ["▁El", "▁ga", "to", "▁rojo", ".", "</s>"]  # words: El | gato | rojo. | </s>
+TGT_OUT = ["▁The", "▁red", "▁c", "at", ".", "</s>"]  # words: The | red | cat. | </s>
+TGT_IN = ["<s>", "▁The", "▁red", "▁c", "at", "."]  # words: <s> | The | red | cat.
+
+
+def random_rows(rng: np.random.Generator, shape: tuple[int, ...], allowed: np.ndarray | None = None) -> np.ndarray:
+    """Softmax rows over the last axis; cells outside ``allowed`` are exactly 0 (as a mask makes them)."""
+    logits = rng.normal(size=shape)
+    if allowed is not None:
+        logits = np.where(allowed, logits, -np.inf)
+    e = np.exp(logits - logits.max(axis=-1, keepdims=True))
+    return (e / e.sum(axis=-1, keepdims=True)).astype(np.float32)
+
+
+def synthetic_maps(seed: int = 0, layers: int = 2, heads: int = 3) -> SentenceMaps:
+    rng = np.random.default_rng(seed)
+    s, t = len(SRC), len(TGT_OUT)
+    causal = np.tril(np.ones((t, t), dtype=bool))
+    return SentenceMaps(
+        encoder=random_rows(rng, (layers, heads, s, s)),
+        decoder=random_rows(rng, (layers, heads, t, t), causal),
+        cross=random_rows(rng, (layers, heads, t, s)),
+        src=SRC,
+        tgt_in=TGT_IN,
+        tgt_out=TGT_OUT,
+        src_special=[p == "</s>" for p in SRC],
+        tgt_in_special=[p == "<s>" for p in TGT_IN],
+        tgt_out_special=[p == "</s>" for p in TGT_OUT],
+        src_pad=[False] * s,
+        tgt_in_pad=[False] * t,
+    )
+
+
+def replace(maps: SentenceMaps, **changes: object) -> SentenceMaps:
+    from dataclasses import replace as dc_replace
+
+    return dc_replace(maps, **changes)
+
+
+# --- subwords -> words (ATTENTION.md §4) ---
+
+
+def test_word_groups_follow_the_word_start_marker_and_keep_specials_apart() -> None:
+    assert word_groups(SRC, [p == "</s>" for p in SRC]) == [[0], [1, 2], [3, 4], [5]]
+    assert word_labels(SRC, word_groups(SRC, [p == "</s>" for p in SRC])) == ["El", "gato", "rojo.", "</s>"]
+    # BOS is a word of its own even when the next piece has no ▁; a lone "▁" starts a word
+    assert word_groups(["<s>", "T", "he", "▁", "3"], [True, False, False, False, False]) == [[0], [1, 2], [3, 4]]
+    assert word_labels(["▁"], [[0]]) == ["▁"]
+
+
+def test_word_maps_sum_source_columns_and_average_target_rows() -> None:
+    maps = synthetic_maps()
+    view = map_view(maps, "cross", words=True)
+    assert view.rows == ["The", "red", "cat.", "</s>"]
+    assert view.cols == ["El", "gato", "rojo.", "</s>"]
+    np.testing.assert_allclose(view.weights.sum(-1), 1.0, atol=1e-5)  # rows still sum to 1
+    sub = maps.cross
+    expected_cat = sub[..., [2, 3, 4], :].mean(axis=-2)  # "cat." = mean of rows "▁c", "at", "."
+    gato = expected_cat[..., 1] + expected_cat[..., 2]  # "gato" = sum of columns "▁ga", "to"
+    np.testing.assert_allclose(view.weights[..., 2, 1], gato, rtol=1e-5)
+
+
+def test_word_level_future_cells_stay_exactly_zero_and_masked() -> None:
+    maps = synthetic_maps()
+    view = map_view(maps, "decoder", words=True)
+    assert view.cols == ["<s>", "The", "red", "cat."]
+    assert view.future.shape == view.weights.shape[-2:]
+    assert view.future.any()
+    assert np.all(view.weights[..., view.future] == 0.0)  # exactly, not just small
+    np.testing.assert_allclose(view.weights.sum(-1), 1.0, atol=1e-5)
+
+
+def test_merge_helpers_on_a_hand_made_map() -> None:
+    w = np.array([[0.5, 0.25, 0.25], [0.0, 1.0, 0.0]])  # 2 rows, 3 columns
+    np.testing.assert_allclose(merge_columns(w, [[0, 1], [2]]), [[0.75, 0.25], [1.0, 0.0]])
+    np.testing.assert_allclose(merge_rows(w, [[0, 1]]), [[0.25, 0.625, 0.125]])
+    mask = np.array([[False, True, True], [False, False, True]])
+    assert merge_mask(mask, [[0, 1]], [[0], [1], [2]]).tolist() == [[False, False, True]]
+
+
+# --- which rows and columns: the off-by-one (ATTENTION.md §1) ---
+
+
+def test_views_label_rows_with_predicted_tokens_and_decoder_columns_with_inputs() -> None:
+    maps = synthetic_maps()
+    enc, dec, cross = (map_view(maps, kind) for kind in KINDS)
+    assert enc.rows == enc.cols == SRC
+    assert dec.rows == TGT_OUT and dec.cols == TGT_IN and dec.cols[0] == "<s>"
+    assert cross.rows == TGT_OUT and cross.cols == SRC
+    assert "<s>" not in dec.rows  # BOS never labels a row
+    assert dec.future.tolist() == np.triu(np.ones((6, 6), dtype=bool), 1).tolist()
+    assert not cross.future.any() and not enc.future.any()
+
+
+def test_pick_chooses_layer_and_head_or_averages_heads() -> None:
+    maps = synthetic_maps()
+    np.testing.assert_array_equal(pick(maps.cross, 1, 2), maps.cross[1, 2])
+    np.testing.assert_allclose(pick(maps.cross, 0, None), maps.cross[0].mean(0))
+    assert not np.allclose(pick(maps.cross, 0, None), pick(maps.cross, 1, None))
+
+
+# --- alignments: sinks excluded, both readings (ATTENTION.md §1, §3) ---
+
+
+def test_alignment_never_points_at_source_eos_even_when_it_has_the_most_weight() -> None:
+    maps = synthetic_maps()
+    cross = maps.cross.copy()
+    cross[..., :, -1] += 10.0  # EOS soaks up the attention
+    cross /= cross.sum(-1, keepdims=True)
+    maps = replace(maps, cross=cross)
+    for words in (False, True):
+        result = align(maps, layer=0, head=None, words=words)
+        assert result.excluded == ["</s>"]
+        assert result.links and all(result.source[link.source] != "</s>" for link in result.links)
+        assert "</s>" not in result.target  # the final EOS row has no English word
+    assert map_view(maps, "cross").weights[..., -1].max() > 0.5  # the raw map keeps the sink
+
+
+def test_alignment_readings_use_the_predicting_row_or_the_next_one() -> None:
+    cross = np.arange(12, dtype=float).reshape(4, 3)
+    np.testing.assert_array_equal(target_rows(cross, "predicts"), cross[:3])
+    np.testing.assert_array_equal(target_rows(cross, "shift"), cross[1:])
+    maps = synthetic_maps()
+    plain = align(maps, 0, 0, "predicts")
+    shifted = align(maps, 0, 0, "shift")
+    assert len(plain.links) == len(shifted.links) == len(TGT_OUT) - 1
+    rows = maps.cross[0, 0]
+    assert [link.source for link in shifted.links] == [int(np.argmax(rows[i + 1, :-1])) for i in range(5)]
+
+
+def test_hard_links_with_every_column_excluded_gives_no_links() -> None:
+    assert hard_links(np.ones((2, 1)), [True]) == []
+    assert [link.source for link in hard_links(np.array([[0.1, 0.9], [0.7, 0.3]]), [False, True])] == [0, 0]
+
+
+# --- head summary ---
+
+
+def test_entropy_is_zero_for_one_key_and_log2_n_for_uniform() -> None:
+    w = np.array([[1.0, 0.0, 0.0, 0.0], [0.25, 0.25, 0.25, 0.25]])
+    np.testing.assert_allclose(row_entropy(w), [0.0, 2.0])
+
+
+@pytest.mark.parametrize(
+    ("name", "weights"),
+    [
+        ("self", np.eye(5)),
+        ("previous token", np.eye(5)[[0, 0, 1, 2, 3]]),
+        ("first token", np.eye(5)[[0, 0, 0, 0, 0]]),
+        ("last token", np.eye(5)[[4, 4, 4, 4, 4]]),
+        (BROAD, np.full((5, 5), 0.2)),
+        (CONTENT, np.eye(5)[[3, 0, 4, 1, 2]]),
+    ],
+)
+def test_pattern_labels(name: str, weights: np.ndarray) -> None:
+    label, share = pattern(weights, np.ones((5, 5), dtype=bool))
+    assert label == name
+    assert 0.5 <= share <= 1.0
+
+
+def test_summarize_covers_every_layer_and_head_and_respects_the_mask() -> None:
+    maps = synthetic_maps(layers=2, heads=3)
+    out = summarize(maps.decoder, maps.future("decoder"))
+    assert [(h.layer, h.head) for h in out] == [(layer, head) for layer in range(2) for head in range(3)]
+    assert all(h.entropy >= 0 for h in out)
+    causal_self = np.broadcast_to(np.eye(6), (1, 1, 6, 6))
+    assert summarize(causal_self, maps.future("decoder"))[0].label == "self"
+
+
+# --- step by step ---
+
+
+def test_steps_show_what_was_generated_and_the_rows_of_that_step() -> None:
+    maps = synthetic_maps()
+    assert n_steps(maps) == len(TGT_OUT)
+    for step in range(n_steps(maps)):
+        s = step_at(maps, step, layer=1, head=0)
+        assert s.generated == TGT_IN[: step + 1]
+        assert s.predicted == TGT_OUT[step]
+        np.testing.assert_array_equal(s.self_row, maps.decoder[1, 0, step, : step + 1])
+        np.testing.assert_array_equal(s.cross_row, maps.cross[1, 0, step])
+        assert np.all(maps.decoder[1, 0, step, step + 1 :] == 0.0)  # nothing hidden in the cut-off future
+    with pytest.raises(IndexError):
+        step_at(maps, n_steps(maps), 0, None)
+
+
+# --- checks before display (ATTENTION.md §5) ---
+
+
+def test_problems_catch_future_weight_padding_weight_and_bad_row_sums() -> None:
+    maps = synthetic_maps()
+    assert problems(maps) == []
+    leaky = maps.decoder.copy()
+    leaky[0, 0, 0, 1] = 1e-6  # tiny, but not exactly zero
+    assert any("future" in p for p in problems(replace(maps, decoder=leaky)))
+    padded = replace(maps, src_pad=[False, False, False, False, True, False])
+    assert any("padding" in p for p in problems(padded))
+    bad = maps.encoder * 0.5
+    assert any("sum to 1" in p for p in problems(replace(maps, encoder=bad)))
+
+
+def test_json_download_round_trips_tokens_shapes_and_exact_zeros() -> None:
+    maps = synthetic_maps()
+    doc = json.loads(to_json(maps, "El gato rojo.", "The red cat."))
+    assert doc["src_tokens"] == SRC and doc["tgt_in_tokens"] == TGT_IN and doc["tgt_out_tokens"] == TGT_OUT
+    assert doc["shapes"]["cross"] == list(maps.cross.shape)
+    assert np.asarray(doc["decoder"]).shape == maps.decoder.shape
+    assert np.asarray(doc["decoder"])[0, 0, 0, 1] == 0.0
+
+
+# --- the real (tiny) model ---
+
+
+@pytest.fixture(scope="module")
+def translator(tiny_model_dir: Path) -> Translator:
+    return Translator.load(tiny_model_dir)
+
+
+def test_real_maps_are_labelled_by_position_and_pass_the_checks(translator: Translator) -> None:
+    result = explain(translator, "El gato rojo 3.")
+    maps = result.candidates[0].maps
+    assert problems(maps) == []
+    assert maps.tgt_in[0] == "<s>" and maps.tgt_in[1:] == maps.tgt_out[:-1] and maps.tgt_out[-1] == "</s>"
+    assert maps.src[-1] == "</s>" and maps.src_special[-1] and not any(maps.src_pad)
+    assert maps.decoder.shape[-2:] == (len(maps.tgt_out), len(maps.tgt_in))
+    assert maps.cross.shape[-2:] == (len(maps.tgt_out), len(maps.src))
+    assert np.all(maps.decoder[..., maps.future("decoder")] == 0.0)
+
+
+def test_each_beam_hypothesis_gets_maps_of_exactly_its_own_tokens(translator: Translator) -> None:
+    result = explain(translator, "El perro azul 7.", DecodeOptions(beam_size=4, n_best=3))
+    assert len(result.candidates) == 3
+    assert [c.score for c in result.candidates] == sorted((c.score for c in result.candidates), reverse=True)
+    for candidate in result.candidates:
+        maps = candidate.maps
+        assert maps.tgt_out[-1] == "</s>" and "</s>" not in maps.tgt_out[:-1]  # nothing past EOS
+        assert maps.cross.shape[-2] == len(maps.tgt_out)
+        assert translator.tokenizer.tgt.decode_pieces(maps.tgt_out[:-1]) == candidate.text
+
+
+def test_too_long_input_is_cut_and_flagged(translator: Translator) -> None:
+    result = explain(translator, " ".join(["El gato rojo 3."] * 60))
+    assert result.truncated
+    assert len(result.candidates[0].maps.src) == result.max_src_len
+
+
+def test_positional_table_and_threads(translator: Translator) -> None:
+    table = positional_table(translator, 10)
+    assert table.shape == (10, translator.model.config.d_model)
+    np.testing.assert_allclose(table[0, 0::2], 0.0, atol=1e-6)  # sin(0) = 0
+    np.testing.assert_allclose(table[0, 1::2], 1.0, atol=1e-6)  # cos(0) = 1
+    assert set_threads(None) == 1 and set_threads("2") == 2 and set_threads("zero") == 1

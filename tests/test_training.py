@@ -1,0 +1,211 @@
+"""Training: presets and config errors, the learning-rate schedule, an end-to-end run, early stopping, averaging."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+import torch
+from safetensors.torch import load_file
+
+from model.config import ConfigError, ModelConfig
+from model.tokenizer import Tokenizer
+from model.translate import Translator
+from training.config import OptimConfig, load_train_config
+from training.train import main
+from training.trainer import lr_at
+
+CONFIGS = Path(__file__).resolve().parent.parent / "configs"
+
+
+def records(run_dir: Path, kind: str) -> list[dict]:
+    lines = (run_dir / "metrics.jsonl").read_text().splitlines()
+    return [r for r in map(json.loads, lines) if r["kind"] == kind]
+
+
+# ------------------------------------------------------------------------------------------- configuration
+
+
+@pytest.mark.parametrize("preset", ["tiny", "small", "base"])
+def test_presets_load_and_build_a_valid_model_config(preset: str) -> None:
+    config = load_train_config(CONFIGS / f"{preset}.toml")
+    shape = ModelConfig(src_vocab_size=config.data.vocab_size, tgt_vocab_size=config.data.vocab_size,
+                        **config.model.__dict__)
+    assert shape.d_model % shape.n_heads == 0
+
+
+def test_base_preset_is_the_paper_base_model_for_gpus() -> None:
+    config = load_train_config(CONFIGS / "base.toml")
+    m = config.model
+    assert (m.d_model, m.n_heads, m.d_ff, m.n_encoder_layers, m.n_decoder_layers) == (512, 8, 2048, 6, 6)
+    assert config.run.device == "auto" and config.run.precision == "auto"
+    assert config.optim.max_tokens > load_train_config(CONFIGS / "small.toml").optim.max_tokens
+
+
+@pytest.mark.parametrize(
+    ("toml", "named"),
+    [
+        ("[optim]\nlrr = 0.1\n", "optim.lrr"),  # unknown key
+        ("[optimizer]\nlr = 0.1\n", "optimizer"),  # unknown section
+        ('[optim]\nlr = "fast"\n', "optim.lr"),  # wrong type
+        ("[run]\neval_every = 1.5\n", "run.eval_every"),  # float for an int
+        ("[run]\ncompile = 1\n", "run.compile"),  # int for a bool
+        ('[model]\nnorm = "middle"\n', "model.norm"),  # not one of the choices
+        ("[run]\neval_every = 0\n", "run.eval_every"),  # out of range
+        ("optim = 3\n", "optim"),  # a value where a section belongs
+    ],
+)
+def test_bad_toml_values_are_errors_naming_file_and_key(tmp_path: Path, toml: str, named: str) -> None:
+    path = tmp_path / "bad.toml"
+    path.write_text(toml)
+    with pytest.raises(ConfigError) as err:
+        load_train_config(path)
+    assert named in str(err.value) and str(path) in str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("override", "named"),
+    [
+        ("optim.lrr=0.1", "optim.lrr"),
+        ("optimizer.lr=0.1", "optimizer"),
+        ("optim.lr=fast", "optim.lr"),
+        ("run.eval_every=often", "run.eval_every"),
+        ("run.eval_every=true", "run.eval_every"),
+        ("optim.betas=0.9", "optim.betas"),
+        ("optim=3", "optim"),  # no key
+    ],
+)
+def test_bad_overrides_are_errors_naming_the_key(override: str, named: str) -> None:
+    with pytest.raises(ConfigError, match=named.replace(".", r"\.")):
+        load_train_config(CONFIGS / "tiny.toml", [override])
+
+
+def test_overrides_are_typed_and_win_over_the_preset() -> None:
+    config = load_train_config(CONFIGS / "tiny.toml", ["optim.lr=5e-4", "optim.betas=[0.9, 0.99]", "run.device=cpu"])
+    assert config.optim.lr == 5e-4 and config.optim.betas == (0.9, 0.99) and config.run.device == "cpu"
+    assert load_train_config(CONFIGS / "tiny.toml", ["optim.lr=1"]).optim.lr == 1.0  # int widens to float
+
+
+def test_missing_and_invalid_toml_files(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="not found"):
+        load_train_config(tmp_path / "nope.toml")
+    (tmp_path / "broken.toml").write_text("[optim\nlr = 1")
+    with pytest.raises(ConfigError, match="invalid TOML"):
+        load_train_config(tmp_path / "broken.toml")
+
+
+def test_cli_reports_config_errors_with_exit_code_2(tmp_path: Path, toy_corpus: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "run"
+    assert main(["--config", str(CONFIGS / "tiny.toml"), "--corpus", str(toy_corpus), "--out", str(out),
+                 "--optim.warmup=10"]) == 2
+    assert "optim.warmup" in capsys.readouterr().err
+    assert not out.exists()
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--out", str(out), "stray"])
+    assert exit_info.value.code == 2
+    assert main(["--out", str(out), "--resume"]) == 2
+    assert "train_state.pt" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------------------------------- schedule
+
+
+def test_learning_rate_warms_up_linearly_then_decays() -> None:
+    for schedule in ("inverse_sqrt", "cosine", "constant"):
+        optim = OptimConfig(lr=1e-3, warmup_steps=10, max_steps=100, schedule=schedule, min_lr_ratio=0.1)
+        rates = [lr_at(step, optim) for step in range(1, 101)]
+        assert rates[:10] == pytest.approx([1e-3 * s / 10 for s in range(1, 11)])
+        assert all(a >= b for a, b in zip(rates[9:], rates[10:], strict=False))
+    assert lr_at(40, OptimConfig(lr=1e-3, warmup_steps=10)) == pytest.approx(1e-3 * math.sqrt(10 / 40))
+    cosine = OptimConfig(lr=1e-3, warmup_steps=10, max_steps=100, schedule="cosine", min_lr_ratio=0.1)
+    assert lr_at(100, cosine) == pytest.approx(1e-4)
+
+
+# ------------------------------------------------------------------------------------------- end to end
+
+
+def test_tiny_run_learns_the_toy_language(tiny_model_dir: Path) -> None:
+    """The loss falls below what any model that ignores the source could reach.
+
+    A toy target "The <colour> <noun> <number>." draws colour (5), noun (5) and number (20) uniformly, so a
+    model blind to the source needs at least ln(5·5·20) = ln 500 nats per sentence on average; a dev NLL under
+    that, per target token, proves the model reads the Spanish.
+    """
+    train, evals = records(tiny_model_dir, "train"), records(tiny_model_dir, "eval")
+    assert train and evals and evals[-1]["step"] == train[-1]["step"] == train[-1]["max_steps"]
+    assert train[-1]["loss"] < train[0]["loss"] / 3
+    tokenizer = Tokenizer.load(tiny_model_dir)
+    dev = (tiny_model_dir / "splits" / "dev.tsv").read_text().splitlines()
+    tokens_per_sentence = sum(len(tokenizer.encode_tgt(line.split("\t")[1])) for line in dev) / len(dev)
+    assert evals[-1]["dev_loss"] < math.log(500) / tokens_per_sentence
+    assert all(0 <= r["dev_bleu"] <= 100 for r in evals) and evals[-1]["dev_bleu"] > 0
+
+
+def test_run_directory_is_complete_and_consistent(tiny_model_dir: Path) -> None:
+    report = json.loads((tiny_model_dir / "data_report.json").read_text())
+    sizes = {name: len((tiny_model_dir / "splits" / f"{name}.tsv").read_text().splitlines())
+             for name in ("train", "dev", "test")}
+    assert report["splits"] == sizes
+    assert report["kept"] == sum(sizes.values())
+    assert report["read"] == 400 == report["kept"] + sum(report["skipped"].values())
+    result = json.loads((tiny_model_dir / "metrics.json").read_text())
+    assert result["final"] in result["dev_loss"]
+    assert result["test_greedy"]["sentences"] == sizes["test"]
+    assert len((tiny_model_dir / "test.hyp").read_text().splitlines()) == sizes["test"]
+    assert result["test_greedy"]["bleu_signature"].startswith("nrefs:1")
+    translator = Translator.load(tiny_model_dir)
+    assert translator.translate("El perro azul 7.").text.strip()
+
+
+# ------------------------------------------------------------------------------------------- stopping, saving
+
+
+def tiny(corpus: Path, out: Path, *overrides: str) -> list[str]:
+    return ["--config", str(CONFIGS / "tiny.toml"), "--corpus", str(corpus), "--out", str(out),
+            "--run.dev_bleu_sentences=0", *overrides]
+
+
+def test_early_stopping_after_patience_evaluations_without_improvement(tmp_path: Path, toy_corpus: Path) -> None:
+    """With lr = 0 the dev loss never improves after the first evaluation: patience 2 stops at the third."""
+    out = tmp_path / "run"
+    assert main(tiny(toy_corpus, out, "--optim.lr=0", "--optim.max_steps=100", "--run.eval_every=5",
+                     "--run.patience=2")) == 0
+    assert [r["step"] for r in records(out, "eval")] == [5, 10, 15]
+    assert max(r["step"] for r in records(out, "train")) == 15
+    assert torch.load(out / "train_state.pt", weights_only=True)["progress"]["step"] == 15
+
+
+def test_save_every_and_checkpoint_averaging(tmp_path: Path, toy_corpus: Path) -> None:
+    out = tmp_path / "run"
+    assert main(tiny(toy_corpus, out, "--optim.max_steps=12", "--run.eval_every=10", "--run.save_every=4",
+                     "--run.average_last=2")) == 0
+    assert [p.name for p in sorted((out / "checkpoints").iterdir())] == ["step-0000004", "step-0000008",
+                                                                          "step-0000012"]
+    assert [r["step"] for r in records(out, "eval")] == [10, 12]  # every 10 and at the end
+    last_two = [load_file(str(out / "checkpoints" / f"step-00000{s:02d}" / "model.safetensors")) for s in (8, 12)]
+    averaged = load_file(str(out / "averaged" / "model.safetensors"))
+    assert averaged.keys() == last_two[0].keys()
+    for name, tensor in averaged.items():
+        assert torch.allclose(tensor, (last_two[0][name] + last_two[1][name]) / 2, atol=1e-7), name
+    result = json.loads((out / "metrics.json").read_text())
+    assert set(result["dev_loss"]) == {"best", "averaged"}
+    assert result["final"] == min(result["dev_loss"], key=result["dev_loss"].get)
+    final = load_file(str(out / "model.safetensors"))
+    chosen = load_file(str(out / result["final"] / "model.safetensors"))
+    assert all(torch.equal(final[name], chosen[name]) for name in final)
+
+
+def test_a_new_run_refuses_a_directory_holding_a_run(tmp_path: Path, toy_corpus: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "run"
+    assert main(tiny(toy_corpus, out, "--optim.max_steps=4", "--run.eval_every=4")) == 0
+    assert main(tiny(toy_corpus, out, "--optim.max_steps=4")) == 2
+    assert "--resume" in capsys.readouterr().err
+    assert main(["--out", str(out), "--resume", "--model.d_model=64"]) == 2
+    assert "model.d_model" in capsys.readouterr().err
+    # Resuming with a larger step limit continues the same run and its log.
+    assert main(["--out", str(out), "--resume", "--optim.max_steps=8"]) == 0
+    assert [r["step"] for r in records(out, "eval")] == [4, 8]

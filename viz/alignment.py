@@ -1,0 +1,76 @@
+"""Alignment view: the two sentences one above the other, a line from each target unit to its source unit."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import altair as alt
+import pandas as pd
+
+SOURCE_Y, TARGET_Y = 1.0, 0.0  # Spanish on top, English below
+SIDE_COLOURS = {"Spanish": "#d62728", "English": "#1f77b4"}
+
+
+def _spread(n: int) -> list[float]:
+    """x positions in [0, 1] for n tokens, evenly spaced, so sentences of different lengths share the width."""
+    return [(i + 0.5) / n for i in range(n)]
+
+
+def alignment_frames(
+    source: Sequence[str], target: Sequence[str], links: Sequence[tuple[int, int, float]]
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(tokens, links): tokens with side/position/x/y; one row per (target, source, weight) link with both ends."""
+    sx, tx = _spread(len(source)), _spread(len(target))
+    tokens = pd.DataFrame(
+        [{"side": "Spanish", "position": i, "token": t, "x": sx[i], "y": SOURCE_Y} for i, t in enumerate(source)]
+        + [{"side": "English", "position": i, "token": t, "x": tx[i], "y": TARGET_Y} for i, t in enumerate(target)],
+        columns=["side", "position", "token", "x", "y"],
+    )
+    rows = [
+        {"target": target[t], "source": source[s], "weight": w, "x": tx[t], "y": TARGET_Y, "x2": sx[s], "y2": SOURCE_Y}
+        for t, s, w in links
+    ]
+    return tokens, pd.DataFrame(rows, columns=["target", "source", "weight", "x", "y", "x2", "y2"])
+
+
+def alignment_chart(tokens: pd.DataFrame, links: pd.DataFrame, title: str, width: int = 700) -> alt.LayerChart:
+    """Lines (opacity = weight) between the English words below and the Spanish words above."""
+    x = alt.X("x:Q", axis=None, scale=alt.Scale(domain=[0, 1]))
+    y = alt.Y("y:Q", axis=None, scale=alt.Scale(domain=[-0.6, 1.6]))
+    lines = (
+        alt.Chart(links)
+        .mark_rule(color="#555555", strokeWidth=2)
+        .encode(
+            x=x,
+            y=y,
+            x2="x2:Q",
+            y2="y2:Q",
+            opacity=alt.Opacity("weight:Q", scale=alt.Scale(domain=[0, 1], range=[0.15, 1]), legend=None),
+            tooltip=[
+                alt.Tooltip("target:N", title="English"),
+                alt.Tooltip("source:N", title="Spanish"),
+                alt.Tooltip("weight:Q", format=".3f"),
+            ],
+        )
+    )
+
+    def words(side: str, angle: int, dy: int) -> alt.Chart:
+        return (
+            alt.Chart(tokens)
+            .transform_filter(alt.datum.side == side)
+            .mark_text(fontSize=13, angle=angle, align="left", dy=dy, color=SIDE_COLOURS[side])
+            .encode(x=x, y=y, text="token:N", tooltip=[alt.Tooltip("side:N"), alt.Tooltip("token:N")])
+        )
+
+    points = (
+        alt.Chart(tokens)
+        .mark_point(filled=True, size=25)
+        .encode(
+            x=x,
+            y=y,
+            color=alt.Color("side:N", scale=alt.Scale(domain=list(SIDE_COLOURS), range=list(SIDE_COLOURS.values()))),
+        )
+    )
+    return alt.layer(lines, points, words("Spanish", 315, -6), words("English", 45, 6), title=title).properties(
+        width=width, height=260
+    )

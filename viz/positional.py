@@ -1,0 +1,31 @@
+"""Positional encoding: the position signal added to each embedding, positions × dimensions."""
+
+from __future__ import annotations
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+
+def positional_frame(table: np.ndarray) -> pd.DataFrame:
+    """(positions, d_model) -> one row per (position, dimension, value)."""
+    table = np.asarray(table, dtype=np.float64)
+    positions, dims = np.indices(table.shape).reshape(2, -1)
+    return pd.DataFrame({"position": positions, "dimension": dims, "value": table.reshape(-1)})
+
+
+def positional_chart(frame: pd.DataFrame, title: str) -> alt.Chart:
+    """Heatmap: a row per position, a column per dimension, red/blue for +/−."""
+    n_positions, n_dims = frame["position"].nunique(), frame["dimension"].nunique()
+    limit = float(max(1.0, frame["value"].abs().max()))
+    return (
+        alt.Chart(frame, title=title)
+        .mark_rect()
+        .encode(
+            x=alt.X("dimension:O", title="dimension", axis=alt.Axis(values=list(range(0, n_dims, 16)), labelAngle=0)),
+            y=alt.Y("position:O", title="position"),
+            color=alt.Color("value:Q", scale=alt.Scale(scheme="redblue", domain=[-limit, limit], reverse=True)),
+            tooltip=["position:O", "dimension:O", alt.Tooltip("value:Q", format=".3f")],
+        )
+        .properties(width=min(900, max(300, 3 * n_dims)), height=max(120, 12 * n_positions))
+    )

@@ -1,0 +1,35 @@
+"""Step-by-step view: one row of attention as bars over the keys."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+from viz.heatmap import unique_labels
+
+
+def row_frame(weights: np.ndarray, keys: Sequence[str]) -> pd.DataFrame:
+    """(keys,) weights -> one row per key: position, token, unique label, weight."""
+    weights = np.asarray(weights, dtype=np.float64)
+    if weights.shape != (len(keys),):
+        raise ValueError(f"weights {weights.shape} do not match {len(keys)} keys")
+    return pd.DataFrame(
+        {"position": range(len(keys)), "token": list(keys), "label": unique_labels(keys), "weight": weights}
+    )
+
+
+def row_chart(frame: pd.DataFrame, title: str, key_title: str) -> alt.Chart:
+    """Bars of one query row, keys in sentence order."""
+    return (
+        alt.Chart(frame, title=title)
+        .mark_bar()
+        .encode(
+            x=alt.X("label:N", sort=list(frame["label"]), title=key_title, axis=alt.Axis(labelAngle=-60)),
+            y=alt.Y("weight:Q", scale=alt.Scale(domain=[0, 1]), title="weight"),
+            tooltip=[alt.Tooltip("token:N", title="key token"), alt.Tooltip("weight:Q", format=".3f")],
+        )
+        .properties(height=220)
+    )

@@ -1,0 +1,52 @@
+"""Training curves from metrics.jsonl records: tidy DataFrame -> Altair line charts (pure: no torch, no streamlit)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import altair as alt
+import pandas as pd
+
+# (record kind, field) -> series name shown in the legend
+LOSS_SERIES = {("train", "loss"): "train loss (smoothed)", ("train", "nll"): "train NLL", ("eval", "dev_loss"): "dev NLL"}
+SCORE_SERIES = {("eval", "dev_bleu"): "dev BLEU", ("eval", "dev_chrf"): "dev chrF"}
+COLUMNS = ["step", "series", "value"]
+
+
+def metrics_frame(records: Sequence[Mapping[str, Any]], series: Mapping[tuple[str, str], str]) -> pd.DataFrame:
+    """Tidy (step, series, value) rows for the chosen fields; a step replayed after a resume keeps its last value."""
+    rows = [
+        {"step": int(r["step"]), "series": name, "value": float(r[field])}
+        for r in records
+        for (kind, field), name in series.items()
+        if r.get("kind") == kind and isinstance(r.get(field), int | float) and isinstance(r.get("step"), int)
+    ]
+    frame = pd.DataFrame(rows, columns=COLUMNS)
+    frame = frame.drop_duplicates(["series", "step"], keep="last")
+    return frame.sort_values(["series", "step"], kind="stable").reset_index(drop=True)
+
+
+def _line_chart(frame: pd.DataFrame, title: str, y_title: str) -> alt.Chart:
+    """Value against step, one coloured line (with points) per series, with a hover tooltip."""
+    return (
+        alt.Chart(frame, title=title)
+        .mark_line(point=True)
+        .encode(
+            x=alt.X("step:Q", title="step"),
+            y=alt.Y("value:Q", title=y_title, scale=alt.Scale(zero=False)),
+            color=alt.Color("series:N", title=None, legend=alt.Legend(orient="bottom")),
+            tooltip=[alt.Tooltip("series:N"), alt.Tooltip("step:Q"), alt.Tooltip("value:Q", format=".3f")],
+        )
+        .properties(height=260)
+    )
+
+
+def loss_chart(records: Sequence[Mapping[str, Any]]) -> alt.Chart:
+    """Training loss (label-smoothed), training NLL and dev NLL per token against step."""
+    return _line_chart(metrics_frame(records, LOSS_SERIES), "Loss per target token", "loss (nats)")
+
+
+def score_chart(records: Sequence[Mapping[str, Any]]) -> alt.Chart:
+    """Dev BLEU and chrF (greedy, on the first dev sentences) at each evaluation."""
+    return _line_chart(metrics_frame(records, SCORE_SERIES), "Dev BLEU and chrF", "score")

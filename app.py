@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import altair as alt
 import streamlit as st
 
 from lab.alignment import READINGS, align
@@ -182,14 +183,14 @@ def display_controls(maps: SentenceMaps) -> tuple[int, int, int | None, bool]:
     return enc or 0, dec or 0, None if head is None or head < 0 else head, words
 
 
-def map_chart(maps: SentenceMaps, kind: Kind, layer: int, head: int | None, words: bool):
+def map_chart(maps: SentenceMaps, kind: Kind, layer: int, head: int | None, words: bool) -> alt.Chart:
     view = map_view(maps, kind, words)
     frame = attention_frame(pick(view.weights, layer, head), view.rows, view.cols, view.future)
     which = "mean of heads" if head is None else f"head {head + 1}"
-    return attention_heatmap(frame, f"{KIND_TITLES[kind]} — layer {layer + 1}, {which}", *AXES[kind])
+    return attention_heatmap(frame, KIND_TITLES[kind], *AXES[kind], subtitle=f"layer {layer + 1}, {which}")
 
 
-def show_views(maps: SentenceMaps, enc: int, dec: int, head: int | None, words: bool) -> list:
+def show_views(maps: SentenceMaps, enc: int, dec: int, head: int | None, words: bool) -> list[alt.Chart]:
     """The three kinds of attention side by side; returns the charts (for download)."""
     charts = []
     with st.container(key="views"):
@@ -197,7 +198,7 @@ def show_views(maps: SentenceMaps, enc: int, dec: int, head: int | None, words: 
             with column:
                 st.caption(CAPTIONS[kind])
                 charts.append(map_chart(maps, kind, enc if kind == "encoder" else dec, head, words))
-                st.altair_chart(charts[-1], key=f"map_{kind}", width="content")
+                st.altair_chart(charts[-1], key=f"map_{kind}", width="stretch")
     st.caption(
         "Attention shows where the model looked — one window into it, not an explanation of why it chose a word."
     )
@@ -232,8 +233,7 @@ def show_alignment(maps: SentenceMaps, dec: int, head: int | None, words: bool) 
     )
     links = [(link.target, link.source, link.weight) for link in result.links]
     tokens, link_frame = alignment_frames(result.source, result.target, links)
-    width = max(500, 24 * max(len(result.source), len(result.target), 1))
-    st.altair_chart(alignment_chart(tokens, link_frame, "Alignment", width), key="alignment", width="content")
+    st.altair_chart(alignment_chart(tokens, link_frame, "Alignment"), key="alignment", width="stretch")
     st.dataframe(
         link_frame[["target", "source", "weight"]].rename(columns={"target": "English", "source": "Spanish"}),
         hide_index=True,
@@ -262,6 +262,13 @@ def show_steps(maps: SentenceMaps, dec: int, head: int | None) -> None:
     )
 
 
+def head_clicked() -> None:
+    """A click on the head summary chart chooses that head in the "Show head" box (1-based in the chart)."""
+    picked = st.session_state["summary_chart"].selection.get(HEAD_SELECTION) or []
+    if picked and {"layer", "head"} <= set(picked[0]):
+        st.session_state["summary_head"] = (int(picked[0]["layer"]) - 1, int(picked[0]["head"]) - 1)
+
+
 def show_head_summary(maps: SentenceMaps, words: bool) -> None:
     kind = st.radio("Kind", KINDS, format_func=KIND_TITLES.get, horizontal=True, key="summary_kind")
     st.caption(
@@ -272,26 +279,23 @@ def show_head_summary(maps: SentenceMaps, words: bool) -> None:
     view = map_view(maps, kind, words)
     summaries = summarize(view.weights, view.future)
     frame = heads_frame([(h.layer, h.head, h.entropy, h.label, h.share) for h in summaries])
-    event = st.altair_chart(
+    st.altair_chart(
         heads_chart(frame, f"{KIND_TITLES[kind]}: what each head does"),
         key="summary_chart",
-        on_select="rerun",
+        on_select=head_clicked,
         selection_mode=HEAD_SELECTION,
-        width="content",
+        width="stretch",
     )
-    picked = (event.selection.get(HEAD_SELECTION) or [{}])[0] if event else {}
     pairs = [(h.layer, h.head) for h in summaries]
     chosen = st.selectbox(
         "Show head", pairs, key="summary_head", format_func=lambda p: f"layer {p[0] + 1}, head {p[1] + 1}"
     )
-    if "layer" in picked and "head" in picked:
-        chosen = (int(picked["layer"]) - 1, int(picked["head"]) - 1)
     layer, head = chosen or pairs[0]
     frame = attention_frame(view.weights[layer, head], view.rows, view.cols, view.future)
     st.altair_chart(
-        attention_heatmap(frame, f"{KIND_TITLES[kind]} — layer {layer + 1}, head {head + 1}", *AXES[kind]),
+        attention_heatmap(frame, KIND_TITLES[kind], *AXES[kind], subtitle=f"layer {layer + 1}, head {head + 1}"),
         key="summary_map",
-        width="content",
+        width="stretch",
     )
 
 
@@ -301,10 +305,10 @@ def show_positional(directory: str, maps: SentenceMaps) -> None:
         "this sentence: slow and fast waves let the model tell positions apart and compare distances."
     )
     table = positional_table(load_translator(directory), len(maps.src))
-    st.altair_chart(positional_chart(positional_frame(table), "Positional encoding"), key="positional", width="content")
+    st.altair_chart(positional_chart(positional_frame(table), "Positional encoding"), key="positional", width="stretch")
 
 
-def show_downloads(result: Explanation, candidate: Candidate, charts: list) -> None:
+def show_downloads(result: Explanation, candidate: Candidate, charts: list[alt.Chart]) -> None:
     st.caption("The maps of the shown hypothesis (every layer and head, with token labels) and the three charts.")
     st.download_button(
         "Attention maps (JSON)",

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from data.corpus import CleanConfig, CorpusError, Pair, ReadReport, clean, detect_format, read_corpus, write_pairs
-from data.readers import BOM, moses_paths
+from data.readers import BOM, LANGUAGE_NAMES, moses_paths
 
 SRC_LANG, TGT_LANG = "es", "en"
 MIN_PAIRS = 20  # below this, the dev and test splits would be a pair or two
@@ -83,11 +83,12 @@ def clean_config_of(preset: dict[str, Any]) -> CleanConfig:
 
 def source_files(source: CorpusSource) -> list[Path]:
     """The files a source reads: one, or the two sides of a Moses pair."""
-    fmt = source.fmt if source.fmt != "auto" else _detect(source.path)
+    fmt = source.fmt if source.fmt != "auto" else detected_format(source.path)
     return list(moses_paths(source.path, SRC_LANG, TGT_LANG)) if fmt == "moses" else [source.path]
 
 
-def _detect(path: Path) -> str | None:
+def detected_format(path: Path) -> str | None:
+    """The format ``read_corpus`` would detect, or None when the file cannot be found or read."""
     try:
         return detect_format(path, SRC_LANG, TGT_LANG)
     except (CorpusError, OSError):
@@ -139,7 +140,7 @@ def check_corpus(source: CorpusSource, config: CleanConfig, max_bytes: int | Non
     try:
         kept, unreadable = read_clean(source, config, report)
     except (CorpusError, OSError) as err:
-        return CorpusCheck((source.display(str(err)),), _detect(source.path))
+        return CorpusCheck((source.display(str(err)),), detected_format(source.path))
     return summarise(source, report, kept, unreadable)
 
 
@@ -207,6 +208,20 @@ def csv_header(path: Path) -> list[str]:
             return []
 
 
+def csv_default_columns(header: list[str]) -> tuple[int, int]:
+    """The source and target columns a header names (``es``/``spanish``/``source``...), else the first two."""
+    names = dict(LANGUAGE_NAMES)
+
+    def find(lang: str, role: tuple[str, ...]) -> int | None:
+        wanted = {lang, *names.get(lang, ()), *role}
+        return next((i for i, name in enumerate(header) if name.strip().lower() in wanted), None)
+
+    src, tgt = find(SRC_LANG, ("source", "src")), find(TGT_LANG, ("target", "tgt"))
+    if src is None or tgt is None or src == tgt:
+        return 0, min(1, max(0, len(header) - 1))
+    return src, tgt
+
+
 def relabel_csv(path: Path, src: int, tgt: int, out_dir: Path) -> Path:
     """A copy of a CSV file whose header names column ``src`` "source" and ``tgt`` "target" (other lines as they are)."""
     header = csv_header(path)
@@ -215,6 +230,8 @@ def relabel_csv(path: Path, src: int, tgt: int, out_dir: Path) -> Path:
     names = ["source" if i == src else "target" if i == tgt else f"column{i + 1}" for i in range(len(header))]
     out_dir.mkdir(parents=True, exist_ok=True)
     out = out_dir / f"{path.stem}.columns-{src + 1}-{tgt + 1}.csv"
+    if out.is_file() and out.stat().st_mtime >= path.stat().st_mtime:
+        return out
     with open(path, "rb") as original, open(out, "wb") as copy:
         first = original.readline()
         copy.write((",".join(names) + ("\r\n" if first.endswith(b"\r\n") else "\n")).encode())

@@ -20,12 +20,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from lab.job_lock import LOCK_FILE, Lock, external_pids, live_lock, pid_alive, read_lock, write_lock
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 CONFIGS_DIR = REPO_ROOT / "configs"
 PRESET_ORDER = ("tiny", "small", "base")
 RUNS_ENV = "LAB_RUNS_DIR"  # the runs folder, shared with the translate page's model picker
 RUN_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
-LOCK_FILE = "job.lock"  # {"pid", "start_time", "started"} of the live training process
 EVENTS_FILE = "job.jsonl"  # append-only history: start / stop / exit events of this run's jobs
 LOG_FILE = "train.log"  # the child's stdout and stderr
 STATE_FILE = "train_state.pt"  # what --resume continues from (written by training/checkpoint.py)
@@ -71,98 +72,7 @@ def read_preset(path: Path) -> dict[str, Any]:
     return tomllib.loads(path.read_text(encoding="utf-8"))
 
 
-# ----------------------------------------------------------------------------------------- processes and locks
-
-
-@dataclass(frozen=True)
-class Lock:
-    pid: int
-    start_time: int | None  # the kernel's start time of ``pid``: detects a PID reused by another process
-    started: float  # unix time
-
-
-def _proc_stat(pid: int) -> list[str] | None:
-    """Fields of ``/proc/PID/stat`` after the command name (state first), or None where unavailable."""
-    try:
-        text = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    return text[text.rfind(")") + 2 :].split()
-
-
-def process_start_time(pid: int) -> int | None:
-    """Start time of ``pid`` in clock ticks since boot (Linux), None elsewhere or when it does not exist."""
-    fields = _proc_stat(pid)
-    return int(fields[19]) if fields and len(fields) > 19 else None
-
-
-def pid_alive(pid: int, start_time: int | None = None) -> bool:
-    """True if ``pid`` runs (not a zombie) and, when ``start_time`` is given, is the same process as then."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass  # exists, owned by someone else
-    fields = _proc_stat(pid)
-    if fields is None:
-        return sys.platform != "linux"  # no /proc to look closer
-    if fields[0] in ("Z", "X"):
-        return False
-    return start_time is None or process_start_time(pid) == start_time
-
-
-def read_lock(run_dir: Path) -> Lock | None:
-    """The lock file's content, or None when there is none (or it is unreadable: a crash mid-write)."""
-    try:
-        data = json.loads((run_dir / LOCK_FILE).read_text())
-        return Lock(int(data["pid"]), data.get("start_time"), float(data.get("started", 0.0)))
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-
-
-def live_lock(run_dir: Path) -> Lock | None:
-    """The lock of a live job; a stale lock (dead or reused PID, unreadable file) is removed and None returned."""
-    path = run_dir / LOCK_FILE
-    lock = read_lock(run_dir)
-    if lock is not None and pid_alive(lock.pid, lock.start_time):
-        return lock
-    if path.exists() and (lock is None or read_lock(run_dir) == lock):
-        path.unlink(missing_ok=True)
-    return None
-
-
-def _write_lock(run_dir: Path, pid: int, exclusive: bool) -> None:
-    """Create the lock (exclusive: fails if one exists) or replace it atomically."""
-    data = json.dumps({"pid": pid, "start_time": process_start_time(pid), "started": time.time()})
-    path = run_dir / LOCK_FILE
-    if exclusive:
-        fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-        with os.fdopen(fd, "w") as f:
-            f.write(data)
-        return
-    tmp = path.with_name(LOCK_FILE + ".tmp")
-    tmp.write_text(data)
-    tmp.replace(path)
-
-
-def external_pids(run_dir: Path) -> list[int]:
-    """PIDs of ``training.train`` processes writing to ``run_dir`` without this app's lock (Linux /proc scan)."""
-    target, locked = run_dir.resolve(), read_lock(run_dir)
-    found = []
-    for proc in Path("/proc").glob("[0-9]*"):
-        try:
-            args = (proc / "cmdline").read_bytes().decode(errors="replace").split("\0")
-            if "training.train" not in args:
-                continue
-            out = next((a.split("=", 1)[1] for a in args if a.startswith("--out=")), None)
-            if out is None and "--out" in args[:-1]:
-                out = args[args.index("--out") + 1]
-            if out is not None and (Path(os.readlink(proc / "cwd")) / out).resolve() == target:
-                found.append(int(proc.name))
-        except OSError:
-            continue
-    return [pid for pid in found if locked is None or pid != locked.pid]
+# ----------------------------------------------------------------------------------------- launching
 
 
 def _event(run_dir: Path, kind: str, **fields: Any) -> None:
@@ -185,7 +95,7 @@ def launch(run_dir: Path, argv: Sequence[str], env: Mapping[str, str] | None = N
     run_dir.mkdir(parents=True, exist_ok=True)
     refuse_if_busy(run_dir)
     try:
-        _write_lock(run_dir, os.getpid(), exclusive=True)  # ours until the child exists
+        write_lock(run_dir, os.getpid(), exclusive=True)  # ours until the child exists
     except FileExistsError:
         raise JobError(f"run {run_dir.name!r} is being started by another session; watch it below") from None
     try:
@@ -205,7 +115,7 @@ def launch(run_dir: Path, argv: Sequence[str], env: Mapping[str, str] | None = N
     except OSError as err:
         (run_dir / LOCK_FILE).unlink(missing_ok=True)
         raise JobError(f"could not start the training process: {err}") from None
-    _write_lock(run_dir, proc.pid, exclusive=False)
+    write_lock(run_dir, proc.pid, exclusive=False)
     _event(run_dir, "start", pid=proc.pid, argv=list(argv))
     threading.Thread(target=_reap, args=(proc, run_dir), name=f"reap-{proc.pid}", daemon=True).start()
     return proc.pid
@@ -301,6 +211,8 @@ def stop(run_dir: Path, grace_s: float = STOP_GRACE_S) -> bool:
     lock = live_lock(run_dir)
     if lock is None:
         return False
+    if lock.pid == os.getpid():  # the lock's placeholder while a job starts: never signal ourselves
+        raise JobError(f"run {run_dir.name!r} is still starting; try again in a moment")
     _event(run_dir, "stop", pid=lock.pid)
     _signal_group(lock.pid, signal.SIGTERM)
     if not _wait_dead(lock, grace_s):

@@ -36,8 +36,8 @@ def safe_filename(name: str, default: str = "corpus.txt") -> str:
     base = name.replace("\\", "/").rsplit("/", 1)[-1]
     base = unicodedata.normalize("NFKD", base).encode("ascii", "ignore").decode()
     base = re.sub(r"[^A-Za-z0-9._-]+", "_", base).strip("._-")
-    stem, dot, suffix = base[:MAX_NAME].rpartition(".")
-    if len(base) > MAX_NAME and dot:  # keep the extension: it tells the format
+    stem, dot, suffix = base.rpartition(".")
+    if len(base) > MAX_NAME and dot and len(suffix) < 10:  # keep the extension: it tells the format
         base = f"{stem[: MAX_NAME - len(suffix) - 1]}.{suffix}"
     return base[:MAX_NAME] or default
 

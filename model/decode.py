@@ -114,10 +114,12 @@ def beam_search(
             if len(finalized[i]) >= k:
                 continue
             live = 0
-            for lp, index in zip(row_logp, row_index, strict=True):
+            for rank, (lp, index) in enumerate(zip(row_logp, row_index, strict=True)):
                 if lp == float("-inf"):
                     break
                 beam, token = divmod(index, vocab)
+                if token == c.eos_id and rank >= k:  # EOS counts only among the top K (as fairseq): else short
+                    continue  # hypotheses that merely survive in the 2K reserve would crowd out the good ones
                 if token == c.eos_id:
                     ids = prefixes[i * k + beam] + [token]
                     finalized[i].append(Hypothesis(ids, lp, _length_normalised(lp, len(ids), length_penalty)))

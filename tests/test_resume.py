@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -14,7 +15,9 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from tests.conftest import toy_pairs, write_tsv
+from data.batch import batch_indices, encode_pairs
+from data.readers import Pair
+from model.tokenizer import Tokenizer
 
 ROOT = Path(__file__).resolve().parent.parent
 # Dropout on, so the result depends on restoring the RNG; saves every 7 steps (not at evaluations, every 20),
@@ -39,10 +42,8 @@ def run_to_end(cmd: list[str], log: Path) -> None:
 def logged_steps(metrics: Path) -> list[int]:
     steps = []
     for line in metrics.read_text().splitlines() if metrics.is_file() else []:
-        try:
+        with contextlib.suppress(json.JSONDecodeError, KeyError):  # a line still being written
             steps.append(json.loads(line)["step"])
-        except (json.JSONDecodeError, KeyError):
-            pass  # a line being written
     return steps
 
 
@@ -64,21 +65,28 @@ def kill_after_a_save(cmd: list[str], out: Path, log: Path) -> None:
     assert proc.returncode == -signal.SIGKILL, f"training ended (rc {proc.returncode}) before it could be killed"
 
 
+def batches_per_epoch(run_dir: Path) -> int:
+    """Training batches in one epoch of the run (as the trainer makes them: max_tokens 160, max_len 64)."""
+    tokenizer = Tokenizer.load(run_dir)
+    rows = [line.split("\t") for line in (run_dir / "splits" / "train.tsv").read_text().splitlines()]
+    examples = encode_pairs([Pair(src, tgt) for src, tgt in rows], tokenizer, 64)
+    return len(batch_indices(examples, 160, seed=1, epoch=0))
+
+
 def read_jsonl(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
 @pytest.mark.slow
-def test_sigkill_then_resume_reaches_the_same_weights(tmp_path: Path) -> None:
-    corpus = write_tsv(tmp_path / "toy.tsv", toy_pairs(400, seed=3))
+def test_sigkill_then_resume_reaches_the_same_weights(tmp_path: Path, toy_corpus: Path) -> None:
     reference, broken = tmp_path / "reference", tmp_path / "broken"
-    run_to_end(command(corpus, reference), tmp_path / "reference.log")
+    run_to_end(command(toy_corpus, reference), tmp_path / "reference.log")
 
-    kill_after_a_save(command(corpus, broken), broken, tmp_path / "killed.log")
+    kill_after_a_save(command(toy_corpus, broken), broken, tmp_path / "killed.log")
     saved = torch.load(broken / "train_state.pt", weights_only=True)["progress"]
     assert 0 < saved["step"] < 60
-    assert saved["batch_in_epoch"] > 0, "the saved state should fall mid-epoch"
-    run_to_end(command(corpus, broken, "--resume"), tmp_path / "resumed.log")
+    assert 0 < saved["batch_in_epoch"] < batches_per_epoch(broken), "the saved state should fall mid-epoch"
+    run_to_end(command(toy_corpus, broken, "--resume"), tmp_path / "resumed.log")
     assert "resumed at step" in (tmp_path / "resumed.log").read_text()
 
     # Same data, same tokenizer: otherwise equal weights could not be expected.

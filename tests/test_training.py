@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from pathlib import Path
@@ -31,8 +32,9 @@ def records(run_dir: Path, kind: str) -> list[dict]:
 @pytest.mark.parametrize("preset", ["tiny", "small", "base"])
 def test_presets_load_and_build_a_valid_model_config(preset: str) -> None:
     config = load_train_config(CONFIGS / f"{preset}.toml")
-    shape = ModelConfig(src_vocab_size=config.data.vocab_size, tgt_vocab_size=config.data.vocab_size,
-                        **config.model.__dict__)
+    shape = ModelConfig(
+        src_vocab_size=config.data.vocab_size, tgt_vocab_size=config.data.vocab_size, **config.model.__dict__
+    )
     assert shape.d_model % shape.n_heads == 0
 
 
@@ -96,11 +98,24 @@ def test_missing_and_invalid_toml_files(tmp_path: Path) -> None:
         load_train_config(tmp_path / "broken.toml")
 
 
-def test_cli_reports_config_errors_with_exit_code_2(tmp_path: Path, toy_corpus: Path,
-                                                    capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_reports_config_errors_with_exit_code_2(
+    tmp_path: Path, toy_corpus: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "run"
-    assert main(["--config", str(CONFIGS / "tiny.toml"), "--corpus", str(toy_corpus), "--out", str(out),
-                 "--optim.warmup=10"]) == 2
+    assert (
+        main(
+            [
+                "--config",
+                str(CONFIGS / "tiny.toml"),
+                "--corpus",
+                str(toy_corpus),
+                "--out",
+                str(out),
+                "--optim.warmup=10",
+            ]
+        )
+        == 2
+    )
     assert "optim.warmup" in capsys.readouterr().err
     assert not out.exists()
     with pytest.raises(SystemExit) as exit_info:
@@ -118,7 +133,7 @@ def test_learning_rate_warms_up_linearly_then_decays() -> None:
         optim = OptimConfig(lr=1e-3, warmup_steps=10, max_steps=100, schedule=schedule, min_lr_ratio=0.1)
         rates = [lr_at(step, optim) for step in range(1, 101)]
         assert rates[:10] == pytest.approx([1e-3 * s / 10 for s in range(1, 11)])
-        assert all(a >= b for a, b in zip(rates[9:], rates[10:], strict=False))
+        assert all(a >= b for a, b in itertools.pairwise(rates[9:]))
     assert lr_at(40, OptimConfig(lr=1e-3, warmup_steps=10)) == pytest.approx(1e-3 * math.sqrt(10 / 40))
     cosine = OptimConfig(lr=1e-3, warmup_steps=10, max_steps=100, schedule="cosine", min_lr_ratio=0.1)
     assert lr_at(100, cosine) == pytest.approx(1e-4)
@@ -146,8 +161,10 @@ def test_tiny_run_learns_the_toy_language(tiny_model_dir: Path) -> None:
 
 def test_run_directory_is_complete_and_consistent(tiny_model_dir: Path) -> None:
     report = json.loads((tiny_model_dir / "data_report.json").read_text())
-    sizes = {name: len((tiny_model_dir / "splits" / f"{name}.tsv").read_text().splitlines())
-             for name in ("train", "dev", "test")}
+    sizes = {
+        name: len((tiny_model_dir / "splits" / f"{name}.tsv").read_text().splitlines())
+        for name in ("train", "dev", "test")
+    }
     assert report["splits"] == sizes
     assert report["kept"] == sum(sizes.values())
     assert report["read"] == 400 == report["kept"] + sum(report["skipped"].values())
@@ -164,15 +181,25 @@ def test_run_directory_is_complete_and_consistent(tiny_model_dir: Path) -> None:
 
 
 def tiny(corpus: Path, out: Path, *overrides: str) -> list[str]:
-    return ["--config", str(CONFIGS / "tiny.toml"), "--corpus", str(corpus), "--out", str(out),
-            "--run.dev_bleu_sentences=0", *overrides]
+    return [
+        "--config",
+        str(CONFIGS / "tiny.toml"),
+        "--corpus",
+        str(corpus),
+        "--out",
+        str(out),
+        "--run.dev_bleu_sentences=0",
+        *overrides,
+    ]
 
 
 def test_early_stopping_after_patience_evaluations_without_improvement(tmp_path: Path, toy_corpus: Path) -> None:
     """With lr = 0 the dev loss never improves after the first evaluation: patience 2 stops at the third."""
     out = tmp_path / "run"
-    assert main(tiny(toy_corpus, out, "--optim.lr=0", "--optim.max_steps=100", "--run.eval_every=5",
-                     "--run.patience=2")) == 0
+    assert (
+        main(tiny(toy_corpus, out, "--optim.lr=0", "--optim.max_steps=100", "--run.eval_every=5", "--run.patience=2"))
+        == 0
+    )
     assert [r["step"] for r in records(out, "eval")] == [5, 10, 15]
     assert max(r["step"] for r in records(out, "train")) == 15
     assert torch.load(out / "train_state.pt", weights_only=True)["progress"]["step"] == 15
@@ -180,10 +207,20 @@ def test_early_stopping_after_patience_evaluations_without_improvement(tmp_path:
 
 def test_save_every_and_checkpoint_averaging(tmp_path: Path, toy_corpus: Path) -> None:
     out = tmp_path / "run"
-    assert main(tiny(toy_corpus, out, "--optim.max_steps=12", "--run.eval_every=10", "--run.save_every=4",
-                     "--run.average_last=2")) == 0
-    assert [p.name for p in sorted((out / "checkpoints").iterdir())] == ["step-0000004", "step-0000008",
-                                                                          "step-0000012"]
+    assert (
+        main(
+            tiny(
+                toy_corpus,
+                out,
+                "--optim.max_steps=12",
+                "--run.eval_every=10",
+                "--run.save_every=4",
+                "--run.average_last=2",
+            )
+        )
+        == 0
+    )
+    assert [p.name for p in sorted((out / "checkpoints").iterdir())] == ["step-0000004", "step-0000008", "step-0000012"]
     assert [r["step"] for r in records(out, "eval")] == [10, 12]  # every 10 and at the end
     last_two = [load_file(str(out / "checkpoints" / f"step-00000{s:02d}" / "model.safetensors")) for s in (8, 12)]
     averaged = load_file(str(out / "averaged" / "model.safetensors"))
@@ -198,8 +235,9 @@ def test_save_every_and_checkpoint_averaging(tmp_path: Path, toy_corpus: Path) -
     assert all(torch.equal(final[name], chosen[name]) for name in final)
 
 
-def test_a_new_run_refuses_a_directory_holding_a_run(tmp_path: Path, toy_corpus: Path,
-                                                     capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_new_run_refuses_a_directory_holding_a_run(
+    tmp_path: Path, toy_corpus: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "run"
     assert main(tiny(toy_corpus, out, "--optim.max_steps=4", "--run.eval_every=4")) == 0
     assert main(tiny(toy_corpus, out, "--optim.max_steps=4")) == 2
@@ -209,3 +247,23 @@ def test_a_new_run_refuses_a_directory_holding_a_run(tmp_path: Path, toy_corpus:
     # Resuming with a larger step limit continues the same run and its log.
     assert main(["--out", str(out), "--resume", "--optim.max_steps=8"]) == 0
     assert [r["step"] for r in records(out, "eval")] == [4, 8]
+
+
+def test_resuming_a_finished_run_takes_no_step(tmp_path: Path, toy_corpus: Path) -> None:
+    out = tmp_path / "run"
+    assert main(tiny(toy_corpus, out, "--optim.max_steps=6", "--run.eval_every=3")) == 0
+    before = load_file(str(out / "model.safetensors"))
+    assert main(["--out", str(out), "--resume"]) == 0
+    assert torch.load(out / "train_state.pt", weights_only=True)["progress"]["step"] == 6
+    after = load_file(str(out / "model.safetensors"))
+    assert all(torch.equal(before[name], after[name]) for name in before)
+    assert [r["step"] for r in records(out, "eval")] == [3, 6]
+
+
+def test_python_m_training_lists_and_dispatches_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from training.__main__ import main as dispatch
+
+    assert dispatch([]) == 0 and "evaluate" in capsys.readouterr().out
+    assert dispatch(["fly"]) == 2 and "unknown command 'fly'" in capsys.readouterr().err
+    assert dispatch(["train", "--out", str(tmp_path / "run"), "--resume"]) == 2
+    assert "train_state.pt" in capsys.readouterr().err

@@ -43,8 +43,13 @@ def restore_rng(states: dict[str, Any]) -> None:
         torch.cuda.set_rng_state_all(states["cuda"])
 
 
-def save_state(run_dir: Path, model: Transformer, optimizer: torch.optim.Optimizer, progress: dict[str, Any],
-               rngs: list[dict[str, Any]]) -> None:
+def save_state(
+    run_dir: Path,
+    model: Transformer,
+    optimizer: torch.optim.Optimizer,
+    progress: dict[str, Any],
+    rngs: list[dict[str, Any]],
+) -> None:
     """Everything needed to continue exactly: weights, optimizer, progress (step, epoch, batch), RNG per process."""
     state = {
         "model": model.state_dict(),

@@ -12,11 +12,11 @@ from typing import Any, Literal
 from model.config import ConfigError, from_dict
 
 
-def _check_positive(section: str, record: object, names: tuple[str, ...]) -> None:
-    """Raise ConfigError naming ``section.name`` for the first of ``names`` that is not > 0."""
+def _check_at_least(section: str, record: object, names: tuple[str, ...], minimum: int = 1) -> None:
+    """Raise ConfigError naming ``section.name`` for the first of ``names`` below ``minimum``."""
     for name in names:
-        if getattr(record, name) <= 0:
-            raise ConfigError(f"{section}.{name} must be positive, got {getattr(record, name)!r}")
+        if getattr(record, name) < minimum:
+            raise ConfigError(f"{section}.{name} must be at least {minimum}, got {getattr(record, name)!r}")
 
 
 @dataclass(frozen=True)
@@ -73,9 +73,8 @@ class OptimConfig:
     seed: int = 1
 
     def __post_init__(self) -> None:
-        _check_positive("optim", self, ("max_tokens", "accumulate", "max_steps", "max_epochs"))
-        if self.lr < 0 or self.max_minutes < 0:
-            raise ConfigError("optim.lr and optim.max_minutes must not be negative")
+        _check_at_least("optim", self, ("max_tokens", "accumulate", "max_steps", "max_epochs"))
+        _check_at_least("optim", self, ("lr", "max_minutes", "label_smoothing", "clip_norm"), 0)
 
 
 @dataclass(frozen=True)
@@ -93,9 +92,9 @@ class RunConfig:
     compile: bool = False
 
     def __post_init__(self) -> None:
-        _check_positive("run", self, ("log_every", "eval_every"))
-        if min(self.save_every, self.keep_checkpoints, self.average_last, self.patience, self.dev_bleu_sentences) < 0:
-            raise ConfigError("run.save_every, keep_checkpoints, average_last, patience, dev_bleu_sentences must be >= 0")
+        _check_at_least("run", self, ("log_every", "eval_every"))
+        _check_at_least("run", self, ("save_every", "keep_checkpoints", "average_last", "patience", "threads"), 0)
+        _check_at_least("run", self, ("dev_bleu_sentences",), 0)
 
 
 @dataclass(frozen=True)

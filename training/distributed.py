@@ -30,7 +30,7 @@ class Env:
 
 
 def resolve_device(name: str = "auto") -> torch.device:
-    """"auto" picks CUDA, then Apple MPS, then CPU; anything else is passed to torch.device."""
+    """ "auto" picks CUDA, then Apple MPS, then CPU; anything else is passed to torch.device."""
     if name != "auto":
         return torch.device(name)
     if torch.cuda.is_available():

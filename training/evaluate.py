@@ -30,14 +30,23 @@ def corpus_scores(hypotheses: list[str], references: list[str]) -> dict[str, Any
     bleu, chrf = sacrebleu.metrics.BLEU(), sacrebleu.metrics.CHRF()
     b, c = bleu.corpus_score(hypotheses, [references]), chrf.corpus_score(hypotheses, [references])
     return {
-        "bleu": round(b.score, 2), "chrf": round(c.score, 2),
-        "bleu_signature": str(bleu.get_signature()), "chrf_signature": str(chrf.get_signature()),
-        "sentences": len(references), "hyp_ref_len_ratio": round(b.sys_len / max(1, b.ref_len), 3),
+        "bleu": round(b.score, 2),
+        "chrf": round(c.score, 2),
+        "bleu_signature": str(bleu.get_signature()),
+        "chrf_signature": str(chrf.get_signature()),
+        "sentences": len(references),
+        "hyp_ref_len_ratio": round(b.sys_len / max(1, b.ref_len), 3),
     }
 
 
-def score(model: Transformer, tokenizer: Tokenizer, pairs: list[Pair], options: DecodeOptions | None = None,
-          progress: bool = False, batch_size: int = 64) -> dict[str, Any]:
+def score(
+    model: Transformer,
+    tokenizer: Tokenizer,
+    pairs: list[Pair],
+    options: DecodeOptions | None = None,
+    progress: bool = False,
+    batch_size: int = 64,
+) -> dict[str, Any]:
     """Translate ``pairs`` (greedy unless ``options`` say otherwise) and score them; adds speed and hypotheses."""
     was_training = model.training
     translator = Translator(model, tokenizer)
@@ -47,8 +56,12 @@ def score(model: Transformer, tokenizer: Tokenizer, pairs: list[Pair], options: 
     seconds = time.perf_counter() - start
     model.train(was_training)
     result = corpus_scores(hyps, [p.tgt for p in pairs])
-    return {**result, "seconds": round(seconds, 3), "sentences_per_s": round(len(pairs) / max(seconds, 1e-9), 1),
-            "hypotheses": hyps}
+    return {
+        **result,
+        "seconds": round(seconds, 3),
+        "sentences_per_s": round(len(pairs) / max(seconds, 1e-9), 1),
+        "hypotheses": hyps,
+    }
 
 
 def read_lines(path: Path) -> list[str]:
@@ -117,15 +130,22 @@ def main(argv: list[str] | None = None) -> int:
     hyps = result.pop("hypotheses")
     print(f"BLEU {result['bleu']:.2f}  {result['bleu_signature']}")
     print(f"chrF {result['chrf']:.2f}  {result['chrf_signature']}")
-    print(f"{result['sentences']} sentences, {result['sentences_per_s']:.1f} sentences/s, "
-          f"beam {args.beam}, hyp/ref length {result['hyp_ref_len_ratio']:.3f}")
+    print(
+        f"{result['sentences']} sentences, {result['sentences_per_s']:.1f} sentences/s, "
+        f"beam {args.beam}, hyp/ref length {result['hyp_ref_len_ratio']:.3f}"
+    )
     if args.hyp:
         args.hyp.write_text("".join(h + "\n" for h in hyps), encoding="utf-8")
     if args.json:
         report = {
-            **result, "model": str(args.model), "src": str(args.pairs or args.src),
-            "ref": str(args.pairs or args.ref), "beam_size": args.beam, "length_penalty": args.length_penalty,
-            "batch_size": args.batch_size, "device": str(translator.device),
+            **result,
+            "model": str(args.model),
+            "src": str(args.pairs or args.src),
+            "ref": str(args.pairs or args.ref),
+            "beam_size": args.beam,
+            "length_penalty": args.length_penalty,
+            "batch_size": args.batch_size,
+            "device": str(translator.device),
         }
         args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     return 0

@@ -34,13 +34,22 @@ def read_split(path: Path) -> list[Pair]:
 
 def model_config(config: TrainConfig, tokenizer: Tokenizer) -> ModelConfig:
     return ModelConfig(
-        src_vocab_size=tokenizer.src.get_piece_size(), tgt_vocab_size=tokenizer.tgt.get_piece_size(),
-        share_embeddings=tokenizer.joint, **dataclasses.asdict(config.model),
+        src_vocab_size=tokenizer.src.get_piece_size(),
+        tgt_vocab_size=tokenizer.tgt.get_piece_size(),
+        share_embeddings=tokenizer.joint,
+        **dataclasses.asdict(config.model),
     )
 
 
-def finish(model: Transformer, tokenizer: Tokenizer, config: TrainConfig, env: distributed.Env, run_dir: Path,
-           dev_examples: list, test_pairs: list[Pair]) -> dict:
+def finish(
+    model: Transformer,
+    tokenizer: Tokenizer,
+    config: TrainConfig,
+    env: distributed.Env,
+    run_dir: Path,
+    dev_examples: list,
+    test_pairs: list[Pair],
+) -> dict:
     """Final model = best-by-dev-loss or the average of the last N snapshots, whichever has lower dev loss."""
     candidates = {"best": run_dir / "best"}
     alone = dataclasses.replace(env, rank=0, world_size=1)  # rank 0 finishes while the others exit
@@ -77,7 +86,11 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, list[str]]:
     parser.add_argument("--config", type=Path, default=Path("configs/small.toml"), help="TOML preset")
     parser.add_argument("--corpus", action="append", default=[], help="parallel corpus file (repeatable)")
     parser.add_argument("--out", type=Path, required=True, help="run directory (becomes the model directory)")
-    parser.add_argument("--resume", action="store_true", help="continue exactly from the run's last saved state, with its saved configuration")
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue exactly from the run's last saved state, with its saved configuration",
+    )
     args, rest = parser.parse_known_args(argv)
     bad = [a for a in rest if not (a.startswith("--") and "." in a.split("=")[0] and "=" in a)]
     if bad:
@@ -99,8 +112,10 @@ def resume_config(run_dir: Path, overrides: list[str]) -> TrainConfig:
         for name, value in dataclasses.asdict(getattr(config, section)).items():
             key = f"{section}.{name}"
             if key not in RESUME_OVERRIDES and value != dataclasses.asdict(getattr(saved, section))[name]:
-                raise ConfigError(f"--resume cannot change {key} (the run used {getattr(getattr(saved, section), name)!r}); "
-                                  f"only run.* and {', '.join(RESUME_OVERRIDES)} may change")
+                raise ConfigError(
+                    f"--resume cannot change {key} (the run used {getattr(getattr(saved, section), name)!r}); "
+                    f"only run.* and {', '.join(RESUME_OVERRIDES)} may change"
+                )
     return config
 
 
@@ -153,27 +168,46 @@ def run(config: TrainConfig, env: distributed.Env, run_dir: Path, resume: bool) 
     model = Transformer(model_config(config, tokenizer)).to(env.device)
     if env.is_main:
         (run_dir / "config.json").write_text(model.config.to_json())
-        log.info("model: %.2fM parameters on %s (%s), %d process(es)", model.num_parameters() / 1e6, env.device,
-                 env.autocast_dtype or "fp32", env.world_size)
+        log.info(
+            "model: %.2fM parameters on %s (%s), %d process(es)",
+            model.num_parameters() / 1e6,
+            env.device,
+            env.autocast_dtype or "fp32",
+            env.world_size,
+        )
     max_len = min(config.data.max_len, model.config.max_positions)
     train_examples = encode_pairs(parts["train"], tokenizer, max_len)
     dev_examples = encode_pairs(parts["dev"], tokenizer, max_len)
     if env.is_main:
         o = config.optim
         bucketed = padding_fraction(train_examples, batch_indices(train_examples, o.max_tokens, o.seed, 0))
-        plain = padding_fraction(train_examples, batch_indices(train_examples, o.max_tokens, o.seed, 0, bucketing=False))
+        plain = padding_fraction(
+            train_examples, batch_indices(train_examples, o.max_tokens, o.seed, 0, bucketing=False)
+        )
         log.info("padding fraction: %.1f%% with bucketing, %.1f%% without", 100 * bucketed, 100 * plain)
     start = time.perf_counter()
     progress = train(model, tokenizer, train_examples, dev_examples, parts["dev"], config, env, run_dir, resume)
     if env.world_size > 1:
         identical, digests = distributed.ranks_identical(model, env)
-        log.info("rank %d of %d: weights sha256 %s; ranks identical: %s", env.rank, env.world_size,
-                 digests[env.rank][:16], identical)
+        log.info(
+            "rank %d of %d: weights sha256 %s; ranks identical: %s",
+            env.rank,
+            env.world_size,
+            digests[env.rank][:16],
+            identical,
+        )
     if env.is_main:
         result = finish(model, tokenizer, config, env, run_dir, dev_examples, parts["test"])
         t = result["test_greedy"]
-        log.info("done: %d steps in %.0f s; final=%s; test BLEU %.2f chrF %.2f (%s)", progress.step,
-                 time.perf_counter() - start, result["final"], t["bleu"], t["chrf"], t["bleu_signature"])
+        log.info(
+            "done: %d steps in %.0f s; final=%s; test BLEU %.2f chrF %.2f (%s)",
+            progress.step,
+            time.perf_counter() - start,
+            result["final"],
+            t["bleu"],
+            t["chrf"],
+            t["bleu_signature"],
+        )
     return 0
 
 

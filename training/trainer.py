@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import logging
 import math
@@ -78,8 +79,14 @@ class Progress:
     elapsed: float = 0.0
 
 
-def train_step(loss_module: nn.Module, optimizer: torch.optim.Optimizer, micro_batches: list[Batch],
-               config: TrainConfig, env: Env, step: int) -> tuple[float, float, int]:
+def train_step(
+    loss_module: nn.Module,
+    optimizer: torch.optim.Optimizer,
+    micro_batches: list[Batch],
+    config: TrainConfig,
+    env: Env,
+    step: int,
+) -> tuple[float, float, int]:
     """One optimizer step over ``micro_batches`` (gradient accumulation); returns (loss, nll, tokens) summed."""
     for group in optimizer.param_groups:
         group["lr"] = lr_at(step, config.optim)
@@ -192,8 +199,9 @@ def make_optimizer(model: Transformer, optim: OptimConfig) -> torch.optim.AdamW:
     return torch.optim.AdamW(groups, lr=optim.lr, betas=tuple(optim.betas))
 
 
-def resume_from(run_dir: Path, model: Transformer, optimizer: torch.optim.Optimizer, env: Env,
-                metrics: MetricsLog) -> Progress:
+def resume_from(
+    run_dir: Path, model: Transformer, optimizer: torch.optim.Optimizer, env: Env, metrics: MetricsLog
+) -> Progress:
     """Load weights, optimizer, progress and this process's RNG; forget what a killed run logged after the state."""
     state = checkpoint.load_state(run_dir)
     model.load_state_dict(state["model"])
@@ -202,7 +210,9 @@ def resume_from(run_dir: Path, model: Transformer, optimizer: torch.optim.Optimi
     rng = state["rng"]
     if isinstance(rng, list):  # one entry per process
         if len(rng) != env.world_size:
-            log.warning("state saved by %d process(es), resuming with %d: not an exact resume", len(rng), env.world_size)
+            log.warning(
+                "state saved by %d process(es), resuming with %d: not an exact resume", len(rng), env.world_size
+            )
         rng = rng[env.rank % len(rng)]
     checkpoint.restore_rng(rng)
     if env.is_main:
@@ -212,8 +222,17 @@ def resume_from(run_dir: Path, model: Transformer, optimizer: torch.optim.Optimi
     return progress
 
 
-def train(model: Transformer, tokenizer: Tokenizer, train_examples: list[Example], dev_examples: list[Example],
-          dev_pairs: list[Pair], config: TrainConfig, env: Env, run_dir: Path, resume: bool) -> Progress:
+def train(
+    model: Transformer,
+    tokenizer: Tokenizer,
+    train_examples: list[Example],
+    dev_examples: list[Example],
+    dev_pairs: list[Pair],
+    config: TrainConfig,
+    env: Env,
+    run_dir: Path,
+    resume: bool,
+) -> Progress:
     """Train until max_steps, max_epochs, max_minutes or early stopping; rank 0 writes checkpoints and metrics."""
     o, r = config.optim, config.run
     optimizer = make_optimizer(model, o)
@@ -225,23 +244,27 @@ def train(model: Transformer, tokenizer: Tokenizer, train_examples: list[Example
         metrics.start_fresh()
     loss_module: nn.Module = TranslationLoss(model, o.label_smoothing)
     if env.world_size > 1:
-        loss_module = DistributedDataParallel(loss_module, device_ids=[env.device.index] if env.device.type == "cuda" else None)
+        loss_module = DistributedDataParallel(
+            loss_module, device_ids=[env.device.index] if env.device.type == "cuda" else None
+        )
     if r.compile:
         loss_module = torch.compile(loss_module)
     save_every = r.save_every or r.eval_every
     c = model.config
     model.train()
-    bar = tqdm(total=o.max_steps, initial=progress.step, desc="training", unit="step", disable=not env.is_main,
-               dynamic_ncols=True)
+    bar = tqdm(
+        total=o.max_steps,
+        initial=progress.step,
+        desc="training",
+        unit="step",
+        disable=not env.is_main,
+        dynamic_ncols=True,
+    )
     window = Window()
     session_start = time.perf_counter() - progress.elapsed
-    stop = False
+    stop = _finished(progress, config)  # a resumed run may have ended already: then it takes no step
     while not stop and progress.epoch < o.max_epochs:
-        batches = batch_indices(train_examples, o.max_tokens, o.seed, progress.epoch)
-        mine = batches[env.rank :: env.world_size][: len(batches) // env.world_size]  # same count on every process
-        if not mine:
-            raise ValueError(f"{len(train_examples)} training examples make {len(batches)} batches: too few for "
-                             f"{env.world_size} process(es)")
+        mine = epoch_batches(train_examples, o, env, progress.epoch)
         while not stop and progress.batch_in_epoch + o.accumulate <= len(mine):
             chunk = mine[progress.batch_in_epoch : progress.batch_in_epoch + o.accumulate]
             micro = [collate([train_examples[i] for i in idx], c.pad_id, c.bos_id) for idx in chunk]
@@ -260,8 +283,10 @@ def train(model: Transformer, tokenizer: Tokenizer, train_examples: list[Example
             last_batch = progress.epoch == o.max_epochs - 1 and progress.batch_in_epoch + o.accumulate > len(mine)
             stop = progress.step >= o.max_steps or out_of_time or last_batch
             if progress.step % r.eval_every == 0 or stop:
-                stop = _evaluate(model, tokenizer, dev_examples, dev_pairs, config, env, run_dir, progress,
-                                 metrics) or stop
+                stop = (
+                    _evaluate(model, tokenizer, dev_examples, dev_pairs, config, env, run_dir, progress, metrics)
+                    or stop
+                )
             if progress.step % save_every == 0 or stop:
                 _save(model, optimizer, config, env, run_dir, progress)
         if not stop:
@@ -273,28 +298,69 @@ def train(model: Transformer, tokenizer: Tokenizer, train_examples: list[Example
     return progress
 
 
+def epoch_batches(examples: list[Example], o: OptimConfig, env: Env, epoch: int) -> list[list[int]]:
+    """This process's batches of ``epoch`` (the same number on every process), in training order."""
+    batches = batch_indices(examples, o.max_tokens, o.seed, epoch)
+    mine = batches[env.rank :: env.world_size][: len(batches) // env.world_size]
+    if not mine:
+        raise ValueError(
+            f"{len(examples)} examples make {len(batches)} batches: too few for {env.world_size} processes"
+        )
+    return mine
+
+
+def _finished(progress: Progress, config: TrainConfig) -> bool:
+    """Whether the run has reached its step or time limit or has stopped early."""
+    o, r = config.optim, config.run
+    out_of_time = 0 < o.max_minutes * 60 < progress.elapsed
+    return progress.step >= o.max_steps or out_of_time or 0 < r.patience <= progress.evals_without_improvement
+
+
 def _log_train(window: Window, progress: Progress, o: OptimConfig, env: Env, metrics: MetricsLog, bar: tqdm) -> None:
     """One ``kind="train"`` record: loss and NLL per target token over all processes since the last record."""
     seconds = time.perf_counter() - window.start
     tokens = all_reduce_sum(window.tokens, env)
-    record = {"step": progress.step, "epoch": progress.epoch, "loss": all_reduce_sum(window.loss, env) / max(1, tokens),
-              "nll": all_reduce_sum(window.nll, env) / max(1, tokens), "lr": lr_at(progress.step, o),
-              "tokens_per_s": tokens / max(seconds, 1e-9), "elapsed_s": progress.elapsed, "max_steps": o.max_steps}
+    record = {
+        "step": progress.step,
+        "epoch": progress.epoch,
+        "loss": all_reduce_sum(window.loss, env) / max(1, tokens),
+        "nll": all_reduce_sum(window.nll, env) / max(1, tokens),
+        "lr": lr_at(progress.step, o),
+        "tokens_per_s": tokens / max(seconds, 1e-9),
+        "elapsed_s": progress.elapsed,
+        "max_steps": o.max_steps,
+    }
     metrics.write(kind="train", **record)
     bar.set_postfix(loss=f"{record['loss']:.3f}", lr=f"{record['lr']:.2e}", tok_s=f"{record['tokens_per_s']:.0f}")
 
 
-def _evaluate(model: Transformer, tokenizer: Tokenizer, dev_examples: list[Example], dev_pairs: list[Pair],
-              config: TrainConfig, env: Env, run_dir: Path, progress: Progress, metrics: MetricsLog) -> bool:
+def _evaluate(
+    model: Transformer,
+    tokenizer: Tokenizer,
+    dev_examples: list[Example],
+    dev_pairs: list[Pair],
+    config: TrainConfig,
+    env: Env,
+    run_dir: Path,
+    progress: Progress,
+    metrics: MetricsLog,
+) -> bool:
     """Dev loss and BLEU (all processes share the work), best model on rank 0; returns True to stop early."""
     r = config.run
     dev_loss = evaluate_loss(model, dev_examples, config, env)
     improved = dev_loss < progress.best_dev_loss
     progress.best_dev_loss = min(progress.best_dev_loss, dev_loss)
     progress.evals_without_improvement = 0 if improved else progress.evals_without_improvement + 1
-    record = {"step": progress.step, "epoch": progress.epoch, "dev_loss": dev_loss,
-              "dev_ppl": math.exp(min(dev_loss, 50)), "elapsed_s": progress.elapsed}
-    scores = dev_scores(model, tokenizer, dev_pairs[: r.dev_bleu_sentences], env) if r.dev_bleu_sentences else None
+    record = {
+        "step": progress.step,
+        "epoch": progress.epoch,
+        "dev_loss": dev_loss,
+        "dev_ppl": math.exp(min(dev_loss, 50)),
+        "elapsed_s": progress.elapsed,
+    }
+    scores = None
+    if r.dev_bleu_sentences > 0 and dev_pairs:
+        scores = dev_scores(model, tokenizer, dev_pairs[: r.dev_bleu_sentences], env)
     if scores is not None:
         record.update(dev_bleu=scores["bleu"], dev_chrf=scores["chrf"])
     if env.is_main:
@@ -306,11 +372,17 @@ def _evaluate(model: Transformer, tokenizer: Tokenizer, dev_examples: list[Examp
     return r.patience > 0 and progress.evals_without_improvement >= r.patience
 
 
-def _save(model: Transformer, optimizer: torch.optim.Optimizer, config: TrainConfig, env: Env, run_dir: Path,
-          progress: Progress) -> None:
+def _save(
+    model: Transformer,
+    optimizer: torch.optim.Optimizer,
+    config: TrainConfig,
+    env: Env,
+    run_dir: Path,
+    progress: Progress,
+) -> None:
     """Snapshot for averaging and the full training state (every process's RNG); rank 0 writes."""
     rngs = all_gather(checkpoint.rng_states(), env)
     if env.is_main:
         keep = max(config.run.keep_checkpoints, config.run.average_last)
         checkpoint.save_checkpoint(run_dir, model, progress.step, keep)
-        checkpoint.save_state(run_dir, model, optimizer, progress.__dict__.copy(), rngs)
+        checkpoint.save_state(run_dir, model, optimizer, dataclasses.asdict(progress), rngs)

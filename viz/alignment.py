@@ -7,8 +7,11 @@ from collections.abc import Sequence
 import altair as alt
 import pandas as pd
 
+from viz.heatmap import FIT_X
+
 SOURCE_Y, TARGET_Y = 1.0, 0.0  # Spanish on top, English below
 SIDE_COLOURS = {"Spanish": "#d62728", "English": "#1f77b4"}
+HORIZONTAL_UP_TO = 14  # more tokens than this on a side: tilt the labels so they do not overlap
 
 
 def _spread(n: int) -> list[float]:
@@ -33,7 +36,7 @@ def alignment_frames(
     return tokens, pd.DataFrame(rows, columns=["target", "source", "weight", "x", "y", "x2", "y2"])
 
 
-def alignment_chart(tokens: pd.DataFrame, links: pd.DataFrame, title: str, width: int = 700) -> alt.LayerChart:
+def alignment_chart(tokens: pd.DataFrame, links: pd.DataFrame, title: str) -> alt.LayerChart:
     """Lines (opacity = weight) between the English words below and the Spanish words above."""
     x = alt.X("x:Q", axis=None, scale=alt.Scale(domain=[0, 1]))
     y = alt.Y("y:Q", axis=None, scale=alt.Scale(domain=[-0.6, 1.6]))
@@ -58,7 +61,7 @@ def alignment_chart(tokens: pd.DataFrame, links: pd.DataFrame, title: str, width
         return (
             alt.Chart(tokens)
             .transform_filter(alt.datum.side == side)
-            .mark_text(fontSize=13, angle=angle, align="left", dy=dy, color=SIDE_COLOURS[side])
+            .mark_text(fontSize=13, angle=angle, align="left" if angle else "center", dy=dy, color=SIDE_COLOURS[side])
             .encode(x=x, y=y, text="token:N", tooltip=[alt.Tooltip("side:N"), alt.Tooltip("token:N")])
         )
 
@@ -71,6 +74,7 @@ def alignment_chart(tokens: pd.DataFrame, links: pd.DataFrame, title: str, width
             color=alt.Color("side:N", scale=alt.Scale(domain=list(SIDE_COLOURS), range=list(SIDE_COLOURS.values()))),
         )
     )
-    return alt.layer(lines, points, words("Spanish", 315, -6), words("English", 45, 6), title=title).properties(
-        width=width, height=260
-    )
+    tilt = tokens.groupby("side").size().max() > HORIZONTAL_UP_TO if len(tokens) else False
+    spanish = words("Spanish", 315 if tilt else 0, -8)
+    english = words("English", 45 if tilt else 0, 14)
+    return alt.layer(lines, points, spanish, english, title=title).properties(height=260, autosize=FIT_X)

@@ -8,8 +8,13 @@ import altair as alt
 
 
 def side_by_side(*charts: alt.TopLevelMixin) -> alt.HConcatChart:
-    """The charts in one row, each keeping its own colour scale."""
-    return alt.hconcat(*charts).resolve_scale(color="independent")
+    """The charts in one row, each keeping its own colour scale (their page-fitting autosize dropped)."""
+    parts = []
+    for chart in charts:
+        part = chart.copy()
+        part.autosize = alt.Undefined  # only the top level may size itself
+        parts.append(part)
+    return alt.hconcat(*parts).resolve_scale(color="independent")
 
 
 def chart_html(chart: alt.TopLevelMixin) -> str:

@@ -7,6 +7,8 @@ from collections.abc import Sequence
 import altair as alt
 import pandas as pd
 
+from viz.heatmap import FIT_X
+
 HEAD_SELECTION = "head_pick"  # name of the click selection (read back by the app)
 
 
@@ -37,8 +39,10 @@ def heads_chart(frame: pd.DataFrame, title: str, selectable: bool = True) -> alt
     )
     if selectable:
         cells = cells.add_params(pick).encode(opacity=alt.when(pick).then(alt.value(1.0)).otherwise(alt.value(0.5)))
-    labels = base.mark_text(fontSize=11, color="black").encode(text="label:N")
-    n_layers, n_heads = frame["layer"].nunique(), frame["head"].nunique()
-    return alt.layer(cells, labels, title=title).properties(
-        width=max(200, 110 * n_heads), height=max(80, 45 * n_layers)
-    )
+    middle = float(frame["entropy"].min() + frame["entropy"].max()) / 2 if len(frame) else 0.0
+    ink = (
+        alt.when(alt.datum.entropy > middle).then(alt.value("white")).otherwise(alt.value("black"))
+    )  # readable on dark
+    labels = base.mark_text(fontSize=12).encode(text="label:N", color=ink)
+    n_layers = frame["layer"].nunique()
+    return alt.layer(cells, labels, title=title).properties(height=max(80, 45 * n_layers), autosize=FIT_X)

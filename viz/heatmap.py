@@ -9,9 +9,12 @@ import numpy as np
 import pandas as pd
 
 MASKED_COLOUR = "#e6e6e6"  # masked (future) cells: drawn as blank grey, never as a low weight
-CELL = 22  # pixels per token in a single map
-SMALL_CELL = 9  # pixels per token in the small multiples
+CELL = 18  # pixels per token (row) in a single map
+MIN_HEIGHT, MAX_HEIGHT = 160, 640
+SMALL_CELL = 12  # pixels per token in the small multiples
+MAX_GRID_LABELS = 20  # longer sentences: small multiples without token labels
 SCHEME = "blues"
+FIT_X = alt.AutoSizeParams(type="fit-x", contains="padding")  # fill the page's column, keep the given height
 
 
 def unique_labels(tokens: Sequence[str]) -> list[str]:
@@ -57,15 +60,27 @@ def attention_frame(
     return frame
 
 
-def _encodings(frame: pd.DataFrame, row_title: str, col_title: str, show_axes: bool = True) -> dict:
+def _encodings(
+    frame: pd.DataFrame, row_title: str, col_title: str, show_axes: bool = True, every_label: bool = True
+) -> dict:
     """x/y/colour/tooltip shared by the single map and the small multiples; future cells grey."""
     rows = list(dict.fromkeys(frame.sort_values("row")["query_label"]))
     cols = list(dict.fromkeys(frame.sort_values("col")["key_label"]))
-    axis = alt.Axis(labelAngle=-60, labelLimit=120) if show_axes else None
-    weight = alt.Color("weight:Q", title="weight", scale=alt.Scale(scheme=SCHEME, domainMin=0))
+    axis = alt.Axis(labelAngle=-60, labelLimit=120, labelOverlap=not every_label) if show_axes else None
+    weight = alt.Color(
+        "weight:Q",
+        title="weight",
+        scale=alt.Scale(scheme=SCHEME, domainMin=0),
+        legend=alt.Legend(orient="bottom", direction="horizontal", gradientLength=140),
+    )
     return {
         "x": alt.X("key_label:N", sort=cols, title=col_title, axis=axis),
-        "y": alt.Y("query_label:N", sort=rows, title=row_title, axis=alt.Axis(labelLimit=120) if show_axes else None),
+        "y": alt.Y(
+            "query_label:N",
+            sort=rows,
+            title=row_title,
+            axis=alt.Axis(labelLimit=120, labelOverlap=not every_label) if show_axes else None,
+        ),
         "color": alt.when(alt.datum.masked).then(alt.value(MASKED_COLOUR)).otherwise(weight),
         "tooltip": [
             alt.Tooltip("query:N", title="query token"),
@@ -76,22 +91,27 @@ def _encodings(frame: pd.DataFrame, row_title: str, col_title: str, show_axes: b
     }
 
 
-def attention_heatmap(frame: pd.DataFrame, title: str, row_title: str, col_title: str) -> alt.Chart:
-    """One map from ``attention_frame``: row i at the top is the first query."""
-    n_rows, n_cols = frame["row"].nunique(), frame["col"].nunique()
+def attention_heatmap(frame: pd.DataFrame, title: str, row_title: str, col_title: str, subtitle: str = "") -> alt.Chart:
+    """One map from ``attention_frame``: row i at the top is the first query; width follows the container."""
+    n_rows = frame["row"].nunique()
     return (
-        alt.Chart(frame, title=title)
+        alt.Chart(frame, title=alt.TitleParams(title, subtitle=subtitle or alt.Undefined, anchor="start"))
         .mark_rect()
         .encode(**_encodings(frame, row_title, col_title))
-        .properties(width=max(120, CELL * n_cols), height=max(120, CELL * n_rows))
+        .properties(
+            height=min(MAX_HEIGHT, max(MIN_HEIGHT, CELL * n_rows)),
+            autosize=FIT_X,
+        )
     )
 
 
 def heads_grid(frame: pd.DataFrame, title: str, row_title: str, col_title: str) -> alt.FacetChart:
     """Small multiples of a (L, H, rows, cols) frame: one panel per layer (rows) and head (columns)."""
     n_rows, n_cols = frame["row"].nunique(), frame["col"].nunique()
-    small = max(4, min(SMALL_CELL, 200 // max(n_rows, n_cols, 1)))
-    encodings = _encodings(frame, row_title, col_title, show_axes=max(n_rows, n_cols) <= 20)
+    small = max(4, min(SMALL_CELL, 240 // max(n_rows, n_cols, 1)))
+    encodings = _encodings(
+        frame, row_title, col_title, show_axes=max(n_rows, n_cols) <= MAX_GRID_LABELS, every_label=False
+    )
     encodings["tooltip"] = [alt.Tooltip("layer:O"), alt.Tooltip("head:O"), *encodings["tooltip"]]
     return (
         alt.Chart(frame)

@@ -6,6 +6,8 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from viz.heatmap import FIT_X
+
 
 def positional_frame(table: np.ndarray) -> pd.DataFrame:
     """(positions, d_model) -> one row per (position, dimension, value)."""
@@ -27,5 +29,5 @@ def positional_chart(frame: pd.DataFrame, title: str) -> alt.Chart:
             color=alt.Color("value:Q", scale=alt.Scale(scheme="redblue", domain=[-limit, limit], reverse=True)),
             tooltip=["position:O", "dimension:O", alt.Tooltip("value:Q", format=".3f")],
         )
-        .properties(width=min(900, max(300, 3 * n_dims)), height=max(120, 12 * n_positions))
+        .properties(height=max(120, 12 * n_positions), autosize=FIT_X)
     )

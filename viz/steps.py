@@ -8,7 +8,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from viz.heatmap import unique_labels
+from viz.heatmap import FIT_X, unique_labels
 
 
 def row_frame(weights: np.ndarray, keys: Sequence[str]) -> pd.DataFrame:
@@ -31,5 +31,5 @@ def row_chart(frame: pd.DataFrame, title: str, key_title: str) -> alt.Chart:
             y=alt.Y("weight:Q", scale=alt.Scale(domain=[0, 1]), title="weight"),
             tooltip=[alt.Tooltip("token:N", title="key token"), alt.Tooltip("weight:Q", format=".3f")],
         )
-        .properties(height=220)
+        .properties(height=220, autosize=FIT_X)
     )

@@ -9,7 +9,11 @@ import altair as alt
 import pandas as pd
 
 # (record kind, field) -> series name shown in the legend
-LOSS_SERIES = {("train", "loss"): "train loss (smoothed)", ("train", "nll"): "train NLL", ("eval", "dev_loss"): "dev NLL"}
+LOSS_SERIES = {
+    ("train", "loss"): "train loss (label-smoothed)",
+    ("train", "nll"): "train NLL",
+    ("eval", "dev_loss"): "dev NLL",
+}
 SCORE_SERIES = {("eval", "dev_bleu"): "dev BLEU", ("eval", "dev_chrf"): "dev chrF"}
 COLUMNS = ["step", "series", "value"]
 

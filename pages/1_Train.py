@@ -1,0 +1,389 @@
+"""Train page: bring a corpus, check it, train in the background, watch it live, stop, resume, then translate with it.
+
+Training is a separate OS process (``python -m training.train``) managed by ``lab.jobs``: it survives page
+reloads and closed tabs, and this page reattaches by reading the run directory.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from data.corpus import CleanConfig
+from lab import job_lock, jobs
+from lab.corpus_check import (
+    CorpusCheck,
+    CorpusError,
+    CorpusSource,
+    check_corpus,
+    clean_config_of,
+    csv_default_columns,
+    csv_header,
+    detected_format,
+    peek_rows,
+    relabel_csv,
+    source_files,
+    tsv_columns,
+    write_corpus,
+)
+from lab.run_progress import final_scores, read_budget, read_metrics, run_progress
+from lab.uploads import STAGING_DIR, max_upload_mb, safe_filename, size_problem, stage_files
+from viz.training_charts import loss_chart, score_chart
+
+POLL_S = 2.0
+LIVE = ("running", "external")  # states whose panel refreshes itself every POLL_S seconds
+SOURCES = ("Upload a TSV or CSV file", "Upload a pair of line-aligned files", "A file on the server")
+FORMATS = ("auto", "tsv", "anki", "csv", "moses")
+STATE_TEXT = {
+    "running": "🟢 training",
+    "external": "🟢 training (started outside the app)",
+    "finished": "✅ finished",
+    "stopped": "⏸️ stopped",
+    "crashed": "❌ crashed",
+    "new": "not started",
+}
+
+
+# ----------------------------------------------------------------------------------------- 1. corpus
+
+
+def staged_upload(
+    key: str, label: str, max_mb: int, staging: Path, types: list[str] | None
+) -> tuple[Path, str] | str | None:
+    """(saved path under a sanitised name, name as uploaded); a message when too large; None before an upload."""
+    uploaded = st.file_uploader(label, type=types, key=key, max_upload_size=max_mb)
+    if uploaded is None:
+        return None
+    problem = size_problem(uploaded.size, max_mb, uploaded.name)
+    if problem:
+        return problem
+    name = safe_filename(uploaded.name)
+    return stage_files({name: uploaded.getvalue()}, staging) / name, uploaded.name
+
+
+def choose_columns(path: Path, shown: str, staging: Path) -> CorpusSource | str:
+    """Format (detected, or chosen) and which column is the source and which the target."""
+    detected = detected_format(path)
+    fmt = st.selectbox(
+        "Format",
+        FORMATS,
+        key="format",
+        format_func=lambda f: f"auto (detected: {detected or '?'})" if f == "auto" else f,
+    )
+    effective = detected if fmt == "auto" else fmt
+    shown_as = ((str(path), shown),)
+    if effective in ("tsv", "anki"):
+        rows = peek_rows(path)
+        n = collections.Counter(len(r) for r in rows).most_common(1)[0][0] if rows else 0
+        n = min(n, 2) if effective == "anki" else n  # Anki: two language columns, then an attribution
+        if n < 2:
+            return CorpusSource(path, fmt, None, shown_as)
+        labels = [f"column {i + 1}: {rows[0][i][:40]!r}" if len(rows[0]) > i else f"column {i + 1}" for i in range(n)]
+        src, tgt = _column_pickers(labels, (1, 0) if effective == "anki" else (0, 1))
+        try:
+            return CorpusSource(path, fmt, tsv_columns(n, src, tgt), shown_as)
+        except CorpusError as err:
+            return str(err)
+    if effective == "csv":
+        header = csv_header(path)
+        if len(header) < 2:
+            return CorpusSource(path, fmt, None, shown_as)  # the reader explains what the header must say
+        src, tgt = _column_pickers([f"{i + 1}: {h}" for i, h in enumerate(header)], csv_default_columns(header))
+        try:
+            copy = relabel_csv(path, src, tgt, staging / "csv")
+        except (CorpusError, OSError) as err:
+            return str(err)
+        return CorpusSource(copy, "csv", None, ((str(copy), shown),))
+    return CorpusSource(path, fmt, None, shown_as)
+
+
+def _column_pickers(labels: list[str], default: tuple[int, int]) -> tuple[int, int]:
+    left, right = st.columns(2)
+    options = list(range(len(labels)))
+    src = left.selectbox(
+        "Source (Spanish) column", options, index=default[0], key="src_column", format_func=lambda i: labels[i]
+    )
+    tgt = right.selectbox(
+        "Target (English) column", options, index=default[1], key="tgt_column", format_func=lambda i: labels[i]
+    )
+    return src, tgt
+
+
+def choose_source(runs_dir: Path, max_mb: int) -> CorpusSource | str | None:
+    """Where the corpus comes from; a CorpusSource to check, a message, or None while nothing is chosen."""
+    staging = runs_dir / STAGING_DIR
+    kind = st.radio("Corpus", SOURCES, key="source_kind", horizontal=True)
+    if kind == SOURCES[0]:
+        saved = staged_upload(
+            "upload",
+            "TSV (source<TAB>target, or Anki) or CSV with a header",
+            max_mb,
+            staging,
+            ["tsv", "txt", "csv", "tab"],
+        )
+        return choose_columns(*saved, staging) if isinstance(saved, tuple) else saved
+    if kind == SOURCES[1]:
+        left, right = st.columns(2)
+        with left:
+            src = staged_upload("upload_src", "Spanish (source) sentences, one per line", max_mb, staging, None)
+        with right:
+            tgt = staged_upload("upload_tgt", "English (target) sentences, the same lines", max_mb, staging, None)
+        for saved in (src, tgt):
+            if isinstance(saved, str):
+                return saved
+        if src is None or tgt is None:
+            return None
+        folder = stage_files({"corpus.es": src[0].read_bytes(), "corpus.en": tgt[0].read_bytes()}, staging)
+        shown_as = ((str(folder / "corpus.es"), src[1]), (str(folder / "corpus.en"), tgt[1]))
+        return CorpusSource(folder / "corpus", "moses", None, shown_as)
+    text = st.text_input("Path on the server (a file, or PREFIX for PREFIX.es + PREFIX.en)", key="server_path")
+    if not text.strip():
+        return None
+    path = Path(text.strip()).expanduser()
+    if path.is_dir():
+        return f"{path} is a folder; give the path of a corpus file"
+    if not path.exists():
+        return CorpusSource(path, "auto")  # a Moses prefix, or a missing file: the reader says which
+    return choose_columns(path, str(path), staging)
+
+
+@st.cache_data(show_spinner="Checking the corpus…", max_entries=16)
+def cached_check(source: CorpusSource, clean: tuple[int, int, float], max_bytes: int, stamp: tuple) -> CorpusCheck:
+    """``check_corpus`` once per source, filters and file version (``stamp``: paths, sizes, mtimes)."""
+    return check_corpus(source, CleanConfig(*clean), max_bytes)
+
+
+def file_stamp(source: CorpusSource) -> tuple:
+    return tuple((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in source_files(source) if p.is_file())
+
+
+def show_report(check: CorpusCheck) -> None:
+    """Counts, skipped lines by reason with file:line examples, length statistics and sample pairs."""
+    st.subheader("Validation report")
+    skipped = sum(r.count for r in check.skipped)
+    a, b, c, d = st.columns(4)
+    a.metric("Format", check.fmt or "?")
+    b.metric("Pairs read", f"{check.read:,}")
+    c.metric("Pairs kept", f"{check.kept:,}")
+    d.metric("Skipped", f"{skipped:,}")
+    for problem in check.problems:
+        st.error(problem)
+    for title, reasons in (("Skipped, by reason", check.skipped), ("Repaired and kept", check.repaired)):
+        if reasons:
+            st.markdown(f"**{title}**")
+            rows = [
+                {"reason": r.reason, "lines": r.count, "examples (file:line)": ", ".join(r.examples)} for r in reasons
+            ]
+            st.dataframe(pd.DataFrame(rows), hide_index=True)
+    if check.lengths:
+        st.markdown("**Sentence length (whitespace tokens)**")
+        st.dataframe(pd.DataFrame([dataclasses.asdict(s) for s in check.lengths]), hide_index=True)
+    if check.sample:
+        st.markdown("**Sample pairs**")
+        st.dataframe(pd.DataFrame(check.sample, columns=["source (es)", "target (en)"]), hide_index=True)
+
+
+# ----------------------------------------------------------------------------------------- 2. settings and start
+
+
+def training_settings(runs_dir: Path) -> tuple[str, list[str], Path | str]:
+    """Preset, budget overrides, and the run directory (or why the name cannot be used)."""
+    presets = jobs.list_presets()
+    preset = st.selectbox(
+        "Preset",
+        presets,
+        key="preset",
+        help="tiny: seconds (a smoke test); small: the 2-core CPU model; base: a GPU model",
+    )
+    values = jobs.read_preset(jobs.CONFIGS_DIR / f"{preset}.toml")
+    optim = values.get("optim", {})
+    left, middle, right = st.columns(3)
+    kind = left.radio("Budget", ("epochs", "minutes"), key="budget_kind", horizontal=True)
+    if kind == "epochs":
+        amount = middle.number_input("Epochs", 1, 1000, 10, key="budget_epochs")
+        overrides = [f"optim.max_epochs={int(amount)}"]
+    else:
+        amount = middle.number_input("Minutes", 1.0, 24 * 60.0, 10.0, key="budget_minutes")
+        overrides = [f"optim.max_minutes={float(amount)}"]
+    max_steps = right.number_input(
+        "At most steps",
+        1,
+        10_000_000,
+        int(optim.get("max_steps", 10_000)),
+        key=f"max_steps_{preset}",
+        help="The learning-rate schedule is laid out over these",
+    )
+    overrides.append(f"optim.max_steps={int(max_steps)}")
+    st.caption(
+        f"Training stops at whichever comes first: {amount:g} {kind}, {int(max_steps):,} steps"
+        + (f", the preset's {optim['max_minutes']:g} minutes" if kind == "epochs" and optim.get("max_minutes") else "")
+        + ". Then the best checkpoint is scored on the held-out test split."
+    )
+    name = st.text_input("Run name (letters, digits, - and _)", "my-run", key="run_name")
+    try:
+        run_dir: Path | str = jobs.run_path(runs_dir, name.strip())
+    except jobs.JobError as err:
+        run_dir = str(err)
+    if isinstance(run_dir, Path) and (jobs.holds_run(run_dir) or job_lock.read_lock(run_dir)):
+        run_dir = f"a run named {name.strip()!r} already exists: choose another name (or watch it below)"
+        st.info(f"{run_dir[0].upper()}{run_dir[1:]}.")
+    elif isinstance(run_dir, str):
+        st.error(run_dir)
+    return preset, overrides, run_dir
+
+
+def start_job(source: CorpusSource, preset: str, overrides: list[str], run_dir: Path) -> None:
+    """Write the checked corpus into the run directory and start training on it."""
+    preset_path = jobs.CONFIGS_DIR / f"{preset}.toml"
+    try:
+        jobs.refuse_if_busy(run_dir)
+        if jobs.holds_run(run_dir):
+            raise jobs.JobError(f"a run named {run_dir.name!r} already exists: choose another name")
+        corpus = write_corpus(source, clean_config_of(jobs.read_preset(preset_path)), run_dir)
+        pid = jobs.start(run_dir, preset_path, corpus, ["data.format=tsv", *overrides])
+    except (jobs.JobError, CorpusError, OSError) as err:
+        st.error(f"Not started: {err}")
+        return
+    st.session_state["watch_run"] = run_dir.name
+    st.success(f"Started run {run_dir.name!r} (process {pid}). It keeps training if you close this tab.")
+
+
+# ----------------------------------------------------------------------------------------- 3. watch
+
+
+def watched_runs(runs_dir: Path) -> list[str]:
+    """Run directories this page can show: any that training (or this app) has written to."""
+    if not runs_dir.is_dir():
+        return []
+    found = [p for p in runs_dir.iterdir() if p.is_dir() and jobs.RUN_NAME.fullmatch(p.name)]
+    return sorted(p.name for p in found if jobs.holds_run(p) or (p / jobs.EVENTS_FILE).exists())
+
+
+def show_progress(run_dir: Path, records: list[dict]) -> None:
+    budget = read_budget(run_dir)
+    progress = run_progress(records, budget) if budget else None
+    if progress is None:
+        st.progress(0.0, text="Preparing data and the tokenizer…")
+        return
+    st.progress(progress.fraction, text=f"{progress.limit} · {100 * progress.fraction:.0f}%")
+    a, b, c = st.columns(3)
+    a.metric("Tokens/s", f"{progress.tokens_per_s:,.0f}" if progress.tokens_per_s else "–")
+    b.metric("Elapsed", _duration(progress.elapsed_s))
+    c.metric("ETA", _duration(progress.eta_s) if progress.eta_s is not None else "–")
+
+
+def _duration(seconds: float) -> str:
+    minutes, secs = divmod(int(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h {minutes:02d}m" if hours else f"{minutes}m {secs:02d}s"
+
+
+def show_result(run_dir: Path) -> None:
+    scores = final_scores(run_dir)
+    if scores is None:
+        return
+    a, b = st.columns(2)
+    a.metric("Test BLEU (greedy)", f"{scores.get('bleu', float('nan')):.2f}")
+    b.metric("Test chrF (greedy)", f"{scores.get('chrf', float('nan')):.2f}")
+    st.code(f"BLEU {scores.get('bleu_signature', '?')}\nchrF {scores.get('chrf_signature', '?')}", language=None)
+    st.success(f"Pick “run: {run_dir.name}” in the model picker of the Translate page to use this model.")
+
+
+def job_controls(run_dir: Path, status: jobs.JobStatus) -> None:
+    """Stop a running job of this app; resume a stopped or crashed one from its saved state."""
+    if status.state == "running" and st.button("Stop", key="stop"):
+        with st.spinner("Stopping…"):
+            jobs.stop(run_dir)
+        st.rerun()
+    if status.state in ("stopped", "crashed"):
+        if not status.can_resume:
+            st.caption("No saved training state yet (it is written at each evaluation), so it cannot be resumed.")
+        elif st.button("Resume", key="resume"):
+            try:
+                jobs.resume(run_dir)
+            except jobs.JobError as err:
+                st.error(str(err))
+                return
+            st.rerun()
+
+
+def run_panel(run_dir: Path, polling: bool) -> None:
+    """Status, progress, charts, result and log of one run; while polling, a job that ended refreshes the page."""
+    status = jobs.job_status(run_dir)
+    if polling and status.state not in LIVE:
+        st.rerun()
+    st.markdown(f"**{run_dir.name}** — {STATE_TEXT[status.state]}" + (f" (PID {status.pid})" if status.pid else ""))
+    records = read_metrics(run_dir)
+    if status.state in LIVE:
+        show_progress(run_dir, records)
+    if status.state == "external":
+        st.info("A training process started outside this app writes to this run: shown read-only, never stopped here.")
+    tail = jobs.log_tail(run_dir)
+    if status.state == "crashed":
+        code = f" with exit code {status.returncode}" if status.returncode is not None else ""
+        st.error(f"The training process ended{code} before finishing. The end of its log:")
+        st.code(tail or "(the log is empty)", language=None)
+    job_controls(run_dir, status)
+    show_result(run_dir)
+    if any(r.get("kind") == "train" for r in records):
+        st.altair_chart(loss_chart(records), key="loss_chart")
+    if any(r.get("kind") == "eval" for r in records):
+        st.altair_chart(score_chart(records), key="score_chart")
+    if status.state != "crashed" and tail:
+        with st.expander("Training log (last lines)"):
+            st.code(tail, language=None)
+
+
+def watch(runs_dir: Path) -> None:
+    names = watched_runs(runs_dir)
+    if not names:
+        st.caption(f"No runs yet in {runs_dir}.")
+        return
+    name = st.selectbox("Run", names, key="watch_run")
+    run_dir = jobs.run_path(runs_dir, name)
+    if jobs.job_status(run_dir).state in LIVE:
+        st.fragment(run_every=POLL_S)(run_panel)(run_dir, True)
+    else:
+        run_panel(run_dir, False)
+
+
+# ----------------------------------------------------------------------------------------- page
+
+
+def main() -> None:
+    st.set_page_config(page_title="Train · Translation lab", layout="wide")
+    st.title("Train on your own corpus")
+    runs_dir, max_mb = jobs.runs_folder(), max_upload_mb()
+    st.caption(f"Runs are saved in `{runs_dir}`; uploads up to {max_mb} MB.")
+    st.header("1. Corpus")
+    source = choose_source(runs_dir, max_mb)
+    check: CorpusCheck | None = None
+    if isinstance(source, str):
+        st.error(source)
+    elif source is not None:
+        preset = st.session_state.get("preset") or jobs.list_presets()[0]  # the preset's filters, as training
+        c = clean_config_of(jobs.read_preset(jobs.CONFIGS_DIR / f"{preset}.toml"))
+        check = cached_check(
+            source, (c.min_tokens, c.max_tokens, c.max_ratio), max_mb * 1024 * 1024, file_stamp(source)
+        )
+        show_report(check)
+    st.header("2. Train")
+    preset, overrides, run_dir = training_settings(runs_dir)
+    blockers = [run_dir] if isinstance(run_dir, str) else []
+    if check is None:
+        blockers.insert(0, "choose a corpus first")
+    elif not check.ok:
+        blockers.insert(0, "the corpus failed validation (see the report above)")
+    if st.button("Start training", key="start", type="primary", disabled=bool(blockers)):
+        start_job(source, preset, overrides, run_dir)
+    if blockers:
+        st.caption("Start is disabled: " + "; ".join(blockers) + ".")
+    st.header("3. Runs")
+    watch(runs_dir)
+
+
+main()

@@ -1,0 +1,107 @@
+"""The real app in a real browser: ``streamlit run app.py`` driven by Playwright with Debian's Chromium."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
+REPO = Path(__file__).resolve().parent.parent
+RENDERED_VIEWS = """() => Array.from(document.querySelectorAll('.st-key-views [data-testid="stVegaLiteChart"]'))
+    .filter(chart => chart.querySelector('canvas, svg')).length"""
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's Chromium is not installed: apt-get install -y chromium"),
+]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_healthy(url: str, server: subprocess.Popen, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise RuntimeError(f"streamlit exited with code {server.returncode}")
+        try:
+            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=1).read() == b"ok":
+                return
+        except OSError:
+            time.sleep(0.2)
+    raise TimeoutError(f"streamlit did not answer at {url} within {timeout:.0f} s")
+
+
+@pytest.fixture
+def app_url(tiny_model_dir: Path, tmp_path: Path) -> Iterator[str]:
+    """``streamlit run app.py`` on a free local port with the tiny model as the default; stopped afterwards."""
+    port = free_port()
+    env = dict(
+        os.environ,
+        LAB_MODEL_DIR=str(tiny_model_dir),
+        LAB_RUNS_DIR=str(tmp_path / "runs"),
+        LAB_THREADS="1",
+        OMP_NUM_THREADS="1",
+    )
+    command = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+               "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"]  # fmt: skip
+    log = (tmp_path / "streamlit.log").open("w")
+    server = subprocess.Popen(command, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        url = f"http://127.0.0.1:{port}"
+        wait_healthy(url, server)
+        yield url
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+        log.close()
+
+
+def test_translate_in_a_real_browser(app_url: str, tmp_path: Path) -> None:
+    sync_api = pytest.importorskip("playwright.sync_api")
+    page_errors: list[str] = []
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1600, "height": 1200})
+            page.on("pageerror", lambda error: page_errors.append(str(error)))
+            page.goto(app_url)
+            box = page.get_by_label("Spanish sentence")
+            box.wait_for(timeout=30_000)
+            box.fill("Hola mundo")
+            page.get_by_role("button", name="Translate").click()
+            output = page.locator(".st-key-translation code").first
+            output.wait_for(timeout=20_000)
+            page.wait_for_function(f"({RENDERED_VIEWS})() >= 3", timeout=20_000)
+            page.screenshot(path=str(tmp_path / "translate.png"), full_page=True)
+            english = output.inner_text().strip()
+            exceptions = page.locator('[data-testid="stException"]').count()
+        finally:
+            browser.close()
+    assert english, "no English output"
+    assert exceptions == 0, "Streamlit showed an exception box"
+    assert not page_errors, page_errors
+    assert (tmp_path / "translate.png").stat().st_size > 0

@@ -1,0 +1,367 @@
+"""The Train page with Streamlit's AppTest: uploads, validation, run names, and runs in every state."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from lab import job_lock, jobs
+
+PAGE = str(Path(__file__).resolve().parents[1] / "pages" / "1_Train.py")
+SLEEPER = [sys.executable, "-c", "import time; time.sleep(60)"]
+CHROMIUM = "/usr/bin/chromium"
+
+
+def tsv(n: int) -> bytes:
+    return "".join(f"El perro {i} corre.\tThe dog {i} runs.\n" for i in range(n)).encode()
+
+
+@pytest.fixture
+def runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A private runs folder for the page; jobs left running there are killed afterwards (by PID)."""
+    folder = tmp_path / "runs"
+    monkeypatch.setenv(jobs.RUNS_ENV, str(folder))
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    monkeypatch.delenv("LAB_MAX_UPLOAD_MB", raising=False)
+    yield folder
+    for run_dir in folder.glob("*"):
+        lock = job_lock.read_lock(run_dir)
+        if lock is not None and lock.pid != os.getpid() and job_lock.pid_alive(lock.pid, lock.start_time):
+            os.killpg(lock.pid, signal.SIGKILL)
+
+
+def page() -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=30)
+    at.run()
+    assert not at.exception
+    return at
+
+
+def upload(at: AppTest, name: str, content: bytes, key: str = "upload") -> AppTest:
+    at.file_uploader(key=key).upload(name, content)
+    at.run()
+    assert not at.exception
+    return at
+
+
+def errors(at: AppTest) -> str:
+    return "\n".join(e.value for e in at.error)
+
+
+def metric(at: AppTest, label: str) -> str:
+    return next(m.value for m in at.metric if m.label == label)
+
+
+def start_disabled_because(at: AppTest) -> str:
+    assert at.button(key="start").disabled
+    return next(c.value for c in at.caption if c.value.startswith("Start is disabled"))
+
+
+def test_nothing_chosen_yet_start_is_disabled(runs: Path) -> None:
+    at = page()
+    assert "choose a corpus first" in start_disabled_because(at)
+    assert not at.error
+
+
+def test_a_valid_upload_shows_the_report_and_enables_start(runs: Path) -> None:
+    at = upload(page(), "my corpus (es-en).tsv", tsv(60) + b"sin tab\n")
+    assert not at.error
+    assert metric(at, "Pairs read") == "61" and metric(at, "Pairs kept") == "60" and metric(at, "Skipped") == "1"
+    tables = [t.value for t in at.dataframe]
+    skipped = tables[0]
+    assert skipped["reason"].tolist() == ["wrong number of fields"]
+    assert skipped["examples (file:line)"][0] == "my corpus (es-en).tsv:61"  # the name the user knows
+    assert any("source (es)" in t.columns for t in tables)  # sample pairs
+    assert not at.button(key="start").disabled
+    assert list(runs.glob(".uploads/*/my_corpus_es-en_.tsv"))  # stored under a sanitised name
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "message"),
+    [
+        ("empty.tsv", b"", "file is empty"),
+        ("binary.tsv", bytes(range(128, 256)) * 50 + b"\n" + bytes(range(128, 256)) * 50, "could not be read"),
+        ("one-column.tsv", "".join(f"Solo una columna {i}.\n" for i in range(30)).encode(), "could not be read"),
+        ("few.tsv", tsv(4), "only 4 usable pairs"),
+        ("one-column.csv", b"text\n" + b"".join(b"x%d\n" % i for i in range(30)), "header must name"),
+    ],
+)
+def test_each_bad_upload_shows_its_reason_and_disables_start(
+    runs: Path, name: str, content: bytes, message: str
+) -> None:
+    at = upload(page(), name, content)
+    assert message in errors(at)
+    assert "failed validation" in start_disabled_because(at)
+
+
+def test_an_upload_over_the_limit_is_refused_with_a_clear_message(runs: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LAB_MAX_UPLOAD_MB", "1")
+    at = upload(page(), "big.tsv", tsv(30_000))  # about 1.1 MB
+    assert "over the 1 MB limit" in errors(at) and "LAB_MAX_UPLOAD_MB" in errors(at)
+    assert "choose a corpus first" in start_disabled_because(at)
+    assert not list(runs.glob(".uploads/*/big.tsv"))  # never written to disk
+
+
+def test_chosen_columns_decide_source_and_target(runs: Path) -> None:
+    content = "".join(f"{i}\tThe dog {i} runs.\tEl perro {i} corre.\n" for i in range(30)).encode()
+    at = upload(page(), "three.tsv", content)
+    assert "could not be read" not in errors(at)  # columns 1 and 2 hold the id and English: wrong, but readable
+    at.selectbox(key="src_column").set_value(2)
+    at.selectbox(key="tgt_column").set_value(1)
+    at.run()
+    sample = at.dataframe[-1].value
+    assert sample.iloc[0].tolist() == ["El perro 0 corre.", "The dog 0 runs."]
+    at.selectbox(key="tgt_column").set_value(2)
+    at.run()
+    assert "two different columns" in errors(at)
+    assert at.button(key="start").disabled
+
+
+def test_csv_columns_chosen_by_header(runs: Path) -> None:
+    content = b"id,text_en,text_es\n" + b"".join(b"%d,Hello %d,Hola %d\n" % (i, i, i) for i in range(30))
+    at = upload(page(), "c.csv", content)
+    at.selectbox(key="src_column").set_value(2)
+    at.selectbox(key="tgt_column").set_value(1)
+    at.run()
+    assert not at.error and metric(at, "Pairs kept") == "30"
+    assert at.dataframe[-1].value.iloc[0].tolist() == ["Hola 0", "Hello 0"]
+
+
+def test_a_pair_of_line_aligned_files(runs: Path) -> None:
+    at = page()
+    at.radio(key="source_kind").set_value("Upload a pair of line-aligned files").run()
+    at.file_uploader(key="upload_src").upload("train.es", b"".join(b"Hola %d.\n" % i for i in range(30)))
+    upload(at, "train.en", b"".join(b"Hello %d.\n" % i for i in range(29)), key="upload_tgt")
+    assert "train.es has 30 lines but train.en has 29" in errors(at)
+    assert at.button(key="start").disabled
+    aligned = b"".join(b"Hello %d.\n" % i for i in range(30))
+    at.file_uploader(key="upload_tgt").set_value(("train.en", aligned, "text/plain")).run()
+    assert not at.error and metric(at, "Pairs kept") == "30" and not at.button(key="start").disabled
+
+
+def test_a_file_on_the_server(runs: Path, tmp_path: Path) -> None:
+    (tmp_path / "server.tsv").write_bytes(tsv(30))
+    at = page()
+    at.radio(key="source_kind").set_value("A file on the server").run()
+    at.text_input(key="server_path").set_value(str(tmp_path / "missing.tsv")).run()
+    assert "file not found" in errors(at) and at.button(key="start").disabled
+    at.text_input(key="server_path").set_value(str(tmp_path)).run()
+    assert "is a folder" in errors(at)
+    at.text_input(key="server_path").set_value(str(tmp_path / "server.tsv")).run()
+    assert not at.error and metric(at, "Pairs kept") == "30" and not at.button(key="start").disabled
+
+
+@pytest.mark.parametrize("name", ["../escape", "has space", "a/b", ".hidden", ""])
+def test_an_invalid_run_name_is_refused(runs: Path, name: str) -> None:
+    at = upload(page(), "c.tsv", tsv(30))
+    at.text_input(key="run_name").set_value(name).run()
+    assert "invalid run name" in errors(at)
+    assert "invalid run name" in start_disabled_because(at)
+    at.text_input(key="run_name").set_value("good_name-2").run()
+    assert not at.error and not at.button(key="start").disabled
+
+
+def test_an_existing_run_name_is_refused(runs: Path) -> None:
+    (runs / "taken").mkdir(parents=True)
+    (runs / "taken" / "train_config.json").write_text("{}")
+    at = upload(page(), "c.tsv", tsv(30))
+    at.text_input(key="run_name").set_value("taken").run()
+    assert "already exists" in start_disabled_because(at)
+
+
+# ----------------------------------------------------------------------------------------- runs in each state
+
+
+def fake_run(run_dir: Path, steps: int = 40, finished: bool = False) -> None:
+    """A run directory as training writes it (configuration, metrics, optionally the final scores)."""
+    run_dir.mkdir(parents=True)
+    (run_dir / "train_config.json").write_text(json.dumps({"optim": {"max_steps": 100, "max_epochs": 100}}))
+    records = [
+        {
+            "kind": "train",
+            "step": s,
+            "epoch": 0,
+            "loss": 5 - s / 20,
+            "nll": 4.9 - s / 20,
+            "lr": 1e-3,
+            "tokens_per_s": 1234.0,
+            "elapsed_s": s / 10,
+            "max_steps": 100,
+        }
+        for s in range(10, steps + 1, 10)
+    ]
+    records.append({"kind": "eval", "step": 20, "dev_loss": 3.0, "dev_ppl": 20.0, "dev_bleu": 7.5, "dev_chrf": 30.0})
+    (run_dir / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    if finished:
+        scores = {"bleu": 12.34, "chrf": 45.6, "bleu_signature": "nrefs:1|tok:13a", "chrf_signature": "nrefs:1|nc:6"}
+        (run_dir / "metrics.json").write_text(json.dumps({"final": "best", "test_greedy": scores}))
+
+
+def charts(at: AppTest) -> int:
+    return len(at.get("vega_lite_chart"))
+
+
+def test_a_finished_run_shows_test_scores_with_signatures_and_charts(runs: Path) -> None:
+    fake_run(runs / "done", finished=True)
+    at = page()
+    assert at.selectbox(key="watch_run").value == "done"
+    assert metric(at, "Test BLEU (greedy)") == "12.34" and metric(at, "Test chrF (greedy)") == "45.60"
+    assert any("nrefs:1|tok:13a" in c.value for c in at.code)
+    assert any("run: done" in s.value for s in at.success)
+    assert charts(at) == 2
+
+
+def test_a_crashed_run_shows_the_end_of_its_log(runs: Path) -> None:
+    run_dir = runs / "broken"
+    fake_run(run_dir)
+    (run_dir / jobs.EVENTS_FILE).write_text(
+        json.dumps({"event": "start", "pid": 1}) + "\n" + json.dumps({"event": "exit", "returncode": 1}) + "\n"
+    )
+    (run_dir / jobs.LOG_FILE).write_text("loading\nTraceback (most recent call last):\nValueError: bad shape\n")
+    at = page()
+    assert "exit code 1" in errors(at)
+    assert any("ValueError: bad shape" in c.value for c in at.code)
+    assert not any(b.key == "resume" for b in at.button)
+    assert any("cannot be resumed" in c.value for c in at.caption)
+    (run_dir / jobs.STATE_FILE).write_bytes(b"state")
+    at.run()
+    assert any(b.key == "resume" for b in at.button)
+
+
+def test_a_running_job_shows_progress_and_stops_from_the_page(runs: Path) -> None:
+    run_dir = runs / "live"
+    fake_run(run_dir, steps=40)
+    pid = jobs.launch(run_dir, SLEEPER)
+    at = page()
+    assert any(f"PID {pid}" in m.value for m in at.markdown)
+    progress = at.get("progress")
+    assert progress and "step 40 of 100" in progress[0].proto.text
+    assert metric(at, "Tokens/s") == "1,234" and charts(at) == 2
+    at.button(key="stop").click().run()
+    assert not job_lock.pid_alive(pid)
+    assert jobs.job_status(run_dir).state == "stopped"
+    assert any("stopped" in m.value for m in at.markdown)
+
+
+@pytest.mark.slow
+def test_start_from_the_page_trains_in_the_background(runs: Path) -> None:
+    at = upload(page(), "c.tsv", tsv(200))
+    at.text_input(key="run_name").set_value("from-page").run()
+    at.number_input(key="budget_epochs").set_value(2).run()
+    at.button(key="start").click().run()
+    assert not at.exception and not at.error, errors(at)
+    assert any("Started run 'from-page'" in s.value for s in at.success)
+    run_dir = runs / "from-page"
+    assert (run_dir / "corpus.tsv").read_text().count("\n") == 200
+    assert at.selectbox(key="watch_run").value == "from-page"
+    deadline = time.monotonic() + 60
+    while jobs.job_status(run_dir).state == "running" and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert jobs.job_status(run_dir).state == "finished", jobs.log_tail(run_dir)
+    assert "--optim.max_epochs=2" in (run_dir / jobs.LOG_FILE).read_text()
+    at.run()
+    assert metric(at, "Test BLEU (greedy)")
+
+
+# ----------------------------------------------------------------------------------------- a real browser
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs Debian's Chromium (apt-get install -y chromium)")
+def test_browser_upload_start_and_live_chart(runs: Path, tmp_path: Path) -> None:
+    """``streamlit run app.py``, open the Train page, upload, start a tiny run, see the chart and the result."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    corpus = tmp_path / "browser.tsv"
+    corpus.write_bytes(tsv(300))
+    port = free_port()
+    root = Path(__file__).resolve().parents[1]
+    log = open(tmp_path / "server.log", "w")  # noqa: SIM115 - closed in finally
+    argv = [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        "app.py",
+        "--server.headless=true",
+        f"--server.port={port}",
+        "--server.address=127.0.0.1",
+        "--browser.gatherUsageStats=false",
+    ]
+    server = subprocess.Popen(argv, cwd=root, env=dict(os.environ), stdout=log, stderr=subprocess.STDOUT)
+    try:
+        with sync_api.sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True)
+            page = browser.new_page(viewport={"width": 1400, "height": 2400})
+            page_errors: list[str] = []
+            page.on("pageerror", lambda err: page_errors.append(str(err)))
+            deadline = time.monotonic() + 60
+            while True:  # the server needs a few seconds to come up
+                try:
+                    page.goto(f"http://127.0.0.1:{port}/Train", timeout=10_000)
+                    break
+                except sync_api.Error:
+                    if time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.5)
+            page.get_by_text("Train on your own corpus").wait_for(timeout=60_000)
+            page.locator("input[type=file]").first.set_input_files(str(corpus))
+            page.get_by_text("Validation report").wait_for(timeout=30_000)
+            page.get_by_label("Run name (letters, digits, - and _)").fill("browser-run")
+            page.keyboard.press("Enter")
+            page.get_by_role("button", name="Start training").click()
+            page.get_by_text("Started run").wait_for(timeout=30_000)
+            page.locator("[data-testid=stVegaLiteChart]").first.wait_for(timeout=60_000)  # live, while training
+            page.get_by_text("Test BLEU (greedy)").wait_for(timeout=90_000)  # the fragment saw the run finish
+            page.locator("[data-testid=stVegaLiteChart]").first.screenshot(path=str(tmp_path / "train-chart.png"))
+            assert page.locator("[data-testid=stException]").count() == 0
+            assert not page_errors
+            browser.close()
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+        log.close()
+    assert jobs.job_status(runs / "browser-run").state == "finished"
+
+
+def test_resume_from_the_page_continues_the_stopped_run(runs: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    run_dir = runs / "paused"
+    fake_run(run_dir)
+    (run_dir / jobs.STATE_FILE).write_bytes(b"state")
+    (run_dir / jobs.EVENTS_FILE).write_text(
+        json.dumps({"event": "start", "pid": 1}) + "\n" + json.dumps({"event": "stop"}) + "\n"
+    )
+    asked: list[bool] = []
+
+    def command(
+        run_dir: Path,
+        preset: Path | None = None,
+        corpus: Path | None = None,
+        overrides: tuple = (),
+        resume: bool = False,
+    ) -> list[str]:
+        asked.append(resume)
+        return SLEEPER  # stands in for ``python -m training.train --resume``
+
+    monkeypatch.setattr(jobs, "training_command", command)
+    at = page()
+    assert any("stopped" in m.value for m in at.markdown)
+    at.button(key="resume").click().run()
+    assert asked == [True]
+    assert jobs.job_status(run_dir).state == "running"
+    assert any(b.key == "stop" for b in at.button)

@@ -1,0 +1,74 @@
+"""``python -m model.translate``: sentences as arguments or from standard input; bad model directories exit 2."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from model.translate import Translator, main
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def translate_cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    cmd = [sys.executable, "-m", "model.translate", *args]
+    return subprocess.run(
+        cmd,
+        cwd=ROOT,
+        env=dict(os.environ, OMP_NUM_THREADS="1"),
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+@pytest.mark.slow
+def test_sentences_as_arguments(tiny_model_dir: Path) -> None:
+    sentences = ["El gato rojo 3.", "El perro azul 7."]
+    result = translate_cli("--model", str(tiny_model_dir), *sentences)
+    assert result.returncode == 0, result.stderr
+    translator = Translator.load(tiny_model_dir)
+    assert result.stdout.splitlines() == [translator.translate(s).text for s in sentences]
+
+
+@pytest.mark.slow
+def test_standard_input_line_by_line(tiny_model_dir: Path) -> None:
+    result = translate_cli(
+        "--model", str(tiny_model_dir), "--beam", "3", stdin="El gato rojo 3.\n\nEl libro verde 1.\n"
+    )
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert len(lines) == 3 and lines[0] and lines[1] == "" and lines[2]  # an empty line stays empty
+
+
+def test_n_best_prints_scores(tiny_model_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--model", str(tiny_model_dir), "--beam", "4", "--n-best", "2", "El coche negro 5."]) == 0
+    rows = [line.split("\t") for line in capsys.readouterr().out.splitlines()]
+    assert len(rows) == 2 and all(len(row) == 3 for row in rows)
+    assert float(rows[0][0]) >= float(rows[1][0])  # best first
+
+
+def test_missing_model_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    missing = tmp_path / "no-such-model"
+    assert main(["--model", str(missing), "Hola"]) == 2
+    assert f"{missing}: model directory not found" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("broken", "content"), [("config.json", "{not json"), ("model.safetensors", "truncated")])
+def test_broken_model_file_is_named(
+    tiny_model_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], broken: str, content: str
+) -> None:
+    model = tmp_path / "model"
+    model.mkdir()
+    for name in ("config.json", "model.safetensors", "spm.model"):
+        shutil.copy(tiny_model_dir / name, model / name)
+    (model / broken).write_text(content)
+    assert main(["--model", str(model), "Hola"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and str(model / broken) in err

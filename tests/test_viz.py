@@ -1,0 +1,147 @@
+"""Chart builders: their tidy DataFrames and the Vega-Lite specs they produce (``chart.to_dict()``)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from viz.alignment import alignment_chart, alignment_frames
+from viz.export import chart_html, chart_png, side_by_side
+from viz.heads import HEAD_SELECTION, heads_chart, heads_frame
+from viz.heatmap import MASKED_COLOUR, attention_frame, attention_heatmap, heads_grid, unique_labels
+from viz.positional import positional_chart, positional_frame
+from viz.steps import row_chart, row_frame
+
+ROWS = ["▁The", "▁cat", "▁the", "</s>"]  # what each row predicts
+COLS = ["<s>", "▁The", "▁cat", "▁the"]  # decoder inputs
+
+
+def causal_weights() -> tuple[np.ndarray, np.ndarray]:
+    future = np.triu(np.ones((4, 4), dtype=bool), 1)
+    w = np.where(future, 0.0, 1.0)
+    return w / w.sum(1, keepdims=True), future
+
+
+def test_unique_labels_keep_repeated_tokens_apart_in_order() -> None:
+    assert unique_labels(["▁the", "▁cat", "▁the", "▁the"]) == ["▁the", "▁cat", "▁the (2)", "▁the (3)"]
+
+
+def test_attention_frame_is_tidy_and_keeps_the_mask() -> None:
+    w, future = causal_weights()
+    frame = attention_frame(w, ROWS, COLS, future)
+    assert len(frame) == 16
+    assert {"row", "col", "query", "key", "query_label", "key_label", "weight", "masked"} <= set(frame.columns)
+    cell = frame[(frame.row == 1) & (frame.col == 0)].iloc[0]
+    assert (cell.query, cell.key, cell.weight) == ("▁cat", "<s>", 0.5)
+    assert frame.loc[frame.masked, "weight"].eq(0.0).all()
+    assert frame.masked.sum() == future.sum()
+    np.testing.assert_allclose(frame.groupby("row").weight.sum(), 1.0)
+
+
+def test_attention_frame_of_all_layers_and_heads_numbers_them_from_one() -> None:
+    w = np.full((2, 3, 4, 4), 0.25)
+    frame = attention_frame(w, ROWS, COLS)
+    assert len(frame) == 2 * 3 * 16
+    assert sorted(frame.layer.unique()) == [1, 2] and sorted(frame["head"].unique()) == [1, 2, 3]
+
+
+def test_attention_frame_rejects_labels_that_do_not_fit() -> None:
+    with pytest.raises(ValueError, match="do not match"):
+        attention_frame(np.zeros((2, 3)), ["a", "b"], ["x", "y"])
+
+
+def test_heatmap_spec_orders_axes_like_the_sentence_and_greys_the_future() -> None:
+    w, future = causal_weights()
+    spec = attention_heatmap(attention_frame(w, ROWS, COLS, future), "Decoder", "predicts", "input").to_dict()
+    enc = spec["encoding"]
+    assert spec["mark"]["type"] == "rect"
+    assert enc["y"]["field"] == "query_label" and enc["y"]["sort"] == unique_labels(ROWS)
+    assert enc["x"]["field"] == "key_label" and enc["x"]["sort"] == COLS and enc["x"]["sort"][0] == "<s>"
+    assert enc["color"]["condition"] == {"test": "datum.masked", "value": MASKED_COLOUR}  # blank, not a low weight
+    assert enc["color"]["field"] == "weight"
+    assert [t["field"] for t in enc["tooltip"]][:3] == ["query", "key", "weight"]
+    assert spec["title"]["text"] == "Decoder"
+
+
+def test_heads_grid_is_a_layers_by_heads_facet() -> None:
+    frame = attention_frame(np.full((2, 2, 4, 4), 0.25), ROWS, COLS)
+    spec = heads_grid(frame, "all heads", "predicts", "input").to_dict()
+    assert spec["facet"]["row"]["field"] == "layer" and spec["facet"]["column"]["field"] == "head"
+    assert spec["spec"]["mark"]["type"] == "rect"
+    assert {"layer", "head", "query", "key", "weight"} <= {t["field"] for t in spec["spec"]["encoding"]["tooltip"]}
+
+
+def test_alignment_frames_link_each_target_to_its_source() -> None:
+    tokens, links = alignment_frames(["El", "gato", "</s>"], ["The", "cat"], [(0, 0, 0.9), (1, 1, 0.6)])
+    assert list(tokens.side) == ["Spanish"] * 3 + ["English"] * 2
+    assert tokens.x.between(0, 1).all()
+    assert list(links.target) == ["The", "cat"] and list(links.source) == ["El", "gato"]
+    first = links.iloc[0]
+    assert first.x == tokens[(tokens.side == "English") & (tokens.position == 0)].x.iloc[0]
+    assert first.x2 == tokens[(tokens.side == "Spanish") & (tokens.position == 0)].x.iloc[0]
+    spec = alignment_chart(tokens, links, "Alignment").to_dict()
+    marks = [layer["mark"]["type"] for layer in spec["layer"]]
+    assert marks[0] == "rule" and "text" in marks
+    assert {t["field"] for t in spec["layer"][0]["encoding"]["tooltip"]} == {"target", "source", "weight"}
+
+
+def test_alignment_with_no_links_still_draws() -> None:
+    tokens, links = alignment_frames(["</s>"], [], [])
+    assert links.empty
+    assert alignment_chart(tokens, links, "empty").to_dict()["layer"]
+
+
+def test_head_summary_chart_is_clickable_and_labelled() -> None:
+    frame = heads_frame([(0, 0, 0.1, "self", 1.0), (0, 1, 2.3, "broad", 0.8), (1, 0, 0.5, "content", 0.7)])
+    assert list(frame.layer) == [1, 1, 2] and list(frame["head"]) == [1, 2, 1]
+    spec = heads_chart(frame, "heads").to_dict()
+    cells, labels = spec["layer"]
+    assert [p["name"] for p in spec["params"]] == [HEAD_SELECTION]
+    assert cells["encoding"]["opacity"]["condition"][0]["param"] == HEAD_SELECTION
+    assert cells["encoding"]["color"]["field"] == "entropy"
+    assert labels["mark"]["type"] == "text" and labels["encoding"]["text"]["field"] == "label"
+    assert "params" not in heads_chart(frame, "heads", selectable=False).to_dict()
+
+
+def test_step_row_chart_keeps_key_order() -> None:
+    frame = row_frame(np.array([0.5, 0.25, 0.25]), ["<s>", "▁the", "▁the"])
+    assert list(frame.label) == ["<s>", "▁the", "▁the (2)"]
+    spec = row_chart(frame, "step", "input").to_dict()
+    assert spec["mark"]["type"] == "bar" and spec["encoding"]["x"]["sort"] == list(frame.label)
+    with pytest.raises(ValueError):
+        row_frame(np.ones(2), ["a"])
+
+
+def test_positional_frame_and_chart() -> None:
+    table = np.sin(np.arange(12, dtype=float).reshape(3, 4))
+    frame = positional_frame(table)
+    assert len(frame) == 12 and frame.position.max() == 2 and frame.dimension.max() == 3
+    assert frame[(frame.position == 1) & (frame.dimension == 2)].value.iloc[0] == pytest.approx(table[1, 2])
+    spec = positional_chart(frame, "PE").to_dict()
+    assert spec["encoding"]["y"]["field"] == "position" and spec["encoding"]["x"]["field"] == "dimension"
+
+
+def test_token_text_is_data_never_markup() -> None:
+    nasty = ["<b>x</b>", "**y**", "😀", '"q"']
+    frame = attention_frame(np.full((4, 4), 0.25), nasty, nasty)
+    spec = attention_heatmap(frame, "t", "r", "c").to_dict()
+    assert spec["encoding"]["y"]["sort"] == nasty  # carried as plain strings in the data
+    json.dumps(spec)
+
+
+def test_charts_export_to_offline_html_and_png() -> None:
+    w, future = causal_weights()
+    chart = attention_heatmap(attention_frame(w, ROWS, COLS, future), "Decoder", "predicts", "input")
+    both = side_by_side(chart, chart)
+    assert len(both.to_dict()["hconcat"]) == 2
+    html = chart_html(both)
+    assert "vega" in html and "cdn.jsdelivr" not in html  # opens without network
+    assert chart_png(chart).startswith(b"\x89PNG")
+
+
+def test_frames_are_plain_pandas() -> None:
+    w, future = causal_weights()
+    assert isinstance(attention_frame(w, ROWS, COLS, future), pd.DataFrame)

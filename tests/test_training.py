@@ -267,3 +267,18 @@ def test_python_m_training_lists_and_dispatches_commands(tmp_path: Path, capsys:
     assert dispatch(["fly"]) == 2 and "unknown command 'fly'" in capsys.readouterr().err
     assert dispatch(["train", "--out", str(tmp_path / "run"), "--resume"]) == 2
     assert "train_state.pt" in capsys.readouterr().err
+
+
+def test_cosine_with_a_minutes_budget_follows_wall_clock_time() -> None:
+    """With max_minutes the cosine decay ends when the budget does, even if max_steps is far away."""
+    from training.trainer import Progress, time_budget_progress
+
+    optim = OptimConfig(lr=1e-3, warmup_steps=10, schedule="cosine", max_steps=10_000, max_minutes=10.0)
+    during_warmup = Progress(step=5, elapsed=30.0)
+    assert time_budget_progress(during_warmup, optim) == 0.0
+    halfway = Progress(step=50, elapsed=60.0 + 270.0, warmup_elapsed=60.0)  # 270 of the 540 s after warmup
+    assert time_budget_progress(halfway, optim) == pytest.approx(0.5)
+    assert lr_at(50, optim, time_budget_progress(halfway, optim)) == pytest.approx(0.5e-3)
+    spent = Progress(step=60, elapsed=700.0, warmup_elapsed=60.0)
+    assert lr_at(60, optim, time_budget_progress(spent, optim)) == pytest.approx(0.0, abs=1e-12)
+    assert time_budget_progress(halfway, OptimConfig(max_minutes=0.0)) == 0.0

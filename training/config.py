@@ -69,7 +69,7 @@ class OptimConfig:
     clip_norm: float = 1.0
     max_steps: int = 10_000
     max_epochs: int = 100
-    max_minutes: float = 0.0  # 0 = no time limit
+    max_minutes: float = 0.0  # 0 = no limit; a cosine schedule then decays by time too (not bitwise-resumable)
     seed: int = 1
 
     def __post_init__(self) -> None:

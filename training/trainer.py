@@ -32,15 +32,19 @@ from training.evaluate import corpus_scores
 log = logging.getLogger("training")
 
 
-def lr_at(step: int, optim: OptimConfig) -> float:
-    """Learning rate for optimizer step ``step`` (1-based): linear warmup, then the chosen decay."""
+def lr_at(step: int, optim: OptimConfig, time_progress: float = 0.0) -> float:
+    """Learning rate for optimizer step ``step`` (1-based): linear warmup, then the chosen decay.
+
+    ``time_progress`` (0..1, see ``time_budget_progress``) lets a cosine schedule end with a minutes budget:
+    the decay follows whichever is further along, steps or wall-clock time.
+    """
     warmup = max(1, optim.warmup_steps)
     if step <= warmup:
         return optim.lr * step / warmup
     if optim.schedule == "inverse_sqrt":
         return optim.lr * math.sqrt(warmup / step)
     if optim.schedule == "cosine":
-        progress = min(1.0, (step - warmup) / max(1, optim.max_steps - warmup))
+        progress = min(1.0, max(time_progress, (step - warmup) / max(1, optim.max_steps - warmup)))
         floor = optim.min_lr_ratio
         return optim.lr * (floor + (1 - floor) * 0.5 * (1 + math.cos(math.pi * progress)))
     return optim.lr
@@ -77,6 +81,15 @@ class Progress:
     best_dev_loss: float = float("inf")
     evals_without_improvement: int = 0
     elapsed: float = 0.0
+    warmup_elapsed: float = -1.0  # seconds of training when warmup ended (-1: not yet)
+
+
+def time_budget_progress(progress: Progress, optim: OptimConfig) -> float:
+    """Share of the post-warmup minutes budget used so far (0 without a budget or during warmup)."""
+    if optim.max_minutes <= 0 or progress.warmup_elapsed < 0:
+        return 0.0
+    budget = optim.max_minutes * 60 - progress.warmup_elapsed
+    return min(1.0, (progress.elapsed - progress.warmup_elapsed) / max(1.0, budget))
 
 
 def train_step(
@@ -86,10 +99,11 @@ def train_step(
     config: TrainConfig,
     env: Env,
     step: int,
+    time_progress: float = 0.0,
 ) -> tuple[float, float, int]:
     """One optimizer step over ``micro_batches`` (gradient accumulation); returns (loss, nll, tokens) summed."""
     for group in optimizer.param_groups:
-        group["lr"] = lr_at(step, config.optim)
+        group["lr"] = lr_at(step, config.optim, time_progress)
     local_tokens = sum(b.n_tgt_tokens for b in micro_batches)
     total_tokens = all_reduce_sum(local_tokens, env)
     ddp = getattr(loss_module, "_orig_mod", loss_module)  # torch.compile wraps the DDP module
@@ -188,6 +202,7 @@ class Window:
     tokens: int = 0
     loss: float = 0.0
     nll: float = 0.0
+    lr: float = 0.0  # learning rate of the window's last step
 
 
 def make_optimizer(model: Transformer, optim: OptimConfig) -> torch.optim.AdamW:
@@ -269,12 +284,17 @@ def train(
             chunk = mine[progress.batch_in_epoch : progress.batch_in_epoch + o.accumulate]
             micro = [collate([train_examples[i] for i in idx], c.pad_id, c.bos_id) for idx in chunk]
             progress.step += 1
-            loss, nll, tokens = train_step(loss_module, optimizer, micro, config, env, progress.step)
+            if progress.step > o.warmup_steps and progress.warmup_elapsed < 0:
+                progress.warmup_elapsed = progress.elapsed
+            # Wall-clock time differs between processes: average it so that every rank uses the same lr.
+            time_progress = all_reduce_sum(time_budget_progress(progress, o), env) / env.world_size
+            loss, nll, tokens = train_step(loss_module, optimizer, micro, config, env, progress.step, time_progress)
             progress.batch_in_epoch += o.accumulate
             progress.tokens += tokens
             progress.elapsed = time.perf_counter() - session_start
             window.steps, window.tokens = window.steps + 1, window.tokens + tokens
             window.loss, window.nll = window.loss + loss, window.nll + nll
+            window.lr = optimizer.param_groups[0]["lr"]
             bar.update(1)
             if progress.step % r.log_every == 0:
                 _log_train(window, progress, o, env, metrics, bar)
@@ -325,7 +345,7 @@ def _log_train(window: Window, progress: Progress, o: OptimConfig, env: Env, met
         "epoch": progress.epoch,
         "loss": all_reduce_sum(window.loss, env) / max(1, tokens),
         "nll": all_reduce_sum(window.nll, env) / max(1, tokens),
-        "lr": lr_at(progress.step, o),
+        "lr": window.lr,
         "tokens_per_s": tokens / max(seconds, 1e-9),
         "elapsed_s": progress.elapsed,
         "max_steps": o.max_steps,

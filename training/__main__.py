@@ -10,6 +10,7 @@ USAGE = """usage: python -m training COMMAND [ARGS...]
 commands:
   train      train a model from a parallel corpus   (same as python -m training.train)
   evaluate   translate a test set and score it      (same as python -m training.evaluate)
+  export     copy a finished run into a model folder (same as python -m training.export)
 
 Run python -m training COMMAND --help for the options of a command."""
 
@@ -20,6 +21,8 @@ def command(name: str) -> Callable[[list[str] | None], int] | None:
         from training.train import main
     elif name == "evaluate":
         from training.evaluate import main
+    elif name == "export":
+        from training.export import main
     else:
         return None
     return main

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import altair as alt
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from lab.alignment import READINGS, align
 from lab.explain import Candidate, Explanation, explain, positional_table, set_threads
@@ -154,23 +155,16 @@ def show_output(result: Explanation) -> Candidate:
     return result.candidates[index if index is not None and index < len(result.candidates) else 0]
 
 
+def layer_select(column: DeltaGenerator, label: str, n_layers: int, key: str) -> int | None:
+    """A layer chooser (1-based labels), starting at the last layer."""
+    return column.selectbox(label, range(n_layers), index=n_layers - 1, format_func=lambda i: f"layer {i + 1}", key=key)
+
+
 def display_controls(maps: SentenceMaps) -> tuple[int, int, int | None, bool]:
     """(encoder layer, decoder layer, head or None for the mean, word level) — never a hard-coded layer."""
     a, b, c, d = st.columns(4)
-    enc = a.selectbox(
-        "Encoder layer",
-        range(maps.n_layers("encoder")),
-        index=maps.n_layers("encoder") - 1,
-        format_func=lambda i: f"layer {i + 1}",
-        key="enc_layer",
-    )
-    dec = b.selectbox(
-        "Decoder layer",
-        range(maps.n_layers("cross")),
-        index=maps.n_layers("cross") - 1,
-        format_func=lambda i: f"layer {i + 1}",
-        key="dec_layer",
-    )
+    enc = layer_select(a, "Encoder layer", maps.n_layers("encoder"), "enc_layer")
+    dec = layer_select(b, "Decoder layer", maps.n_layers("cross"), "dec_layer")
     head = c.selectbox(
         "Head", range(-1, maps.n_heads), key="head", format_func=lambda h: "mean of heads" if h < 0 else f"head {h + 1}"
     )

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from lab.job_lock import LOCK_FILE, Lock, external_pids, live_lock, pid_alive, read_lock, write_lock
+from lab.run_progress import read_jsonl
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 CONFIGS_DIR = REPO_ROOT / "configs"
@@ -236,16 +237,7 @@ class JobStatus:
 
 def _last_job(run_dir: Path) -> list[dict[str, Any]]:
     """The events of the most recent job (from its start event on)."""
-    try:
-        lines = (run_dir / EVENTS_FILE).read_text(encoding="utf-8").splitlines()
-    except OSError:
-        return []
-    events = []
-    for line in lines:
-        try:
-            events.append(json.loads(line))
-        except ValueError:
-            continue  # a line cut short by a crash
+    events = read_jsonl(run_dir / EVENTS_FILE)
     starts = [i for i, e in enumerate(events) if e.get("event") == "start"]
     return events[starts[-1] :] if starts else []
 

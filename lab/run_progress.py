@@ -41,10 +41,10 @@ def read_json(path: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def read_metrics(run_dir: Path) -> list[dict[str, Any]]:
-    """Every record of metrics.jsonl; a line still being written (or cut by a crash) is skipped."""
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    """The JSON objects of a one-object-per-line file; a line still being written (or cut by a crash) is skipped."""
     try:
-        lines = (run_dir / METRICS_FILE).read_text(encoding="utf-8").splitlines()
+        lines = path.read_text(encoding="utf-8").splitlines()
     except OSError:
         return []
     records = []
@@ -53,9 +53,14 @@ def read_metrics(run_dir: Path) -> list[dict[str, Any]]:
             record = json.loads(line)
         except ValueError:
             continue
-        if isinstance(record, dict) and isinstance(record.get("step"), int):
+        if isinstance(record, dict):
             records.append(record)
     return records
+
+
+def read_metrics(run_dir: Path) -> list[dict[str, Any]]:
+    """Every record of metrics.jsonl that names its step."""
+    return [r for r in read_jsonl(run_dir / METRICS_FILE) if isinstance(r.get("step"), int)]
 
 
 def latest_records(records: list[dict[str, Any]]) -> list[dict[str, Any]]:

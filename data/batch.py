@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 
+import sentencepiece as spm
 import torch
 from torch import Tensor
 
 from data.corpus import Pair
+from data.noise import NoiseConfig, add_noise
 from model.tokenizer import Tokenizer
 
 
@@ -34,18 +37,57 @@ class Batch:
         )
 
 
+def _truncate(ids: list[int], max_len: int) -> list[int]:
+    """At most ``max_len`` ids, EOS kept last."""
+    return ids[: max_len - 1] + ids[-1:] if len(ids) > max_len else ids
+
+
 def encode_pairs(pairs: list[Pair], tokenizer: Tokenizer, max_len: int) -> list[Example]:
     """Tokenize pairs, truncating each side to ``max_len`` ids (EOS kept last)."""
-    out = []
-    for p in pairs:
-        src, tgt = tokenizer.encode_src(p.src), tokenizer.encode_tgt(p.tgt)
-        out.append(
-            Example(
-                src[: max_len - 1] + src[-1:] if len(src) > max_len else src,
-                tgt[: max_len - 1] + tgt[-1:] if len(tgt) > max_len else tgt,
-            )
-        )
-    return out
+    return [Example(_truncate(tokenizer.encode_src(p.src), max_len), _truncate(tokenizer.encode_tgt(p.tgt), max_len))
+            for p in pairs]  # fmt: skip
+
+
+@dataclass(frozen=True)
+class TrainingSet:
+    """The training examples of each epoch: the same pairs, with the source re-noised and re-segmented per epoch.
+
+    ``noise`` (see data/noise.py) changes the Spanish side only. ``sampling_alpha`` > 0 turns on SentencePiece
+    subword sampling (Kudo 2018) on both sides. Both draw from (seed, epoch) alone, so an epoch's examples are
+    the same after ``--resume`` and on every process. With neither, every epoch is the same list, encoded once.
+    """
+
+    pairs: list[Pair]
+    tokenizer: Tokenizer
+    max_len: int
+    noise: NoiseConfig = field(default_factory=NoiseConfig)
+    sampling_alpha: float = 0.0
+    seed: int = 1
+
+    @cached_property
+    def _clean(self) -> list[Example]:
+        return encode_pairs(self.pairs, self.tokenizer, self.max_len)
+
+    def __len__(self) -> int:
+        return len(self.pairs)
+
+    def epoch(self, epoch: int) -> list[Example]:
+        if not self.noise.enabled and self.sampling_alpha <= 0:
+            return self._clean
+        rng = random.Random(self.seed * 1_000_003 + epoch)
+        sources = [add_noise(p.src, self.noise, rng) for p in self.pairs]
+        if self.sampling_alpha <= 0:
+            src_ids = [self.tokenizer.encode_src(s) for s in sources]
+            return [Example(_truncate(ids, self.max_len), ex.tgt) for ids, ex in zip(src_ids, self._clean, strict=True)]
+        spm.set_random_generator_seed(self.seed * 1_000_003 + epoch)
+        t = self.tokenizer
+        sample = {"enable_sampling": True, "alpha": self.sampling_alpha, "nbest_size": -1}
+        src_ids = t.src.encode(sources, **sample)
+        tgt_ids = t.tgt.encode([p.tgt for p in self.pairs], **sample)
+        return [
+            Example(_truncate(s + [t.src.eos_id()], self.max_len), _truncate(g + [t.tgt.eos_id()], self.max_len))
+            for s, g in zip(src_ids, tgt_ids, strict=True)
+        ]
 
 
 def batch_indices(

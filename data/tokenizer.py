@@ -31,9 +31,14 @@ def _train(sentences: list[str], vocab_size: int) -> spm.SentencePieceProcessor:
     return spm.SentencePieceProcessor(model_proto=proto.getvalue())
 
 
-def train_tokenizer(train: list[Pair], vocab_size: int, joint: bool = True) -> Tokenizer:
-    """A joint model over both sides, or separate source and target models of ``vocab_size`` each."""
+def train_tokenizer(train: list[Pair], vocab_size: int, joint: bool = True, extra_src: list[str] = ()) -> Tokenizer:
+    """A joint model over both sides, or separate source and target models of ``vocab_size`` each.
+
+    ``extra_src``: more source-side text for the vocabulary only, e.g. noised copies of the Spanish side so that
+    "hola" gets pieces of its own as "Hola" does.
+    """
+    src = [p.src for p in train] + list(extra_src)
     if joint:
-        processor = _train([p.src for p in train] + [p.tgt for p in train], vocab_size)
+        processor = _train(src + [p.tgt for p in train], vocab_size)
         return Tokenizer(processor, processor)
-    return Tokenizer(_train([p.src for p in train], vocab_size), _train([p.tgt for p in train], vocab_size))
+    return Tokenizer(_train(src, vocab_size), _train([p.tgt for p in train], vocab_size))

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from data.noise import NoiseConfig
 from model.config import ConfigError, from_dict
 
 
@@ -36,6 +37,12 @@ class DataConfig:
     test_size: int = 3000
     split_seed: int = 1234
     max_len: int = 128  # subword ids per side, EOS included
+    noise: NoiseConfig = field(default_factory=NoiseConfig)  # source noise like typing: [data.noise] in TOML
+    sampling_alpha: float = 0.0  # SentencePiece subword sampling on the training set (0 = off; 0.1 is usual)
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.sampling_alpha <= 1.0:
+            raise ConfigError(f"data.sampling_alpha must be in [0, 1], got {self.sampling_alpha!r}")
 
 
 @dataclass(frozen=True)
@@ -127,10 +134,16 @@ def apply_overrides(values: dict[str, Any], overrides: list[str]) -> dict[str, A
         section, dot, name = key.strip().lstrip("-").partition(".")
         if not sep or not dot:
             raise ConfigError(f"override {item!r}: expected section.key=value, e.g. optim.lr=5e-4")
-        table = merged.setdefault(section, {})
-        if not isinstance(table, dict):
-            raise ConfigError(f"override {item!r}: {section} is not a [section] of the config")
-        table[name] = _parse_value(raw.strip())
+        *tables, leaf = [section, *name.split(".")]  # data.noise.p: the [data.noise] table's key p
+        table = merged
+        for depth, part in enumerate(tables):
+            inner = table.get(part, {})
+            if not isinstance(inner, dict):
+                raise ConfigError(
+                    f"override {item!r}: {'.'.join(tables[: depth + 1])} is not a [section] of the config"
+                )
+            table[part] = table = dict(inner)
+        table[leaf] = _parse_value(raw.strip())
     return merged
 
 

@@ -5,9 +5,11 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import random
 from pathlib import Path
 
 from data.corpus import CleanConfig, CorpusError, Pair, ReadReport, Split, clean, read_corpus, split, write_pairs
+from data.noise import add_noise
 from data.tokenizer import train_tokenizer
 from training.config import DataConfig
 
@@ -47,5 +49,9 @@ def prepare_data(d: DataConfig, run_dir: Path) -> None:
     summary = {**report.as_dict(), "splits": sizes, "sha256": fingerprints}
     (run_dir / "data_report.json").write_text(json.dumps(summary, indent=2) + "\n")
     log.info("pairs: read %d, kept %d, skipped %s; split %s", report.read, report.kept, dict(report.skipped), sizes)
-    tokenizer = train_tokenizer(parts.train, d.vocab_size, d.joint_vocab)
+    # With source noise on, the vocabulary also sees one noised draw of the Spanish side (the forms training sees).
+    rng = random.Random(d.split_seed)
+    drawn = ((p.src, add_noise(p.src, d.noise, rng)) for p in parts.train) if d.noise.enabled else ()
+    extra_src = [noised for clean, noised in drawn if noised != clean]
+    tokenizer = train_tokenizer(parts.train, d.vocab_size, d.joint_vocab, extra_src)
     tokenizer.save(run_dir)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import torch
 
-from data.batch import batch_indices, encode_pairs, padding_fraction
+from data.batch import TrainingSet, batch_indices, encode_pairs, padding_fraction
 from data.corpus import CorpusError, Pair
 from model.config import ConfigError, ModelConfig
 from model.io import load_weights, save_model
@@ -143,6 +143,7 @@ def main(argv: list[str] | None = None) -> int:
     env = distributed.setup(config.run.device, config.run.precision)
     if config.run.threads > 0:
         torch.set_num_threads(config.run.threads)
+    finished = False
     try:
         failed = False
         if env.is_main:
@@ -154,11 +155,12 @@ def main(argv: list[str] | None = None) -> int:
             except CorpusError as err:
                 print(f"error: {err}", file=sys.stderr)
                 failed = True
-        if distributed.any_rank(failed, env):  # every process learns that rank 0 failed (no hang at a barrier)
-            return 2
-        return run(config, env, run_dir, args.resume)
+        # Every process learns that rank 0 failed (no hang at a barrier).
+        status = 2 if distributed.any_rank(failed, env) else run(config, env, run_dir, args.resume)
+        finished = True
+        return status
     finally:
-        distributed.teardown(env)
+        distributed.teardown(env, wait_for_all=finished)
 
 
 def run(config: TrainConfig, env: distributed.Env, run_dir: Path, resume: bool) -> int:
@@ -176,7 +178,9 @@ def run(config: TrainConfig, env: distributed.Env, run_dir: Path, resume: bool) 
             env.world_size,
         )
     max_len = min(config.data.max_len, model.config.max_positions)
-    train_examples = encode_pairs(parts["train"], tokenizer, max_len)
+    d = config.data
+    train_set = TrainingSet(parts["train"], tokenizer, max_len, d.noise, d.sampling_alpha, config.optim.seed)
+    train_examples = train_set.epoch(0)
     dev_examples = encode_pairs(parts["dev"], tokenizer, max_len)
     if env.is_main:
         o = config.optim
@@ -186,7 +190,7 @@ def run(config: TrainConfig, env: distributed.Env, run_dir: Path, resume: bool) 
         )
         log.info("padding fraction: %.1f%% with bucketing, %.1f%% without", 100 * bucketed, 100 * plain)
     start = time.perf_counter()
-    progress = train(model, tokenizer, train_examples, dev_examples, parts["dev"], config, env, run_dir, resume)
+    progress = train(model, tokenizer, train_set, dev_examples, parts["dev"], config, env, run_dir, resume)
     if env.world_size > 1:
         identical, digests = distributed.ranks_identical(model, env)
         log.info(

@@ -18,7 +18,7 @@ from torch import Tensor, nn
 from torch.nn.parallel import DistributedDataParallel
 from tqdm import tqdm
 
-from data.batch import Batch, Example, batch_indices, collate
+from data.batch import Batch, Example, TrainingSet, batch_indices, collate
 from data.corpus import Pair
 from model.io import save_model
 from model.tokenizer import Tokenizer
@@ -240,7 +240,7 @@ def resume_from(
 def train(
     model: Transformer,
     tokenizer: Tokenizer,
-    train_examples: list[Example],
+    train_set: TrainingSet,
     dev_examples: list[Example],
     dev_pairs: list[Pair],
     config: TrainConfig,
@@ -279,6 +279,7 @@ def train(
     session_start = time.perf_counter() - progress.elapsed
     stop = _finished(progress, config)  # a resumed run may have ended already: then it takes no step
     while not stop and progress.epoch < o.max_epochs:
+        train_examples = train_set.epoch(progress.epoch)  # re-noised each epoch when data.noise is on
         mine = epoch_batches(train_examples, o, env, progress.epoch)
         while not stop and progress.batch_in_epoch + o.accumulate <= len(mine):
             chunk = mine[progress.batch_in_epoch : progress.batch_in_epoch + o.accumulate]

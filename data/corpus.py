@@ -118,6 +118,37 @@ def clean(pairs: list[Pair], config: CleanConfig, report: ReadReport) -> list[Pa
     return kept
 
 
+def typed_key(text: str) -> str:
+    """Key that ignores how a sentence was typed (case, accents, ¿¡, final punctuation): for held-out lists."""
+    from data.noise import typed  # noise imports nothing from here; kept local to keep the cleaning code light
+
+    return match_key(typed(normalise(text)))
+
+
+def read_held_out(path: Path) -> set[str]:
+    """Typed keys of the first column of a TSV of held-out sentences (``#`` lines are comments)."""
+    path = Path(path)
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        raise CorpusError(f"{path}: held-out sentence file not found (data.exclude)") from None
+    except UnicodeDecodeError as err:
+        raise CorpusError(f"{path}: not UTF-8 text ({err})") from None
+    return {typed_key(line.split("\t")[0]) for line in lines if line.strip() and not line.startswith("#")}
+
+
+def exclude(pairs: list[Pair], held_out: set[str], report: ReadReport) -> list[Pair]:
+    """Drop every pair whose source sentence is held out (e.g. an evaluation list); counts each drop."""
+    kept = []
+    for index, pair in enumerate(pairs):
+        if typed_key(pair.src) in held_out:
+            report.skip("held out (data.exclude)", pair.origin or f"pair {index + 1}")
+        else:
+            kept.append(pair)
+    report.kept = len(kept)
+    return kept
+
+
 # ----------------------------------------------------------------------------------------- splitting
 
 

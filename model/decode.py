@@ -17,11 +17,16 @@ class Hypothesis:
     tokens: list[int]
     log_prob: float  # sum of token log-probabilities, EOS included
     score: float  # log_prob after length normalisation (what beam search ranks by)
+    truncated: bool = False  # the length limit forced EOS where the model wanted to go on
 
 
-def max_output_length(src_lengths: Tensor, max_len_a: float, max_len_b: int, limit: int) -> int:
-    """Longest output allowed for this batch: a·S + b tokens (EOS included), capped by max_positions."""
-    return int(min(limit, max_len_a * int(src_lengths.max()) + max_len_b))
+def max_output_lengths(src_lengths: Tensor, max_len_a: float, max_len_b: int, limit: int) -> Tensor:
+    """Longest output allowed for each sentence (B,): a·S + b tokens (EOS included), capped by max_positions.
+
+    Each sentence's cap comes from its own length (S counts its EOS, not padding), so a sentence gets the same
+    cap alone and in a batch.
+    """
+    return (max_len_a * src_lengths.double() + max_len_b).floor().long().clamp(1, limit)
 
 
 def _length_normalised(log_prob: float, length: int, length_penalty: float) -> float:
@@ -39,22 +44,24 @@ def greedy(
     """Pick the most probable token at each step for every sentence of ``src`` (B, S)."""
     c = model.config
     src_lengths = (src != c.pad_id).sum(1)
-    max_len = max_output_length(src_lengths, max_len_a, max_len_b, c.max_positions)
+    limits = max_output_lengths(src_lengths, max_len_a, max_len_b, c.max_positions)  # (B,)
     memory, src_mask, _ = model.encode(src)
     b = src.size(0)
     tokens = torch.full((b, 1), c.bos_id, dtype=torch.long, device=src.device)
     log_prob = torch.zeros(b, device=src.device)
     finished = torch.zeros(b, dtype=torch.bool, device=src.device)
+    truncated = torch.zeros(b, dtype=torch.bool, device=src.device)
     caches = model.start_caches(memory) if use_cache else None
-    for step in range(max_len):
+    for step in range(int(limits.max())):
         if use_cache:
             logits, caches, _, _ = model.decode_step(tokens[:, -1:], caches, src_mask)
         else:
             logits = model.output(model.decode(tokens, memory, src_mask).hidden[:, -1])
         step_logp = logits.float().log_softmax(-1)
         next_token = step_logp.argmax(-1)
-        if step == max_len - 1:  # out of room: end every unfinished sentence here
-            next_token = torch.full_like(next_token, c.eos_id)
+        out_of_room = (step == limits - 1) & ~finished  # end these sentences here
+        truncated |= out_of_room & (next_token != c.eos_id)
+        next_token = torch.where(out_of_room, torch.full_like(next_token, c.eos_id), next_token)
         next_token = torch.where(finished, torch.full_like(next_token, c.pad_id), next_token)
         log_prob += torch.where(finished, 0.0, step_logp.gather(1, next_token[:, None]).squeeze(1))
         tokens = torch.cat([tokens, next_token[:, None]], dim=1)
@@ -62,9 +69,9 @@ def greedy(
         if bool(finished.all()):
             break
     out = []
-    for row, lp in zip(tokens[:, 1:].tolist(), log_prob.tolist(), strict=True):
+    for row, lp, cut in zip(tokens[:, 1:].tolist(), log_prob.tolist(), truncated.tolist(), strict=True):
         ids = row[: row.index(c.eos_id) + 1]
-        out.append(Hypothesis(ids, lp, lp))
+        out.append(Hypothesis(ids, lp, lp, cut))
     return out
 
 
@@ -87,7 +94,7 @@ def beam_search(
         raise ValueError(f"n_best ({n_best}) cannot exceed beam_size ({beam_size})")
     b, k = src.size(0), beam_size
     src_lengths = (src != c.pad_id).sum(1)
-    max_len = max_output_length(src_lengths, max_len_a, max_len_b, c.max_positions)
+    limits = max_output_lengths(src_lengths, max_len_a, max_len_b, c.max_positions)  # (B,)
     memory, src_mask, _ = model.encode(src)
     memory = memory.repeat_interleave(k, dim=0)  # (B*K, S, d_model)
     src_mask = src_mask.repeat_interleave(k, dim=0)  # (B*K, 1, 1, S)
@@ -96,14 +103,17 @@ def beam_search(
     beam_logp = torch.zeros(b, k, device=src.device)
     beam_logp[:, 1:] = float("-inf")  # all beams start identical: expand only the first
     finalized: list[list[Hypothesis]] = [[] for _ in range(b)]
-    for step in range(max_len):
+    for step in range(int(limits.max())):
         logits, caches, _, _ = model.decode_step(tokens[:, -1:], caches, src_mask)
         logp = logits.float().log_softmax(-1).view(b, k, -1)  # (B, K, V)
         vocab = logp.size(-1)
-        if step == max_len - 1:  # out of room: only EOS may follow
+        out_of_room = (step == limits - 1).tolist()  # these sentences: only EOS may follow
+        wanted_eos = (logp.argmax(-1) == c.eos_id).tolist()  # (B, K): where the model itself would stop
+        if any(out_of_room):
+            rows = torch.tensor(out_of_room, device=src.device)
             eos_only = torch.full_like(logp, float("-inf"))
             eos_only[..., c.eos_id] = logp[..., c.eos_id]
-            logp = eos_only
+            logp = torch.where(rows[:, None, None], eos_only, logp)
         candidates = (beam_logp[:, :, None] + logp).view(b, k * vocab)
         top_logp, top_index = candidates.topk(2 * k, dim=1)  # (B, 2K): enough to refill K live beams
         next_beam_logp = torch.full((b, k), float("-inf"), device=src.device)
@@ -122,7 +132,8 @@ def beam_search(
                     continue  # hypotheses that merely survive in the 2K reserve would crowd out the good ones
                 if token == c.eos_id:
                     ids = prefixes[i * k + beam] + [token]
-                    finalized[i].append(Hypothesis(ids, lp, _length_normalised(lp, len(ids), length_penalty)))
+                    cut = out_of_room[i] and not wanted_eos[i][beam]
+                    finalized[i].append(Hypothesis(ids, lp, _length_normalised(lp, len(ids), length_penalty), cut))
                     if len(finalized[i]) >= k:
                         break
                 elif live < k:

@@ -8,7 +8,19 @@ import logging
 import random
 from pathlib import Path
 
-from data.corpus import CleanConfig, CorpusError, Pair, ReadReport, Split, clean, read_corpus, split, write_pairs
+from data.corpus import (
+    CleanConfig,
+    CorpusError,
+    Pair,
+    ReadReport,
+    Split,
+    clean,
+    exclude,
+    read_corpus,
+    read_held_out,
+    split,
+    write_pairs,
+)
 from data.noise import add_noise
 from data.tokenizer import train_tokenizer
 from training.config import DataConfig
@@ -25,6 +37,9 @@ def load_and_split(d: DataConfig, report: ReadReport) -> Split:
             Path(corpus), d.format, d.src_lang, d.tgt_lang, report, d.skip_bad_lines, d.columns or None
         )
     pairs = clean(pairs, CleanConfig(d.min_tokens, d.max_tokens, d.max_ratio), report)
+    if d.exclude:
+        held_out = set().union(*(read_held_out(Path(path)) for path in d.exclude))
+        pairs = exclude(pairs, held_out, report)
     if len(pairs) < 3:
         raise CorpusError(f"{', '.join(d.corpora)}: only {len(pairs)} usable pairs after cleaning")
     dev_size = min(d.dev_size, max(1, len(pairs) // 10))

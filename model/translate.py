@@ -97,20 +97,26 @@ class Translator:
         """Maps of one hypothesis from a forced pass over exactly that hypothesis (ATTENTION.md §6)."""
         return inspect(self.model, translation.src_ids, translation.hypotheses[hypothesis].tokens)
 
-    def translate_many(
+    def translate_all(
         self, texts: list[str], options: DecodeOptions = DecodeOptions(), batch_size: int = 64, progress: bool = False
-    ) -> list[str]:
-        """Translate a long list in length-sorted batches; returns texts in the input order."""
+    ) -> list[Translation]:
+        """Translate a long list in length-sorted batches; returns Translations in the input order."""
         from tqdm import tqdm
 
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        out: list[str] = [""] * len(texts)
+        out: list[Translation | None] = [None] * len(texts)
         starts = range(0, len(order), batch_size)
         for start in tqdm(starts, desc="translating", unit="batch", disable=not progress):
             chunk = order[start : start + batch_size]
             for i, result in zip(chunk, self.translate_batch([texts[i] for i in chunk], options), strict=True):
-                out[i] = result.text
-        return out
+                out[i] = result
+        return out  # type: ignore[return-value]
+
+    def translate_many(
+        self, texts: list[str], options: DecodeOptions = DecodeOptions(), batch_size: int = 64, progress: bool = False
+    ) -> list[str]:
+        """Texts of ``translate_all``: the best hypothesis of each sentence, in the input order."""
+        return [t.text for t in self.translate_all(texts, options, batch_size, progress)]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -136,6 +142,8 @@ def main(argv: list[str] | None = None) -> int:
         result = translator.translate(line, options)
         if result.truncated:
             print(f"warning: input cut to {translator.max_src_len} subwords", file=sys.stderr)
+        if result.hypotheses[0].truncated:
+            print("warning: output cut at the length limit (the model had not finished)", file=sys.stderr)
         if options.n_best > 1:
             for text, hyp in zip(result.texts, result.hypotheses, strict=True):
                 print(f"{hyp.score:.4f}\t{hyp.log_prob:.4f}\t{text}")

@@ -11,6 +11,7 @@ from typing import Any
 
 import sacrebleu
 
+from data.noise import typed
 from data.readers import CorpusError, Pair, read_tsv
 from model.io import ModelLoadError
 from model.tokenizer import Tokenizer
@@ -47,21 +48,31 @@ def score(
     progress: bool = False,
     batch_size: int = 64,
 ) -> dict[str, Any]:
-    """Translate ``pairs`` (greedy unless ``options`` say otherwise) and score them; adds speed and hypotheses."""
+    """Translate ``pairs`` (greedy unless ``options`` say otherwise) and score them; adds speed and hypotheses.
+
+    ``truncated_lines``: 1-based lines whose input or output was cut at a length limit.
+    """
     was_training = model.training
     translator = Translator(model, tokenizer)
     start = time.perf_counter()
     texts = [p.src for p in pairs]
-    hyps = translator.translate_many(texts, options or DecodeOptions(), batch_size=batch_size, progress=progress)
+    results = translator.translate_all(texts, options or DecodeOptions(), batch_size=batch_size, progress=progress)
     seconds = time.perf_counter() - start
     model.train(was_training)
+    hyps = [r.text for r in results]
     result = corpus_scores(hyps, [p.tgt for p in pairs])
     return {
         **result,
         "seconds": round(seconds, 3),
         "sentences_per_s": round(len(pairs) / max(seconds, 1e-9), 1),
+        "truncated_lines": [i + 1 for i, r in enumerate(results) if r.truncated or r.hypotheses[0].truncated],
         "hypotheses": hyps,
     }
+
+
+def typed_pairs(pairs: list[Pair]) -> list[Pair]:
+    """The same test set with each source as people type it (data/noise.py ``typed``); references unchanged."""
+    return [Pair(typed(p.src), p.tgt) for p in pairs]
 
 
 def read_lines(path: Path) -> list[str]:
@@ -108,6 +119,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--device", default="auto", help="auto (CUDA > MPS > CPU), cpu, cuda, ...")
     parser.add_argument("--hyp", type=Path, help="write the translations here, one per line")
     parser.add_argument("--json", type=Path, help="write a JSON report (scores, signatures, speed) here")
+    parser.add_argument(
+        "--no-typed",
+        action="store_true",
+        help="skip the second pass on the sources as people type them (lowercase, no accents/¿¡/final punctuation)",
+    )
     args = parser.parse_args(argv)
     pairs_mode, files_mode = args.pairs is not None, args.src is not None and args.ref is not None
     if pairs_mode == files_mode or (pairs_mode and (args.src or args.ref)):
@@ -126,19 +142,30 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {err}", file=sys.stderr)
         return 2
     options = DecodeOptions(beam_size=args.beam, length_penalty=args.length_penalty)
-    result = score(translator.model, translator.tokenizer, pairs, options, progress=True, batch_size=args.batch_size)
-    hyps = result.pop("hypotheses")
+    variants = {"as written": pairs} if args.no_typed else {"as written": pairs, "typed": typed_pairs(pairs)}
+    results = {
+        name: score(translator.model, translator.tokenizer, v, options, progress=True, batch_size=args.batch_size)
+        for name, v in variants.items()
+    }
+    print(f"{len(pairs)} sentences, beam {args.beam}")
+    print(f"| {'source':<10} | BLEU  | chrF  | hyp/ref length | sentences/s | outputs cut |")
+    for name, r in results.items():
+        print(
+            f"| {name:<10} | {r['bleu']:5.2f} | {r['chrf']:5.2f} | {r['hyp_ref_len_ratio']:14.3f} "
+            f"| {r['sentences_per_s']:11.1f} | {len(r['truncated_lines']):11d} |"
+        )
+    result = results["as written"]
     print(f"BLEU {result['bleu']:.2f}  {result['bleu_signature']}")
     print(f"chrF {result['chrf']:.2f}  {result['chrf_signature']}")
-    print(
-        f"{result['sentences']} sentences, {result['sentences_per_s']:.1f} sentences/s, "
-        f"beam {args.beam}, hyp/ref length {result['hyp_ref_len_ratio']:.3f}"
-    )
+    if result["truncated_lines"]:
+        shown = ", ".join(map(str, result["truncated_lines"][:10]))
+        print(f"warning: {len(result['truncated_lines'])} outputs cut at the length limit (lines {shown}…)")
+    hyps = result.pop("hypotheses")
     if args.hyp:
         args.hyp.write_text("".join(h + "\n" for h in hyps), encoding="utf-8")
     if args.json:
         report = {
-            **result,
+            **result,  # the test set as written, at the top level
             "model": str(args.model),
             "src": str(args.pairs or args.src),
             "ref": str(args.pairs or args.ref),
@@ -147,6 +174,9 @@ def main(argv: list[str] | None = None) -> int:
             "batch_size": args.batch_size,
             "device": str(translator.device),
         }
+        if "typed" in results:
+            report["typed"] = {k: v for k, v in results["typed"].items() if k != "hypotheses"}
+            report["typed"]["transform"] = "data.noise.typed: lowercase, no accents, no ¿¡, no final punctuation"
         args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     return 0
 

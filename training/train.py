@@ -20,7 +20,7 @@ from model.tokenizer import Tokenizer
 from model.transformer import Transformer
 from training import checkpoint, distributed
 from training.config import TrainConfig, build_train_config, load_train_config
-from training.evaluate import score
+from training.evaluate import score, typed_pairs
 from training.prepare import SPLITS, prepare_data
 from training.trainer import evaluate_loss, train
 
@@ -73,7 +73,9 @@ def finish(
     test = score(model, tokenizer, test_pairs, progress=True)
     hyps = test.pop("hypotheses")
     (run_dir / "test.hyp").write_text("\n".join(hyps) + "\n", encoding="utf-8")
-    result = {"final": chosen, "dev_loss": dev_losses, "test_greedy": test}
+    test_typed = score(model, tokenizer, typed_pairs(test_pairs), progress=True)
+    test_typed.pop("hypotheses")
+    result = {"final": chosen, "dev_loss": dev_losses, "test_greedy": test, "test_greedy_typed": test_typed}
     (run_dir / "metrics.json").write_text(json.dumps(result, indent=2) + "\n")
     return result
 

@@ -10,11 +10,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from data import readers
+from data.config import FORMATS
 from data.readers import CorpusError, Pair, ReadReport
 
 # ----------------------------------------------------------------------------------------- reading
 
-FORMATS = ("auto", "tsv", "anki", "csv", "moses")
 ATTRIBUTION = re.compile(r"CC-BY|creativecommons|tatoeba|#\d+", re.IGNORECASE)  # the Anki third column
 
 

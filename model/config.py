@@ -1,80 +1,23 @@
-"""Model hyper-parameters: one frozen, typed record saved as JSON beside the weights."""
+"""Model hyper-parameters: one frozen, typed record, chosen in a training preset and saved as JSON beside the weights."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
-import types
-import typing
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Literal
 
-T = TypeVar("T")
+from model.typed_config import ConfigError, check_at_least, from_dict
 
-
-class ConfigError(ValueError):
-    """A configuration value is unknown, missing or of the wrong type."""
-
-
-def _check_value(name: str, value: Any, annotation: Any) -> Any:
-    """Return ``value`` if it fits ``annotation`` (int widens to float), else raise naming ``name``."""
-    origin = typing.get_origin(annotation)
-    if origin is Literal:
-        if value not in typing.get_args(annotation):
-            raise ConfigError(f"{name}: expected one of {typing.get_args(annotation)}, got {value!r}")
-        return value
-    if origin in (typing.Union, types.UnionType):
-        for option in typing.get_args(annotation):
-            if option is type(None) and value is None:
-                return None
-            try:
-                return _check_value(name, value, option)
-            except ConfigError:
-                continue
-        raise ConfigError(f"{name}: expected {annotation}, got {value!r}")
-    if origin in (tuple, list):
-        (item_type, *_rest) = typing.get_args(annotation) or (Any,)
-        if not isinstance(value, (list, tuple)):
-            raise ConfigError(f"{name}: expected a list, got {value!r}")
-        return tuple(_check_value(f"{name}[{i}]", v, item_type) for i, v in enumerate(value))
-    if annotation is Any:
-        return value
-    if annotation is float and isinstance(value, int) and not isinstance(value, bool):
-        return float(value)
-    if annotation is int and isinstance(value, bool):
-        raise ConfigError(f"{name}: expected int, got {value!r}")
-    if not isinstance(value, annotation):
-        raise ConfigError(f"{name}: expected {annotation.__name__}, got {type(value).__name__} {value!r}")
-    return value
-
-
-def from_dict(cls: type[T], values: dict[str, Any], where: str = "") -> T:
-    """Build the frozen dataclass ``cls`` from ``values``; unknown keys and wrong types raise ConfigError."""
-    prefix = f"{where}." if where else ""
-    hints = typing.get_type_hints(cls)
-    names = {f.name for f in dataclasses.fields(cls)}
-    unknown = sorted(set(values) - names)
-    if unknown:
-        raise ConfigError(f"unknown key {prefix}{unknown[0]} (known: {', '.join(sorted(names))})")
-    checked = {}
-    for key, value in values.items():
-        hint = hints[key]
-        if dataclasses.is_dataclass(hint) and isinstance(value, dict):
-            checked[key] = from_dict(hint, value, f"{prefix}{key}")
-        else:
-            checked[key] = _check_value(f"{prefix}{key}", value, hint)
-    try:
-        return cls(**checked)
-    except TypeError as err:  # a required field is missing
-        raise ConfigError(f"{prefix or cls.__name__ + ': '}{err}") from None
+__all__ = ["ConfigError", "ModelConfig", "from_dict"]
 
 
 @dataclasses.dataclass(frozen=True)
 class ModelConfig:
     """Shape of an encoder–decoder Transformer (Vaswani et al. 2017, with the pre-norm option)."""
 
-    src_vocab_size: int
-    tgt_vocab_size: int
+    src_vocab_size: int = 0  # 0 in a training preset: filled from the tokenizer (with the special ids below)
+    tgt_vocab_size: int = 0
     d_model: int = 256
     n_heads: int = 4
     d_ff: int = 1024
@@ -93,8 +36,11 @@ class ModelConfig:
     eos_id: int = 3
 
     def __post_init__(self) -> None:
+        check_at_least("model", self, ("d_model", "n_heads", "d_ff", "n_encoder_layers", "n_decoder_layers"))
+        check_at_least("model", self, ("max_positions",), 2)
+        check_at_least("model", self, ("src_vocab_size", "tgt_vocab_size"), 0)
         if self.d_model % self.n_heads:
-            raise ConfigError(f"d_model ({self.d_model}) must be divisible by n_heads ({self.n_heads})")
+            raise ConfigError(f"model.d_model ({self.d_model}) must be divisible by model.n_heads ({self.n_heads})")
         if self.share_embeddings and self.src_vocab_size != self.tgt_vocab_size:
             raise ConfigError("share_embeddings needs src_vocab_size == tgt_vocab_size")
         if not 0.0 <= self.dropout < 1.0 or not 0.0 <= self.attention_dropout < 1.0:
@@ -119,6 +65,9 @@ class ModelConfig:
         if not isinstance(values, dict):
             raise ConfigError(f"{path}: expected a JSON object")
         try:
-            return from_dict(cls, values)
+            config = from_dict(cls, values)
         except ConfigError as err:
             raise ConfigError(f"{path}: {err}") from None
+        if min(config.src_vocab_size, config.tgt_vocab_size) < 1:
+            raise ConfigError(f"{path}: src_vocab_size and tgt_vocab_size must be set (at least 1)")
+        return config

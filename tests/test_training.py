@@ -32,10 +32,17 @@ def records(run_dir: Path, kind: str) -> list[dict]:
 @pytest.mark.parametrize("preset", ["tiny", "small", "base"])
 def test_presets_load_and_build_a_valid_model_config(preset: str) -> None:
     config = load_train_config(CONFIGS / f"{preset}.toml")
-    shape = ModelConfig(
-        src_vocab_size=config.data.vocab_size, tgt_vocab_size=config.data.vocab_size, **config.model.__dict__
-    )
-    assert shape.d_model % shape.n_heads == 0
+    assert isinstance(config.model, ModelConfig) and config.model.src_vocab_size == 0  # filled from the tokenizer
+    assert config.model.d_model % config.model.n_heads == 0
+
+
+def test_a_bad_model_shape_fails_before_any_data_is_read(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """--model.n_heads=5 used to fail only after SentencePiece was trained, with a traceback."""
+    out = tmp_path / "run"
+    code = main(["--config", str(CONFIGS / "tiny.toml"), "--corpus", str(tmp_path / "missing.tsv"),
+                       "--out", str(out), "--model.n_heads=5"])  # fmt: skip
+    assert code == 2 and not out.exists()  # the corpus does not even exist: the config was checked first
+    assert "model.n_heads" in capsys.readouterr().err
 
 
 def test_base_preset_is_the_paper_base_model_for_gpus() -> None:

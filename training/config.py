@@ -9,58 +9,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from data.noise import NoiseConfig
-from model.config import ConfigError, from_dict
-
-
-def _check_at_least(section: str, record: object, names: tuple[str, ...], minimum: int = 1) -> None:
-    """Raise ConfigError naming ``section.name`` for the first of ``names`` below ``minimum``."""
-    for name in names:
-        if getattr(record, name) < minimum:
-            raise ConfigError(f"{section}.{name} must be at least {minimum}, got {getattr(record, name)!r}")
-
-
-@dataclass(frozen=True)
-class DataConfig:
-    corpora: tuple[str, ...] = ()
-    format: Literal["auto", "tsv", "anki", "csv", "moses"] = "auto"
-    src_lang: str = "es"
-    tgt_lang: str = "en"
-    columns: tuple[str, ...] = ()  # languages of the tsv/anki columns in order, e.g. ["en", "es"]; () = format default
-    skip_bad_lines: bool = False
-    vocab_size: int = 8000
-    joint_vocab: bool = True
-    min_tokens: int = 1
-    max_tokens: int = 80
-    max_ratio: float = 3.0
-    dev_size: int = 2000
-    test_size: int = 3000
-    split_seed: int = 1234
-    exclude: tuple[str, ...] = ()  # TSV files of held-out sentences (first column): matching pairs are dropped
-    max_len: int = 128  # subword ids per side, EOS included
-    noise: NoiseConfig = field(default_factory=NoiseConfig)  # source noise like typing: [data.noise] in TOML
-    sampling_alpha: float = 0.0  # SentencePiece subword sampling on the training set (0 = off; 0.1 is usual)
-
-    def __post_init__(self) -> None:
-        if not 0.0 <= self.sampling_alpha <= 1.0:
-            raise ConfigError(f"data.sampling_alpha must be in [0, 1], got {self.sampling_alpha!r}")
-
-
-@dataclass(frozen=True)
-class ModelShape:
-    """The ModelConfig fields a preset chooses (vocabulary sizes and special ids come from the tokenizer)."""
-
-    d_model: int = 256
-    n_heads: int = 4
-    d_ff: int = 1024
-    n_encoder_layers: int = 3
-    n_decoder_layers: int = 3
-    dropout: float = 0.1
-    attention_dropout: float = 0.0
-    max_positions: int = 256
-    norm: Literal["pre", "post"] = "pre"
-    positional: Literal["sinusoidal", "learned"] = "sinusoidal"
-    tie_output: bool = True
+from data.config import DataConfig
+from model.config import ModelConfig
+from model.typed_config import ConfigError, check_at_least, from_dict
 
 
 @dataclass(frozen=True)
@@ -81,8 +32,8 @@ class OptimConfig:
     seed: int = 1
 
     def __post_init__(self) -> None:
-        _check_at_least("optim", self, ("max_tokens", "accumulate", "max_steps", "max_epochs"))
-        _check_at_least("optim", self, ("lr", "max_minutes", "label_smoothing", "clip_norm"), 0)
+        check_at_least("optim", self, ("max_tokens", "accumulate", "max_steps", "max_epochs"))
+        check_at_least("optim", self, ("lr", "max_minutes", "label_smoothing", "clip_norm"), 0)
 
 
 @dataclass(frozen=True)
@@ -100,15 +51,15 @@ class RunConfig:
     compile: bool = False
 
     def __post_init__(self) -> None:
-        _check_at_least("run", self, ("log_every", "eval_every"))
-        _check_at_least("run", self, ("save_every", "keep_checkpoints", "average_last", "patience", "threads"), 0)
-        _check_at_least("run", self, ("dev_bleu_sentences",), 0)
+        check_at_least("run", self, ("log_every", "eval_every"))
+        check_at_least("run", self, ("save_every", "keep_checkpoints", "average_last", "patience", "threads"), 0)
+        check_at_least("run", self, ("dev_bleu_sentences",), 0)
 
 
 @dataclass(frozen=True)
 class TrainConfig:
     data: DataConfig = field(default_factory=DataConfig)
-    model: ModelShape = field(default_factory=ModelShape)
+    model: ModelConfig = field(default_factory=ModelConfig)  # vocabulary sizes and special ids: from the tokenizer
     optim: OptimConfig = field(default_factory=OptimConfig)
     run: RunConfig = field(default_factory=RunConfig)
 

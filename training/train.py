@@ -33,11 +33,16 @@ def read_split(path: Path) -> list[Pair]:
 
 
 def model_config(config: TrainConfig, tokenizer: Tokenizer) -> ModelConfig:
-    return ModelConfig(
+    """The preset's model shape with what only the tokenizer knows: vocabulary sizes, sharing, special ids."""
+    return dataclasses.replace(
+        config.model,
         src_vocab_size=tokenizer.src.get_piece_size(),
         tgt_vocab_size=tokenizer.tgt.get_piece_size(),
-        share_embeddings=tokenizer.joint,
-        **dataclasses.asdict(config.model),
+        share_embeddings=config.model.share_embeddings and tokenizer.joint,
+        pad_id=tokenizer.tgt.pad_id(),
+        unk_id=tokenizer.tgt.unk_id(),
+        bos_id=tokenizer.tgt.bos_id(),
+        eos_id=tokenizer.tgt.eos_id(),
     )
 
 
@@ -126,6 +131,8 @@ def new_config(args: argparse.Namespace, overrides: list[str]) -> TrainConfig:
     config = load_train_config(args.config, overrides)
     if args.corpus:
         config = dataclasses.replace(config, data=dataclasses.replace(config.data, corpora=tuple(args.corpus)))
+    if config.model.src_vocab_size or config.model.tgt_vocab_size:
+        raise ConfigError("model.src_vocab_size/tgt_vocab_size come from the tokenizer: set data.vocab_size instead")
     if not config.data.corpora:
         raise ConfigError("no corpus: pass --corpus FILE (repeatable) or set data.corpora")
     if (args.out / checkpoint.STATE_FILE).exists() or (args.out / "metrics.jsonl").exists():

@@ -3,10 +3,12 @@
 Regenerates the model's test split from its own ``train_config.json`` (checked against the fingerprint in
 ``data_report.json``), translates it with the model (greedy and beam search) and, when installed, with
 Apertium (``apt-get install apertium apertium-eng-spa``; this script installs nothing), and prints
-sacrebleu BLEU / chrF and sentences/s side by side.
+sacrebleu BLEU / chrF and sentences/s side by side: once with the sources as written and once as people
+type them (``data.noise.typed``: lowercase, no accents, no ¿¡, no final punctuation). Then the everyday
+phrase list (``data/everyday-es-en.tsv``), scored by exact match.
 
-    python bench/quality.py                                   # shipped model, greedy + beam 4, Apertium
-    python bench/quality.py --model runs/my-run --beams 1 --limit 500
+    python -m bench.quality                                   # shipped model, greedy + beam 4, Apertium
+    python -m bench.quality --model runs/my-run --beams 1 --limit 500
 """
 
 from __future__ import annotations
@@ -16,19 +18,18 @@ import dataclasses
 import json
 import shutil
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import sacrebleu
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
 from data.corpus import Pair, ReadReport
+from data.noise import typed
 from model.config import from_dict
 from model.translate import DEFAULT_MODEL, DecodeOptions, Translator
 from training.config import TrainConfig
+from training.phrases import EVERYDAY, read_phrases, score_phrases
 from training.prepare import load_and_split, split_fingerprint
 
 
@@ -58,35 +59,12 @@ def apertium(sources: list[str]) -> list[str] | None:
     return [line.strip() for line in lines]
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", type=Path, default=DEFAULT_MODEL)
-    parser.add_argument("--corpus", default=None, help="corpus path if it moved since training")
-    parser.add_argument("--beams", default="1,4", help="beam sizes to evaluate (1 = greedy)")
-    parser.add_argument("--limit", type=int, default=0, help="only the first N test sentences (0 = all)")
-    parser.add_argument("--json", type=Path, default=None, help="write the table as JSON here")
-    parser.add_argument("--threads", type=int, default=0)
-    args = parser.parse_args()
-    if args.threads:
-        torch.set_num_threads(args.threads)
-    pairs = test_pairs(args.model, args.corpus)
-    if args.limit:
-        pairs = pairs[: args.limit]
-    sources, refs = [p.src for p in pairs], [[p.tgt for p in pairs]]
-    translator = Translator.load(args.model)
-    systems: dict[str, tuple[list[str], float]] = {}
-    for beam in (int(b) for b in args.beams.split(",")):
-        start = time.perf_counter()
-        hyps = translator.translate_many(sources, DecodeOptions(beam_size=beam), progress=True)
-        systems[f"this model, {'greedy' if beam == 1 else f'beam {beam}'}"] = (hyps, time.perf_counter() - start)
-    start = time.perf_counter()
-    apertium_hyps = apertium(sources)
-    if apertium_hyps is not None:
-        systems["Apertium spa-eng"] = (apertium_hyps, time.perf_counter() - start)
+def score_rows(systems: dict[str, tuple[list[str], float]], refs: list[str]) -> list[dict]:
+    """BLEU, chrF, length ratio and speed of each system's hypotheses."""
     bleu, chrf = sacrebleu.metrics.BLEU(), sacrebleu.metrics.CHRF()
     rows = []
     for name, (hyps, seconds) in systems.items():
-        b, c = bleu.corpus_score(hyps, refs), chrf.corpus_score(hyps, refs)
+        b, c = bleu.corpus_score(hyps, [refs]), chrf.corpus_score(hyps, [refs])
         rows.append(
             {
                 "system": name,
@@ -96,26 +74,72 @@ def main() -> None:
                 "len_ratio": round(b.sys_len / b.ref_len, 3),
             }
         )
-    print(f"\n{len(pairs)} test sentences of {args.model} (held out from training)")
-    print("| system | BLEU | chrF | hyp/ref length | sentences/s |\n|---|---:|---:|---:|---:|")
-    for r in rows:
-        print(f"| {r['system']} | {r['bleu']} | {r['chrf']} | {r['len_ratio']} | {r['sentences_per_s']} |")
-    print(f"\nBLEU: {bleu.get_signature()}\nchrF: {chrf.get_signature()}")
-    if apertium_hyps is None:
-        print("Apertium not installed (apt-get install apertium apertium-eng-spa): comparison skipped")
-    if args.json:
-        args.json.write_text(
-            json.dumps(
-                {
-                    "sentences": len(pairs),
-                    "rows": rows,
-                    "bleu_signature": str(bleu.get_signature()),
-                    "chrf_signature": str(chrf.get_signature()),
-                },
-                indent=2,
-            )
-            + "\n"
+    return rows
+
+
+def translate_systems(translator: Translator, sources: list[str], beams: list[int]) -> dict:
+    """Each beam size of the model, then Apertium when installed: name -> (hypotheses, seconds)."""
+    systems: dict[str, tuple[list[str], float]] = {}
+    for beam in beams:
+        start = time.perf_counter()
+        hyps = translator.translate_many(sources, DecodeOptions(beam_size=beam), progress=True)
+        systems[f"this model, {'greedy' if beam == 1 else f'beam {beam}'}"] = (hyps, time.perf_counter() - start)
+    start = time.perf_counter()
+    apertium_hyps = apertium(sources)
+    if apertium_hyps is not None:
+        systems["Apertium spa-eng"] = (apertium_hyps, time.perf_counter() - start)
+    return systems
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", type=Path, default=DEFAULT_MODEL)
+    parser.add_argument("--corpus", default=None, help="corpus path if it moved since training")
+    parser.add_argument("--beams", default="1,4", help="beam sizes to evaluate (1 = greedy)")
+    parser.add_argument("--limit", type=int, default=0, help="only the first N test sentences (0 = all)")
+    parser.add_argument("--phrases", type=Path, default=EVERYDAY, help="phrase list scored by exact match")
+    parser.add_argument("--json", type=Path, default=None, help="write the table as JSON here")
+    parser.add_argument("--threads", type=int, default=0)
+    args = parser.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    pairs = test_pairs(args.model, args.corpus)
+    if args.limit:
+        pairs = pairs[: args.limit]
+    refs = [p.tgt for p in pairs]
+    translator = Translator.load(args.model)
+    beams = [int(b) for b in args.beams.split(",")]
+    written = score_rows(translate_systems(translator, [p.src for p in pairs], beams), refs)
+    as_typed = score_rows(translate_systems(translator, [typed(p.src) for p in pairs], beams), refs)
+    print(
+        f"\n{len(pairs)} test sentences of {args.model} (held out from training); typed = lowercase, no accents, no ¿¡, no final punctuation"
+    )
+    print("| system | BLEU | chrF | typed BLEU | typed chrF | hyp/ref length (typed) | sentences/s |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for w, t in zip(written, as_typed, strict=True):
+        print(
+            f"| {w['system']} | {w['bleu']} | {w['chrf']} | {t['bleu']} | {t['chrf']} "
+            f"| {w['len_ratio']} ({t['len_ratio']}) | {w['sentences_per_s']} |"
         )
+    bleu, chrf = sacrebleu.metrics.BLEU(), sacrebleu.metrics.CHRF()
+    print(f"\nBLEU: {bleu.get_signature()}\nchrF: {chrf.get_signature()}")
+    if shutil.which("apertium") is None:
+        print("Apertium not installed (apt-get install apertium apertium-eng-spa): comparison skipped")
+    phrases = score_phrases(translator, read_phrases(args.phrases))
+    print(f"\neveryday phrases ({args.phrases}): {phrases['accepted']}/{phrases['phrases']} accepted, greedy")
+    for row in phrases["rows"]:
+        if not row["accepted"]:
+            print(f"  not accepted: {row['source']!r} -> {row['translation']!r}")
+    if args.json:
+        report = {
+            "sentences": len(pairs),
+            "rows": written,
+            "typed_rows": as_typed,
+            "everyday": phrases,
+            "bleu_signature": str(bleu.get_signature()),
+            "chrf_signature": str(chrf.get_signature()),
+        }
+        args.json.write_text(json.dumps(report, indent=2) + "\n")
 
 
 if __name__ == "__main__":

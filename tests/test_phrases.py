@@ -1,0 +1,47 @@
+"""The everyday phrase list and its exact-match scoring (training/phrases.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from training.config import load_train_config
+from training.phrases import EVERYDAY, Phrase, PhraseListError, is_accepted, normalise_answer, read_phrases
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_answers_match_whatever_the_case_and_punctuation() -> None:
+    assert normalise_answer("Hello, world!") == normalise_answer("hello world") == "hello world"
+    assert normalise_answer("  I'm   fine,\tthanks. ") == normalise_answer("i'm fine thanks")
+    phrase = Phrase("Hola mundo", ("Hello world", "Hi world"), 1)
+    assert is_accepted("Hello, world.", phrase) and is_accepted("HI WORLD!", phrase)
+    assert not is_accepted("Hello", phrase) and not is_accepted("Hit world is world.", phrase)
+
+
+def test_the_everyday_list_is_everyday_and_half_typed() -> None:
+    phrases = read_phrases(EVERYDAY)
+    assert len(phrases) >= 50 and all(p.accepted for p in phrases)
+    # Typed casually: no capitals, no ¿¡, no final punctuation, no accents (ñ may stay, as on Spanish keyboards).
+    typed = [p for p in phrases if p.source == p.source.lower() and not set(p.source) & set("¿¡.?!áéíóúü")]
+    assert len(typed) >= 0.45 * len(phrases)
+    sources = {p.source for p in phrases}
+    assert {"Hola mundo", "hola mundo", "¡Hola, mundo!"} <= sources
+
+
+def test_the_shipped_recipe_keeps_the_everyday_list_out_of_training() -> None:
+    config = load_train_config(ROOT / "configs" / "small.toml")
+    assert any((ROOT / path).resolve() == EVERYDAY for path in config.data.exclude)
+
+
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [("Hola mundo\n", ":1:"), ("Hola\tHello\tHi\n", ":1:"), ("# comment\n\nHola\t | \n", ":3:"), ("", "no phrases")],
+)
+def test_a_malformed_list_names_file_and_line(tmp_path: Path, text: str, where: str) -> None:
+    path = tmp_path / "phrases.tsv"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(PhraseListError, match=where) as err:
+        read_phrases(path)
+    assert str(path) in str(err.value)

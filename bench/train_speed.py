@@ -5,28 +5,25 @@ positions only, this project's Transformer) against ``torch.nn.Transformer`` of 
 plain shuffled batches of the same token budget. Same data, same preset, same number of steps.
 Run with tcmalloc for the allocator lever:
 
-    LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4 python bench/train_speed.py
-    python bench/train_speed.py --steps 20 --preset configs/small.toml
+    LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4 python -m bench.train_speed
+    python -m bench.train_speed --steps 20 --preset configs/small.toml
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import statistics
-import sys
 import time
 from pathlib import Path
 
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
 from bench.model_speed import TorchBaseline
 from data.batch import batch_indices, collate, encode_pairs, padding_fraction
 from data.corpus import ReadReport
 from data.tokenizer import train_tokenizer
-from model.config import ModelConfig
 from model.transformer import Transformer
 from training.config import load_train_config
 from training.prepare import load_and_split
@@ -65,16 +62,8 @@ def main() -> None:
     tokenizer = train_tokenizer(parts.train, config.data.vocab_size, config.data.joint_vocab)
     examples = encode_pairs(parts.train, tokenizer, config.data.max_len)
     m, o = config.model, config.optim
-    model_config = ModelConfig(
-        src_vocab_size=tokenizer.src.get_piece_size(),
-        tgt_vocab_size=tokenizer.tgt.get_piece_size(),
-        d_model=m.d_model,
-        n_heads=m.n_heads,
-        d_ff=m.d_ff,
-        n_encoder_layers=m.n_encoder_layers,
-        n_decoder_layers=m.n_decoder_layers,
-        dropout=m.dropout,
-        norm=m.norm,
+    model_config = dataclasses.replace(
+        m, src_vocab_size=tokenizer.src.get_piece_size(), tgt_vocab_size=tokenizer.tgt.get_piece_size()
     )
 
     def batches(bucketing: bool) -> tuple[list, float]:

@@ -15,7 +15,7 @@ import sys
 import threading
 import time
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -34,6 +34,8 @@ STATE_FILE = "train_state.pt"  # what --resume continues from (written by traini
 RESULT_FILE = "metrics.json"  # written when training has finished and the test split is scored
 STOP_GRACE_S = 10.0
 CHILD_ENV = {"OMP_WAIT_POLICY": "PASSIVE", "PYTHONUNBUFFERED": "1", "TQDM_MININTERVAL": "5"}
+TCMALLOC = Path("/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4")  # Debian's libtcmalloc-minimal4: faster, optional
+PRELOAD_ENV = "LD_PRELOAD"
 
 State = Literal["new", "running", "external", "finished", "stopped", "crashed"]
 
@@ -46,9 +48,12 @@ class JobError(RuntimeError):
 
 
 def runs_folder(environ: Mapping[str, str] = os.environ) -> Path:
-    """The runs folder: ``$LAB_RUNS_DIR`` when set, else ``runs/`` in the repository."""
+    """The runs folder, absolute: ``$LAB_RUNS_DIR`` (``~`` expanded) when set, else ``runs/`` in the repository.
+
+    The one reader of ``LAB_RUNS_DIR``: the translate page's model picker and the Train page both call it.
+    """
     value = environ.get(RUNS_ENV, "").strip()
-    return Path(value).expanduser().resolve() if value else REPO_ROOT / "runs"
+    return (Path(value).expanduser() if value else REPO_ROOT / "runs").resolve()
 
 
 def run_path(runs_dir: Path, name: str) -> Path:
@@ -91,8 +96,25 @@ def _reap(proc: subprocess.Popen, run_dir: Path) -> None:
         (run_dir / LOCK_FILE).unlink(missing_ok=True)
 
 
+def child_environment(
+    env: Mapping[str, str] | None = None, environ: Mapping[str, str] = os.environ, tcmalloc: Path = TCMALLOC
+) -> dict[str, str]:
+    """The job's environment: ``environ``, CHILD_ENV, then ``env``; tcmalloc preloaded only when installed.
+
+    Preloads naming a missing file are dropped: ld.so would print an error for every process the job starts.
+    """
+    merged = {**environ, **CHILD_ENV, **(env or {})}
+    preload = [p for p in re.split(r"[:\s]+", merged.pop(PRELOAD_ENV, "")) if p and ("/" not in p or Path(p).exists())]
+    if tcmalloc.exists() and str(tcmalloc) not in preload:
+        preload.append(str(tcmalloc))
+    return {**merged, PRELOAD_ENV: " ".join(preload)} if preload else merged
+
+
 def launch(run_dir: Path, argv: Sequence[str], env: Mapping[str, str] | None = None) -> int:
-    """Start ``argv`` in its own session with output to train.log, holding the run's lock; returns the PID."""
+    """Start ``argv`` in its own session with output to train.log, holding the run's lock; returns the PID.
+
+    ``env`` adds to (or overrides) this process's environment and CHILD_ENV; see ``child_environment``.
+    """
     run_dir.mkdir(parents=True, exist_ok=True)
     refuse_if_busy(run_dir)
     try:
@@ -103,14 +125,13 @@ def launch(run_dir: Path, argv: Sequence[str], env: Mapping[str, str] | None = N
         with open(run_dir / LOG_FILE, "a", encoding="utf-8") as log:
             log.write(f"\n=== {time.strftime('%Y-%m-%d %H:%M:%S')} {' '.join(argv)}\n")
             log.flush()
-            child_env = {**os.environ, **CHILD_ENV, **(env or {})}
             proc = subprocess.Popen(
                 list(argv),
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 cwd=REPO_ROOT,
-                env=child_env,
+                env=child_environment(env),
                 start_new_session=True,
             )
     except OSError as err:
@@ -240,6 +261,12 @@ def _last_job(run_dir: Path) -> list[dict[str, Any]]:
     events = read_jsonl(run_dir / EVENTS_FILE)
     starts = [i for i, e in enumerate(events) if e.get("event") == "start"]
     return events[starts[-1] :] if starts else []
+
+
+def running_run(run_dirs: Iterable[Path]) -> Path | None:
+    """Of ``run_dirs``, the one whose job of this app started last and still runs; None when none runs."""
+    live = [(lock.started, run_dir) for run_dir in run_dirs if (lock := live_lock(run_dir)) is not None]
+    return max(live, key=lambda item: item[0])[1] if live else None
 
 
 def log_tail(run_dir: Path, lines: int = 40, max_bytes: int = 64_000) -> str:

@@ -1,4 +1,5 @@
-"""Uploaded corpus files: a size limit, sanitised names, and a staging folder keyed by content."""
+"""Corpus files the Train page takes in: uploads (a size limit, sanitised names, a staging folder keyed by content)
+and paths on the server (only inside the allowed folders, after resolving ``~``, ``..`` and symlinks)."""
 
 from __future__ import annotations
 
@@ -6,13 +7,18 @@ import hashlib
 import os
 import re
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+
+from data.readers import moses_paths
+from lab.corpus_check import SRC_LANG, TGT_LANG
+from lab.jobs import REPO_ROOT, runs_folder
 
 MAX_UPLOAD_ENV = "LAB_MAX_UPLOAD_MB"
 DEFAULT_MAX_UPLOAD_MB = 200
 STAGING_DIR = ".uploads"  # inside the runs folder; hidden, so never taken for a run
 MAX_NAME = 100
+CORPUS_DIRS_ENV = "LAB_CORPUS_DIRS"  # folders (os.pathsep-separated) whose files the Train page may read
 
 
 def max_upload_mb(environ: Mapping[str, str] = os.environ) -> int:
@@ -58,3 +64,39 @@ def stage_files(files: Mapping[str, bytes], staging: Path) -> Path:
             tmp.write_bytes(content)
             tmp.replace(path)
     return folder
+
+
+# ----------------------------------------------------------------------------------------- paths on the server
+
+
+def corpus_folders(environ: Mapping[str, str] = os.environ) -> tuple[Path, ...]:
+    """Folders the Train page may read: ``$LAB_CORPUS_DIRS`` (``os.pathsep``-separated), else runs, data, ../shared/data."""
+    value = environ.get(CORPUS_DIRS_ENV, "").strip()
+    if value:
+        folders = [Path(part.strip()).expanduser() for part in value.split(os.pathsep) if part.strip()]
+    else:
+        folders = [runs_folder(environ), REPO_ROOT / "data", REPO_ROOT.parent / "shared" / "data"]
+    return tuple(dict.fromkeys(folder.resolve() for folder in folders))
+
+
+def server_path(text: str) -> Path:
+    """The file ``text`` names, absolute, with ``~``, ``..`` and symlinks resolved; relative to the repository."""
+    path = Path(text.strip()).expanduser()
+    return (path if path.is_absolute() else REPO_ROOT / path).resolve()
+
+
+def folder_problem(path: Path, folders: Sequence[Path], shown: str | None = None) -> str | None:
+    """A message when the resolved ``path``, or a Moses sibling it may be read with, lies outside ``folders``."""
+    siblings = [] if path.is_dir() else [p for p in moses_paths(path, SRC_LANG, TGT_LANG) if p.exists()]
+    for candidate in (path, *siblings):
+        real = candidate.resolve()
+        if not any(real.is_relative_to(folder) for folder in folders):
+            named = shown if shown and candidate == path else str(candidate)
+            via = f" (it resolves to {real})" if str(real) != named else ""
+            allowed = ", ".join(str(folder) for folder in folders) or "none"
+            return (
+                f"{named}{via} is outside the folders the Train page may read: {allowed}. "
+                f"Put the corpus in one of them, or add its folder to {CORPUS_DIRS_ENV} "
+                f"(folders separated by {os.pathsep!r})."
+            )
+    return None

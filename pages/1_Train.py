@@ -31,7 +31,17 @@ from lab.corpus_check import (
     write_corpus,
 )
 from lab.run_progress import final_scores, read_budget, read_metrics, run_progress
-from lab.uploads import STAGING_DIR, max_upload_mb, safe_filename, size_problem, stage_files
+from lab.uploads import (
+    CORPUS_DIRS_ENV,
+    STAGING_DIR,
+    corpus_folders,
+    folder_problem,
+    max_upload_mb,
+    safe_filename,
+    server_path,
+    size_problem,
+    stage_files,
+)
 from viz.training_charts import loss_chart, score_chart
 
 POLL_S = 2.0
@@ -140,15 +150,26 @@ def choose_source(runs_dir: Path, max_mb: int) -> CorpusSource | str | None:
         folder = stage_files({"corpus.es": src[0].read_bytes(), "corpus.en": tgt[0].read_bytes()}, staging)
         shown_as = ((str(folder / "corpus.es"), src[1]), (str(folder / "corpus.en"), tgt[1]))
         return CorpusSource(folder / "corpus", "moses", None, shown_as)
+    return choose_server_file(staging)
+
+
+def choose_server_file(staging: Path) -> CorpusSource | str | None:
+    """A corpus file on the server, read only inside the allowed folders (after resolving ``..`` and symlinks)."""
+    folders = corpus_folders()
     text = st.text_input("Path on the server (a file, or PREFIX for PREFIX.es + PREFIX.en)", key="server_path")
+    listed = ", ".join(f"`{folder}`" for folder in folders)
+    st.caption(f"Allowed folders ({CORPUS_DIRS_ENV}): {listed}. Relative paths start at the repository.")
     if not text.strip():
         return None
-    path = Path(text.strip()).expanduser()
+    path = server_path(text)
+    problem = folder_problem(path, folders, text.strip())
+    if problem:
+        return problem
     if path.is_dir():
-        return f"{path} is a folder; give the path of a corpus file"
+        return f"{text.strip()} is a folder; give the path of a corpus file"
     if not path.exists():
         return CorpusSource(path, "auto")  # a Moses prefix, or a missing file: the reader says which
-    return choose_columns(path, str(path), staging)
+    return choose_columns(path, text.strip(), staging)
 
 
 @st.cache_data(show_spinner="Checking the corpus…", max_entries=16)
@@ -343,6 +364,9 @@ def watch(runs_dir: Path) -> None:
     if not names:
         st.caption(f"No runs yet in {runs_dir}.")
         return
+    if st.session_state.get("watch_run") not in names:  # a fresh session (a reload): the running job's run
+        running = jobs.running_run(runs_dir / name for name in names)
+        st.session_state["watch_run"] = running.name if running is not None else names[0]
     name = st.selectbox("Run", names, key="watch_run")
     run_dir = jobs.run_path(runs_dir, name)
     if jobs.job_status(run_dir).state in LIVE:

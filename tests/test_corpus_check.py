@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,17 @@ from lab.corpus_check import (
     tsv_columns,
     write_corpus,
 )
-from lab.uploads import max_upload_mb, safe_filename, size_problem, stage_files
+from lab.jobs import REPO_ROOT, RUNS_ENV
+from lab.uploads import (
+    CORPUS_DIRS_ENV,
+    corpus_folders,
+    folder_problem,
+    max_upload_mb,
+    safe_filename,
+    server_path,
+    size_problem,
+    stage_files,
+)
 
 
 def tsv(n: int, start: int = 0) -> str:
@@ -146,3 +157,54 @@ def test_staging_is_keyed_by_content_and_refuses_unsafe_names(tmp_path: Path) ->
     assert (first / "a.tsv").read_bytes() == b"1\t2\n"
     with pytest.raises(ValueError, match="unsafe"):
         stage_files({"../a.tsv": b""}, tmp_path)
+
+
+# ----------------------------------------------------------------------------------------- paths on the server
+
+
+def test_corpus_folders_default_to_runs_data_and_shared_data(tmp_path: Path) -> None:
+    folders = corpus_folders({RUNS_ENV: str(tmp_path / "runs")})
+    expected = (tmp_path / "runs", REPO_ROOT / "data", REPO_ROOT.parent / "shared" / "data")
+    assert folders == tuple(p.resolve() for p in expected)
+    assert all(folder.is_absolute() for folder in folders)
+
+
+def test_corpus_folders_come_from_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    value = os.pathsep.join([str(tmp_path / "a"), "", "~/b", str(tmp_path / "a" / ".." / "a")])
+    assert corpus_folders({CORPUS_DIRS_ENV: value}) == ((tmp_path / "a").resolve(), (tmp_path / "home" / "b").resolve())
+
+
+def test_server_paths_are_resolved_and_relative_ones_start_at_the_repository(tmp_path: Path) -> None:
+    assert server_path(f"  {tmp_path}/x/../y.tsv ") == (tmp_path / "y.tsv").resolve()
+    assert server_path("data/everyday-es-en.tsv") == (REPO_ROOT / "data" / "everyday-es-en.tsv").resolve()
+
+
+def test_only_files_inside_the_allowed_folders_may_be_read(tmp_path: Path) -> None:
+    allowed, outside = tmp_path / "allowed", tmp_path / "outside"
+    allowed.mkdir()
+    outside.mkdir()
+    folders = (allowed.resolve(),)
+    write(allowed / "ok.tsv", tsv(30))
+    write(outside / "secret.tsv", tsv(30))
+    assert folder_problem(server_path(str(allowed / "ok.tsv")), folders) is None
+    assert folder_problem(server_path(str(allowed / "not-yet.tsv")), folders) is None  # missing: the reader says so
+
+    problem = folder_problem(server_path("/etc/passwd"), folders, "/etc/passwd")
+    assert problem is not None and problem.startswith("/etc/passwd is outside the folders")
+    assert str(allowed.resolve()) in problem and CORPUS_DIRS_ENV in problem  # says what is allowed and how to add
+    dotdot = f"{allowed}/../outside/secret.tsv"
+    assert "is outside the folders" in (folder_problem(server_path(dotdot), folders, dotdot) or "")
+    (allowed / "link.tsv").symlink_to(outside / "secret.tsv")
+    problem = folder_problem(server_path(str(allowed / "link.tsv")), folders, str(allowed / "link.tsv"))
+    assert problem is not None and f"resolves to {(outside / 'secret.tsv').resolve()}" in problem
+
+
+def test_a_moses_side_linked_outside_the_allowed_folders_is_refused(tmp_path: Path) -> None:
+    allowed = tmp_path / "allowed"
+    allowed.mkdir()
+    write(allowed / "corpus.es", "Hola.\n")
+    (allowed / "corpus.en").symlink_to("/etc/passwd")
+    for given in ("corpus", "corpus.es"):  # the prefix, or the side that is a real file
+        problem = folder_problem(server_path(str(allowed / given)), (allowed.resolve(),))
+        assert problem is not None and "corpus.en" in problem and "/etc/passwd" in problem

@@ -70,9 +70,12 @@ def test_a_symlinked_run_name_cannot_escape_the_runs_folder(tmp_path: Path) -> N
         jobs.run_path(runs, "sneaky")
 
 
-def test_runs_folder_follows_the_environment(tmp_path: Path) -> None:
+def test_runs_folder_follows_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert jobs.runs_folder({jobs.RUNS_ENV: str(tmp_path)}) == tmp_path.resolve()
-    assert jobs.runs_folder({}) == jobs.REPO_ROOT / "runs"
+    assert jobs.runs_folder({}) == jobs.runs_folder({jobs.RUNS_ENV: " "}) == (jobs.REPO_ROOT / "runs").resolve()
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert jobs.runs_folder({jobs.RUNS_ENV: "~/runs/../runs"}) == (tmp_path / "home" / "runs").resolve()
+    assert jobs.runs_folder({jobs.RUNS_ENV: "relative"}).is_absolute()
 
 
 def test_presets_are_listed_smallest_first() -> None:
@@ -116,6 +119,29 @@ def test_the_job_gets_a_friendly_environment_and_its_output_goes_to_the_log(run_
     wait_for(lambda: jobs.job_status(run_dir).returncode is not None, what="the job to end")
     assert f"policy PASSIVE 1 {jobs.REPO_ROOT}" in jobs.log_tail(run_dir)
     assert jobs.job_status(run_dir).state == "crashed"  # exit code 0 but no metrics.json: not a finished run
+
+
+def test_the_job_preloads_tcmalloc_only_when_it_is_installed(tmp_path: Path) -> None:
+    tcmalloc, missing = tmp_path / "libtcmalloc_minimal.so.4", tmp_path / "missing.so"
+    tcmalloc.write_bytes(b"")
+    assert jobs.child_environment({}, {}, tcmalloc)[jobs.PRELOAD_ENV] == str(tcmalloc)
+    assert jobs.PRELOAD_ENV not in jobs.child_environment({}, {}, missing)
+    parent = {jobs.PRELOAD_ENV: f"{missing} libbare.so:{tcmalloc}", "KEEP": "1"}  # a missing file is dropped
+    env = jobs.child_environment({"OMP_NUM_THREADS": "1"}, parent, tcmalloc)
+    assert env[jobs.PRELOAD_ENV].split() == ["libbare.so", str(tcmalloc)]  # bare names: ld.so searches for them
+    assert env["KEEP"] == "1" and env["OMP_NUM_THREADS"] == "1" and env["OMP_WAIT_POLICY"] == "PASSIVE"
+
+
+def test_a_missing_preload_never_reaches_the_job(
+    run_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LD_PRELOAD", str(tmp_path / "libtcmalloc_minimal.so.4"))  # copied from a recipe, absent
+    script = "import os; print('preload', os.environ.get('LD_PRELOAD'))"
+    jobs.launch(run_dir, [PYTHON, "-c", script], {"OMP_NUM_THREADS": "1"})
+    wait_for(lambda: jobs.job_status(run_dir).returncode is not None, what="the job to end")
+    tail = jobs.log_tail(run_dir)
+    assert "ld.so" not in tail and "cannot be preloaded" not in tail
+    assert f"preload {jobs.TCMALLOC if jobs.TCMALLOC.exists() else None}" in tail
 
 
 def test_stop_kills_the_whole_process_group_and_escalates_to_sigkill(run_dir: Path, tmp_path: Path) -> None:
@@ -163,6 +189,20 @@ def test_a_lock_naming_a_reused_pid_or_garbage_is_stale(run_dir: Path) -> None:
     assert job_lock.live_lock(run_dir) is None
     (run_dir / job_lock.LOCK_FILE).write_text('{"pid": ')  # cut short by a crash
     assert job_lock.live_lock(run_dir) is None and not (run_dir / job_lock.LOCK_FILE).exists()
+
+
+def test_the_running_run_is_the_live_job_started_last(tmp_path: Path) -> None:
+    dead = subprocess.Popen([PYTHON, "-c", "pass"])
+    dead.wait()
+    me, start_time = os.getpid(), job_lock.process_start_time(os.getpid())
+    locks = {"old": (me, 100.0), "new": (me, 200.0), "dead": (dead.pid, 300.0), "idle": None}
+    for name, lock in locks.items():
+        (tmp_path / name).mkdir()
+        if lock is not None:
+            data = {"pid": lock[0], "start_time": start_time if lock[0] == me else None, "started": lock[1]}
+            (tmp_path / name / job_lock.LOCK_FILE).write_text(json.dumps(data))
+    assert jobs.running_run(tmp_path / name for name in locks) == tmp_path / "new"
+    assert jobs.running_run([tmp_path / "dead", tmp_path / "idle"]) is None
 
 
 def test_a_crashed_job_reports_its_exit_code_and_log(run_dir: Path) -> None:

@@ -149,16 +149,38 @@ def test_a_pair_of_line_aligned_files(runs: Path) -> None:
     assert not at.error and metric(at, "Pairs kept") == "30" and not at.button(key="start").disabled
 
 
-def test_a_file_on_the_server(runs: Path, tmp_path: Path) -> None:
-    (tmp_path / "server.tsv").write_bytes(tsv(30))
-    at = page()
+def server_file(at: AppTest, path: str) -> AppTest:
     at.radio(key="source_kind").set_value("A file on the server").run()
-    at.text_input(key="server_path").set_value(str(tmp_path / "missing.tsv")).run()
+    at.text_input(key="server_path").set_value(path).run()
+    assert not at.exception
+    return at
+
+
+def test_a_file_on_the_server(runs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    corpora = tmp_path / "corpora"
+    corpora.mkdir()
+    (corpora / "server.tsv").write_bytes(tsv(30))
+    monkeypatch.setenv("LAB_CORPUS_DIRS", os.pathsep.join([str(tmp_path / "other"), str(corpora)]))
+    at = server_file(page(), str(corpora / "missing.tsv"))
     assert "file not found" in errors(at) and at.button(key="start").disabled
-    at.text_input(key="server_path").set_value(str(tmp_path)).run()
+    at.text_input(key="server_path").set_value(str(corpora)).run()
     assert "is a folder" in errors(at)
-    at.text_input(key="server_path").set_value(str(tmp_path / "server.tsv")).run()
+    at.text_input(key="server_path").set_value(str(corpora / "server.tsv")).run()
     assert not at.error and metric(at, "Pairs kept") == "30" and not at.button(key="start").disabled
+
+
+def test_the_server_path_is_read_only_inside_the_allowed_folders(runs: Path, tmp_path: Path) -> None:
+    runs.mkdir()
+    (tmp_path / "outside.tsv").write_bytes(tsv(30))
+    (runs / "link.tsv").symlink_to(tmp_path / "outside.tsv")
+    at = server_file(page(), "/etc/passwd")
+    allowed = next(c.value for c in at.caption if c.value.startswith("Allowed folders"))
+    assert str(runs.resolve()) in allowed and "LAB_CORPUS_DIRS" in allowed  # the default: the runs folder first
+    for path in ("/etc/passwd", f"{runs}/../outside.tsv", str(runs / "link.tsv")):
+        at.text_input(key="server_path").set_value(path).run()
+        assert errors(at).startswith(path) and f"the Train page may read: {runs.resolve()}, " in errors(at)
+        assert not any(m.label == "Pairs read" for m in at.metric)  # never opened
+        assert "choose a corpus first" in start_disabled_because(at)
 
 
 @pytest.mark.parametrize("name", ["../escape", "has space", "a/b", ".hidden", ""])
@@ -219,6 +241,35 @@ def test_a_finished_run_shows_test_scores_with_signatures_and_charts(runs: Path)
     assert any("nrefs:1|tok:13a" in c.value for c in at.code)
     assert any("run: done" in s.value for s in at.success)
     assert charts(at) == 2
+
+
+def test_after_a_reload_the_running_job_is_shown_not_the_first_run(runs: Path) -> None:
+    fake_run(runs / "aaa-done", finished=True)
+    fake_run(runs / "zzz-live")
+    pid = jobs.launch(runs / "zzz-live", SLEEPER)
+    at = page()  # a new session, as after a reload
+    assert at.selectbox(key="watch_run").value == "zzz-live"
+    assert any(f"PID {pid}" in m.value for m in at.markdown)
+    at.selectbox(key="watch_run").set_value("aaa-done").run()  # the user's choice then stays
+    at.run()
+    assert at.selectbox(key="watch_run").value == "aaa-done" and metric(at, "Test BLEU (greedy)") == "12.34"
+
+
+def test_the_model_picker_and_the_train_page_read_one_runs_folder(
+    runs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv(jobs.RUNS_ENV, "~/my-runs")
+    monkeypatch.setenv("LAB_MODEL_DIR", str(tmp_path / "no-shipped-model"))
+    model = home / "my-runs" / "mine"
+    model.mkdir(parents=True)
+    for name in ("config.json", "model.safetensors"):  # what the picker looks for; never loaded here
+        (model / name).write_text("{}")
+    translate_page = AppTest.from_file(str(Path(PAGE).parents[1] / "app.py"), default_timeout=30).run()
+    assert not translate_page.exception
+    assert "run: mine" in translate_page.selectbox(key="model").options
+    assert any(f"`{model.parent}`" in c.value for c in page().caption)  # "Runs are saved in ..."
 
 
 def test_a_crashed_run_shows_the_end_of_its_log(runs: Path) -> None:

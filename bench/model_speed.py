@@ -4,9 +4,13 @@
    against ``torch.nn.Transformer`` with the same dimensions, on the same batch, at two sizes; plus bf16 autocast.
 2. Greedy decoding of a 30-token output with the key/value cache against without it.
 3. Translation latency: ms per sentence (batch 1) and sentences/s (batch 64), with and without attention maps.
+4. PyTorch against its CTranslate2 export (float32 and int8, written to a temporary folder) on the model's test
+   split: sentences/s at batch 64 (greedy and beam 4), ms per sentence at batch 1 (greedy), BLEU of each, and
+   how many outputs are token for token PyTorch's greedy ones.
 
-    python bench/model_speed.py                  # all three, both sizes
-    python bench/model_speed.py --sizes small --steps 5
+    python -m bench.model_speed                  # all four, both sizes
+    python -m bench.model_speed --sizes small --steps 5
+    python -m bench.model_speed --sections engines --threads 2 --limit 1000 --latency-sentences 200
 """
 
 from __future__ import annotations
@@ -15,8 +19,11 @@ import argparse
 import math
 import statistics
 import sys
+import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import torch
 import torch.nn.functional as F
@@ -24,11 +31,14 @@ from torch import nn
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from data.readers import Pair
+from model import ct2
 from model.config import ModelConfig
 from model.decode import greedy
 from model.layers import sinusoidal_table
 from model.transformer import Transformer
 from model.translate import DEFAULT_MODEL, DecodeOptions, Translator
+from training.evaluate import corpus_scores, read_test_set
 from training.trainer import TranslationLoss
 
 SIZES = {
@@ -36,6 +46,8 @@ SIZES = {
     "base": dict(d_model=512, n_heads=8, d_ff=2048, n_encoder_layers=6, n_decoder_layers=6),
 }
 VOCAB = 8000
+SECTIONS = ("training", "cache", "latency", "engines")
+T = TypeVar("T")
 PAD, BOS, EOS = 0, 2, 3
 
 
@@ -186,6 +198,61 @@ def bench_latency(model_dir: Path, repeats: int) -> None:
     print(f"| sentences/s, batch 64 | {throughput[True]:.0f} | {throughput[False]:.0f} |")
 
 
+def timed(fn: Callable[[], T]) -> tuple[T, float]:
+    """``fn()`` and the seconds it took."""
+    start = time.perf_counter()
+    result = fn()
+    return result, time.perf_counter() - start
+
+
+def bench_engines(model_dir: Path, pairs: list[Pair], latency_sentences: int, batch_size: int = 64) -> None:
+    """PyTorch against CTranslate2 float32 and int8 on the same sentences: speed, BLEU, identical outputs."""
+    sources, refs = [p.src for p in pairs], [p.tgt for p in pairs]
+    greedy_options, beam_options = DecodeOptions(), DecodeOptions(beam_size=4)
+    with tempfile.TemporaryDirectory() as tmp:
+        translators = {"PyTorch fp32": Translator.load(model_dir)}
+        for quantization in ct2.QUANTIZATIONS:
+            out = ct2.export(model_dir, Path(tmp) / quantization, quantization)
+            translators[f"CTranslate2 {quantization}"] = ct2.CT2Translator.load(model_dir, ct2_dir=out)
+        rows, reference = [], None
+        for name, translator in translators.items():
+            translator.translate_batch(sources[:batch_size])  # warm-up
+            greedy_out, greedy_s = timed(lambda t=translator: t.translate_all(sources, greedy_options, batch_size))
+            beam_out, beam_s = timed(lambda t=translator: t.translate_all(sources, beam_options, batch_size))
+            _, one_s = timed(lambda t=translator: [t.translate(s) for s in sources[:latency_sentences]])
+            tokens = [r.hypotheses[0].tokens for r in greedy_out]
+            reference = reference or tokens
+            same = sum(a == b for a, b in zip(tokens, reference, strict=True))
+            rows.append(
+                f"| {name} | {len(sources) / greedy_s:,.0f} | {len(sources) / beam_s:,.0f} "
+                f"| {one_s * 1000 / max(1, min(latency_sentences, len(sources))):.1f} "
+                f"| {corpus_scores([r.text for r in greedy_out], refs)['bleu']:.2f} "
+                f"| {corpus_scores([r.text for r in beam_out], refs)['bleu']:.2f} | {same}/{len(sources)} |"
+            )
+    print(
+        f"\n## PyTorch and CTranslate2, {model_dir}, {len(sources)} test sentences, {torch.get_num_threads()} threads "
+        f"(batch 1: the first {min(latency_sentences, len(sources))}, greedy)"
+    )
+    print(
+        f"| engine | greedy sentences/s (batch {batch_size}) | beam 4 sentences/s | ms per sentence (batch 1) "
+        "| BLEU greedy | BLEU beam 4 | greedy output = PyTorch's |\n|---|---:|---:|---:|---:|---:|---:|"
+    )
+    print("\n".join(rows))
+
+
+def engine_pairs(model_dir: Path, pairs_file: Path | None, limit: int) -> list[Pair]:
+    """``--pairs``, else the run's ``splits/test.tsv``, else its test split rebuilt from the corpus; first ``limit``."""
+    run_split = model_dir / "splits" / "test.tsv"
+    pairs_file = pairs_file or (run_split if run_split.is_file() else None)
+    if pairs_file is not None:
+        pairs = read_test_set(None, None, pairs_file)
+    else:
+        from bench.quality import test_pairs
+
+        pairs = test_pairs(model_dir, None)
+    return pairs[:limit] if limit else pairs
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="small,base")
@@ -194,17 +261,29 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--model", type=Path, default=DEFAULT_MODEL, help="model for the latency table")
     parser.add_argument("--threads", type=int, default=0)
+    parser.add_argument("--sections", default=",".join(SECTIONS), help=f"comma-separated, of {', '.join(SECTIONS)}")
+    parser.add_argument("--pairs", type=Path, help="engines: src<TAB>ref test file (default: the run's split)")
+    parser.add_argument("--limit", type=int, default=0, help="engines: only the first N test sentences (0 = all)")
+    parser.add_argument("--latency-sentences", type=int, default=200, help="engines: sentences timed at batch 1")
     args = parser.parse_args()
+    sections = args.sections.split(",")
+    if unknown := set(sections) - set(SECTIONS):
+        parser.error(f"--sections: unknown {sorted(unknown)} (known: {', '.join(SECTIONS)})")
     if args.threads:
         torch.set_num_threads(args.threads)
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads")
-    for size in args.sizes.split(","):
+    for size in args.sizes.split(",") if "training" in sections else []:
         bench_training(size, args.steps, args.sentences)
-    bench_cache("small", args.repeats)
-    if (args.model / "config.json").is_file():
+    if "cache" in sections:
+        bench_cache("small", args.repeats)
+    if not (args.model / "config.json").is_file():
+        print(f"\n(no model at {args.model}: latency and engine tables skipped)")
+        return
+    if "latency" in sections:
         bench_latency(args.model, args.repeats)
-    else:
-        print(f"\n(no model at {args.model}: latency table skipped)")
+    if "engines" in sections:
+        pairs = engine_pairs(args.model, args.pairs, args.limit)
+        bench_engines(args.model, pairs, args.latency_sentences)
 
 
 if __name__ == "__main__":

@@ -120,6 +120,8 @@ class Translator:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from model.ct2 import add_engine_arguments, load_translator  # not at the top: model.ct2 builds on this module
+
     parser = argparse.ArgumentParser(prog="python -m model.translate", description="Translate Spanish to English.")
     parser.add_argument("text", nargs="*", help="sentences to translate (default: read standard input line by line)")
     parser.add_argument("--model", type=Path, default=DEFAULT_MODEL, help=f"model directory (default: {DEFAULT_MODEL})")
@@ -127,9 +129,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--length-penalty", type=float, default=1.0)
     parser.add_argument("--n-best", type=int, default=1, help="print the n best hypotheses with scores")
     parser.add_argument("--device", default="cpu")
+    add_engine_arguments(parser)
     args = parser.parse_args(argv)
     try:
-        translator = Translator.load(args.model, args.device)
+        translator = load_translator(args.model, args.device, args.engine, args.ct2_model)
     except ModelLoadError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

@@ -13,6 +13,7 @@ import sacrebleu
 
 from data.noise import typed
 from data.readers import CorpusError, Pair, read_tsv
+from model.ct2 import add_engine_arguments, load_translator
 from model.io import ModelLoadError
 from model.tokenizer import Tokenizer
 from model.transformer import Transformer
@@ -47,13 +48,15 @@ def score(
     options: DecodeOptions | None = None,
     progress: bool = False,
     batch_size: int = 64,
+    translator: Translator | None = None,
 ) -> dict[str, Any]:
     """Translate ``pairs`` (greedy unless ``options`` say otherwise) and score them; adds speed and hypotheses.
 
-    ``truncated_lines``: 1-based lines whose input or output was cut at a length limit.
+    ``truncated_lines``: 1-based lines whose input or output was cut at a length limit. ``translator``: decode
+    with it (e.g. the CTranslate2 one) instead of a PyTorch Translator of ``model``.
     """
     was_training = model.training
-    translator = Translator(model, tokenizer)
+    translator = translator or Translator(model, tokenizer)
     start = time.perf_counter()
     texts = [p.src for p in pairs]
     results = translator.translate_all(texts, options or DecodeOptions(), batch_size=batch_size, progress=progress)
@@ -117,6 +120,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--length-penalty", type=float, default=1.0, help="beam length penalty exponent")
     parser.add_argument("--batch-size", type=int, default=64, help="sentences decoded together")
     parser.add_argument("--device", default="auto", help="auto (CUDA > MPS > CPU), cpu, cuda, ...")
+    add_engine_arguments(parser)
     parser.add_argument("--hyp", type=Path, help="write the translations here, one per line")
     parser.add_argument("--json", type=Path, help="write a JSON report (scores, signatures, speed) here")
     parser.add_argument(
@@ -137,14 +141,22 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     try:
         pairs = read_test_set(args.src, args.ref, args.pairs)
-        translator = Translator.load(args.model, str(resolve_device(args.device)))
+        translator = load_translator(args.model, str(resolve_device(args.device)), args.engine, args.ct2_model)
     except (EvaluationError, ModelLoadError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     options = DecodeOptions(beam_size=args.beam, length_penalty=args.length_penalty)
     variants = {"as written": pairs} if args.no_typed else {"as written": pairs, "typed": typed_pairs(pairs)}
     results = {
-        name: score(translator.model, translator.tokenizer, v, options, progress=True, batch_size=args.batch_size)
+        name: score(
+            translator.model,
+            translator.tokenizer,
+            v,
+            options,
+            progress=True,
+            batch_size=args.batch_size,
+            translator=translator,
+        )
         for name, v in variants.items()
     }
     print(f"{len(pairs)} sentences, beam {args.beam}")
@@ -173,6 +185,7 @@ def main(argv: list[str] | None = None) -> int:
             "length_penalty": args.length_penalty,
             "batch_size": args.batch_size,
             "device": str(translator.device),
+            "engine": args.engine,
         }
         if "typed" in results:
             report["typed"] = {k: v for k, v in results["typed"].items() if k != "hypotheses"}

@@ -1,0 +1,146 @@
+"""How close the model's cross-attention alignments are to human ones (XL-WA English–Spanish gold), in one run.
+
+Each gold pair is force-decoded (gold tokens -> running text -> the model's subwords, and back to the gold tokens);
+alignments are read off every decoder layer, head and the mean of heads, with both row readings ("predicts":
+the row that outputs the word; "shift": the row where it is the decoder input), by argmax, threshold,
+intersection and grow-diag-final-and, and by Shift-Att (Chen et al. 2020). ``--dev`` picks each extraction's
+layer / head / reading / threshold; ``--gold`` is only scored. Beside them: the diagonal baseline, and eflomal
+trained on the model's training corpus (or ``--corpus``) plus the gold sentences, tokenised like the gold.
+
+    python -m bench.alignment --model checkpoints/es-en --gold ../shared/data/xl-wa-es/test.tsv \\
+        --dev ../shared/data/xl-wa-es/dev.tsv --json alignment.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+from tqdm import tqdm
+
+from data.corpus import read_corpus
+from lab.alignment_eval import GoldPair, Link, Score, diagonal, read_gold, score, tokenize
+from lab.alignment_methods import EXTRACTIONS, ForcedPair, Method, eflomal_links, force_decode, methods
+from lab.run_progress import CONFIG_FILE
+from model.translate import DEFAULT_MODEL, Translator
+
+Extract = Callable[[ForcedPair], set[Link]]
+
+
+@dataclass(frozen=True)
+class GoldSet:
+    """A gold file and the model's forced pass over each of its pairs."""
+
+    pairs: list[GoldPair]
+    forced: list[ForcedPair]
+
+    def score(self, extract: Extract) -> Score:
+        return score([extract(f) for f in self.forced], [p.links for p in self.pairs])
+
+
+def load_set(translator: Translator, path: Path, what: str) -> GoldSet:
+    pairs = read_gold(path)
+    return GoldSet(pairs, [force_decode(translator, p) for p in tqdm(pairs, desc=f"force-decoding {what}")])
+
+
+def record(method: str, test: Score, dev: Score | None, **fields: Any) -> dict[str, Any]:
+    """One JSON record: the required keys first, then the dev AER and what was chosen."""
+    head = {"method": method, "precision": test.precision, "recall": test.recall, "aer": test.aer}
+    return head | {"dev_aer": dev.aer if dev else None} | fields
+
+
+def measure(method: Method, test: GoldSet, dev: GoldSet | None, **fields: Any) -> dict[str, Any]:
+    return record(method.name, test.score(method.links), dev.score(method.links) if dev else None, **fields)
+
+
+def training_corpora(model_dir: Path) -> list[Path]:
+    """The corpora the model was trained on, from its saved training configuration (when it has one)."""
+    path = model_dir / CONFIG_FILE
+    if not path.is_file():
+        return []
+    return [Path(p) for p in json.loads(path.read_text(encoding="utf-8")).get("data", {}).get("corpora", [])]
+
+
+def eflomal_record(corpora: list[Path], test: GoldSet, dev: GoldSet | None) -> tuple[dict[str, Any] | None, str]:
+    """eflomal's record, trained on the corpora plus every gold sentence; or None and why it was skipped."""
+    if not corpora:
+        return None, "eflomal skipped: no training corpus (pass --corpus)"
+    corpus = [(tokenize(p.tgt), tokenize(p.src)) for path in corpora for p in read_corpus(path, skip_bad=True)]
+    gold = [(p.target, p.source) for p in test.pairs + (dev.pairs if dev else [])]
+    links = eflomal_links([pair for pair in corpus if pair[0] and pair[1]] + gold)
+    if links is None:
+        return None, "eflomal skipped: not installed (pip install eflomal)"
+    ours = links[len(links) - len(gold) :]
+    n = len(test.pairs)
+    name = f"eflomal, grow-diag-final-and ({len(corpus):,} corpus + {len(gold)} gold pairs)"
+    on_dev = score(ours[n:], [p.links for p in dev.pairs]) if dev else None
+    return record(name, score(ours[:n], [p.links for p in test.pairs]), on_dev), ""
+
+
+def print_table(title: str, records: list[dict[str, Any]]) -> None:
+    print(f"\n{title}\n\n| method | dev AER | precision | recall | AER |\n|---|---:|---:|---:|---:|")
+    for r in records:
+        dev = "" if r["dev_aer"] is None else f"{r['dev_aer']:.3f}"
+        print(f"| {r['method']} | {dev} | {r['precision']:.3f} | {r['recall']:.3f} | {r['aer']:.3f} |")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", type=Path, default=DEFAULT_MODEL)
+    parser.add_argument("--gold", type=Path, required=True, help="gold alignments to report on (test)")
+    parser.add_argument("--dev", type=Path, default=None, help="gold alignments to choose layer/head/threshold on")
+    parser.add_argument(
+        "--corpus", type=Path, action="append", help="eflomal's corpus, repeatable (default: the model's)"
+    )
+    parser.add_argument("--no-eflomal", action="store_true", help="leave the eflomal row out")
+    parser.add_argument("--json", type=Path, default=None, help="write the records as a JSON list here")
+    parser.add_argument("--threads", type=int, default=0, help="torch threads (0 = torch's default)")
+    args = parser.parse_args(argv)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    started = time.perf_counter()
+    translator = Translator.load(args.model)
+    test = load_set(translator, args.gold, "gold")
+    dev = load_set(translator, args.dev, "dev") if args.dev else None
+
+    def diag(f: ForcedPair) -> set[Link]:
+        return diagonal(*f.shape)
+
+    summary = [record("diagonal (same relative position)", test.score(diag), dev.score(diag) if dev else None)]
+    candidates = methods(translator.model.config.n_decoder_layers, translator.model.config.n_heads)
+    if dev:
+        for group in candidates.values():
+            best = min(group, key=lambda m: dev.score(m.links).aer)  # the first on ties
+            summary.append(measure(best, test, dev, chosen_on_dev=True, **best.fields()))
+    grid = [measure(m, test, dev, **m.fields()) for m in candidates["argmax"] + candidates["Shift-Att"]]
+    attention_s = time.perf_counter() - started
+    corpora = args.corpus or training_corpora(args.model)
+    eflomal, note = (None, "eflomal skipped (--no-eflomal)") if args.no_eflomal else eflomal_record(corpora, test, dev)
+    summary += [eflomal] if eflomal else []
+
+    print(f"\n{args.model}: {len(test.pairs)} pairs scored ({args.gold}), chosen on {args.dev or 'nothing'}")
+    print_table("Baselines and each extraction at its best dev choice (scores on the scored set):", summary)
+    print_table("Every decoder layer and head, argmax per English word; Shift-Att per layer:", grid)
+    print("\n" + "\n".join(f"- {name}: {text}" for name, text in EXTRACTIONS.items()))
+    print("- AER = 1 − F1 (no sure/possible split), links counted over the whole set.")
+    if note:
+        print(note)
+    if dev is None:
+        print("No --dev: nothing chosen, only the fixed readings are reported.")
+    print(f"Time: {attention_s:.0f} s model and attention, {time.perf_counter() - started:.0f} s in all.")
+    if args.json:
+        names = {r["method"] for r in summary}
+        records = summary + [r for r in grid if r["method"] not in names]
+        args.json.write_text(json.dumps(records, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,223 @@
+"""Word alignments scored against human ones: gold files, gold words <-> subwords, extraction methods, AER.
+
+Links are ``(target word, source word)`` pairs, i.e. (English index, Spanish index) as in the XL-WA gold
+files: our model translates Spanish (source) into English (target).
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import sentencepiece as spm
+
+from lab.alignment import hard_links
+from lab.words import merge_columns, merge_rows
+
+Link = tuple[int, int]  # (target word, source word)
+NEIGHBOURS = ((-1, 0), (0, -1), (1, 0), (0, 1), (-1, -1), (-1, 1), (1, -1), (1, 1))
+
+
+class GoldFormatError(ValueError):
+    """A gold alignment file breaks its format; the message names file and line."""
+
+
+@dataclass(frozen=True)
+class GoldPair:
+    """One human-aligned sentence pair, tokenised as the gold file gives it."""
+
+    target: list[str]  # English tokens (the model's output side)
+    source: list[str]  # Spanish tokens (the model's input side)
+    links: frozenset[Link]
+
+
+def read_gold(path: Path) -> list[GoldPair]:
+    """``english<TAB>spanish<TAB>i-j i-j …`` per line (tokens split on single spaces, 0-based indices)."""
+    pairs = []
+    for lineno, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+        where = f"{path}:{lineno}"
+        fields = line.split("\t")
+        if len(fields) != 3:
+            raise GoldFormatError(f"{where}: expected 3 tab-separated columns, found {len(fields)}")
+        target, source = fields[0].split(" "), fields[1].split(" ")
+        try:
+            links = frozenset((int(i), int(j)) for i, j in (link.split("-") for link in fields[2].split()))
+        except ValueError:
+            raise GoldFormatError(f"{where}: links must be i-j with integer indices") from None
+        if any(not (0 <= i < len(target) and 0 <= j < len(source)) for i, j in links):
+            raise GoldFormatError(f"{where}: a link points past the {len(target)}×{len(source)} tokens")
+        pairs.append(GoldPair(target, source, links))
+    return pairs
+
+
+# ----------------------------------------------------------------------------------------- scoring
+
+
+@dataclass(frozen=True)
+class Score:
+    """Corpus-level (micro-averaged) precision, recall and AER; with no sure/possible split AER = 1 − F1."""
+
+    precision: float
+    recall: float
+    aer: float
+    correct: int
+    predicted: int
+    gold: int
+
+
+def score(predicted: Sequence[Iterable[Link]], gold: Sequence[Iterable[Link]]) -> Score:
+    """Links counted over all sentences together (the usual AER), one predicted set per gold set."""
+    if len(predicted) != len(gold):
+        raise ValueError(f"{len(predicted)} predicted alignments for {len(gold)} gold ones")
+    correct = n_predicted = n_gold = 0
+    for p, g in zip(predicted, gold, strict=True):
+        p, g = set(p), set(g)
+        correct, n_predicted, n_gold = correct + len(p & g), n_predicted + len(p), n_gold + len(g)
+    precision = correct / n_predicted if n_predicted else 0.0
+    recall = correct / n_gold if n_gold else 0.0
+    total = n_predicted + n_gold
+    return Score(precision, recall, 1.0 - 2 * correct / total if total else 0.0, correct, n_predicted, n_gold)
+
+
+# ----------------------------------------------------------------------------------------- tokens
+
+OPENERS = frozenset("([{¿¡«“‘")  # no space after these
+CLOSERS = frozenset(".,;:!?)]}»”…")  # no space before a token made only of these ("45 %" keeps its space)
+QUOTES = frozenset('"')  # opens and closes in turn
+LEADING = OPENERS | QUOTES
+TRAILING = CLOSERS | QUOTES
+ABBREVIATION = re.compile(r"(?:\w\.){2,}|(?:Mr|Mrs|Ms|Dr|Sr|Sra|Srta|St|Jr|etc|Ud|Uds|vs)\.", re.IGNORECASE)
+
+
+def detokenize(tokens: Sequence[str]) -> tuple[str, list[int]]:
+    """Running text for the model ("molten ." -> "molten.") and the character offset where each token starts."""
+    text, starts = "", []
+    glue_next, quote_open = True, False  # nothing goes before the first token
+    for token in tokens:
+        quote = token in QUOTES
+        closing = quote and quote_open
+        text += "" if glue_next or set(token) <= CLOSERS or closing else " "
+        starts.append(len(text))
+        text += token
+        quote_open = quote_open != quote
+        glue_next = token in OPENERS or (quote and not closing)
+    return text, starts
+
+
+def tokenize(text: str) -> list[str]:
+    """Split running text the way the gold files are tokenised: punctuation apart, "Moon's", "70%", "U.S." whole."""
+    tokens: list[str] = []
+    for chunk in text.split():
+        lead, trail = [], []
+        while len(chunk) > 1 and chunk[0] in LEADING:
+            lead.append(chunk[0])
+            chunk = chunk[1:]
+        while len(chunk) > 1 and chunk[-1] in TRAILING and not ABBREVIATION.fullmatch(chunk):
+            cut = 3 if chunk.endswith("...") and len(chunk) > 3 else 1  # an ellipsis is one token
+            trail.insert(0, chunk[-cut:])
+            chunk = chunk[:-cut]
+        tokens += [*lead, chunk, *trail]
+    return tokens
+
+
+def piece_words(sp: spm.SentencePieceProcessor, tokens: Sequence[str]) -> tuple[list[int], list[int]]:
+    """Subword ids of the detokenised text (EOS not added) and the gold token each subword belongs to.
+
+    A subword belongs to the token holding its first visible character; a bare "▁" to the token after it.
+    A token left without a subword (glued into its neighbour's) gets no row or column and so no link.
+    """
+    text, starts = detokenize(tokens)
+    byte_starts = [len(text[:s].encode("utf-8")) for s in starts]
+    ids, words = [], []
+    for piece in sp.encode_as_proto(text).pieces:
+        surface = piece.surface
+        visible = surface.lstrip()
+        at = piece.end if not visible else piece.begin + len(surface.encode("utf-8")) - len(visible.encode("utf-8"))
+        ids.append(piece.id)
+        words.append(max(0, bisect.bisect_right(byte_starts, at) - 1))
+    return ids, words
+
+
+def groups(words_of_pieces: Sequence[int], n_words: int) -> list[list[int]]:
+    """Piece indices of each word (empty for a word without its own piece)."""
+    out: list[list[int]] = [[] for _ in range(n_words)]
+    for piece, word in enumerate(words_of_pieces):
+        out[word].append(piece)
+    return out
+
+
+def word_matrix(
+    rows: np.ndarray, target_words: Sequence[int], source_words: Sequence[int], n_target: int, n_source: int
+) -> np.ndarray:
+    """(..., T, S) subword attention -> (..., n_target, n_source) gold words (ATTENTION.md §4).
+
+    Columns: a word gets the SUM of its subwords; rows: the MEAN of its subwords' rows (zero for a word with none).
+    Every column of ``rows`` must be a real source subword (source EOS already dropped).
+    """
+    row_groups, col_groups = groups(target_words, n_target), groups(source_words, n_source)
+    filled = [w for w, g in enumerate(row_groups) if g]
+    out = np.zeros((*rows.shape[:-2], n_target, n_source), dtype=rows.dtype)
+    out[..., filled, :] = merge_rows(merge_columns(rows, col_groups), [row_groups[w] for w in filled])
+    return out
+
+
+# ----------------------------------------------------------------------------------------- extraction
+
+
+def diagonal(n_target: int, n_source: int) -> set[Link]:
+    """Each target word to the source word at the same relative position: i/(n−1) = j/(m−1), rounded."""
+    return {(i, round(i * (n_source - 1) / max(1, n_target - 1))) for i in range(n_target)} if n_source else set()
+
+
+def row_argmax(weights: np.ndarray) -> set[Link]:
+    """Each target word (row) to its strongest source word; rows without weight give no link."""
+    return {(link.target, link.source) for link in hard_links(weights, [False] * weights.shape[1]) if link.weight > 0}
+
+
+def column_argmax(weights: np.ndarray) -> set[Link]:
+    """Each source word (column) to the target word that attends to it most."""
+    return {(i, j) for j, i in row_argmax(weights.T)}
+
+
+def threshold(weights: np.ndarray, tau: float) -> set[Link]:
+    """Every cell with at least ``tau`` of its row's weight (rows renormalised over the real source words)."""
+    sums = weights.sum(axis=-1, keepdims=True)
+    share = np.divide(weights, sums, out=np.zeros_like(weights), where=sums > 0)
+    return {(int(i), int(j)) for i, j in zip(*np.nonzero(share >= tau), strict=True)}
+
+
+def subword_argmax(rows: np.ndarray, target_words: Sequence[int], source_words: Sequence[int]) -> set[Link]:
+    """Shift-Att's induction (Chen et al. 2020): each target subword's row argmax over the source subwords;
+    two words are aligned when any of their subwords are. Pass the "shift" rows, source EOS dropped."""
+    return {(target_words[i], source_words[j]) for i, j in enumerate(rows.argmax(axis=-1))} if rows.size else set()
+
+
+def grow_diag_final_and(forward: set[Link], backward: set[Link]) -> set[Link]:
+    """Koehn et al.'s symmetrisation: start from the intersection, grow into neighbouring union links that
+    cover a new row or column, then add directional links whose row and column are both still unaligned."""
+    union, links = forward | backward, forward & backward
+    rows, cols = {i for i, _ in links}, {j for _, j in links}
+
+    def add(i: int, j: int) -> None:
+        links.add((i, j))
+        rows.add(i)
+        cols.add(j)
+
+    grown = True
+    while grown:
+        grown = False
+        for i, j in sorted(links):
+            for di, dj in NEIGHBOURS:
+                n = (i + di, j + dj)
+                if n in union and n not in links and (n[0] not in rows or n[1] not in cols):
+                    add(*n)
+                    grown = True
+    for direction in (forward, backward):
+        for i, j in sorted(direction):
+            if i not in rows and j not in cols:
+                add(i, j)
+    return links

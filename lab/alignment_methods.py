@@ -1,0 +1,155 @@
+"""The aligners the alignment bench compares: readings of the model's cross-attention, and eflomal."""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from lab.alignment import READINGS, Reading, target_rows
+from lab.alignment_eval import (
+    GoldPair,
+    Link,
+    column_argmax,
+    grow_diag_final_and,
+    piece_words,
+    row_argmax,
+    subword_argmax,
+    threshold,
+    word_matrix,
+)
+from model.inspect import inspect
+from model.translate import Translator
+
+Extraction = Literal["argmax", "threshold", "intersection", "grow-diag-final-and", "Shift-Att"]
+EXTRACTIONS: dict[Extraction, str] = {
+    "argmax": "each English word to the Spanish word it attends to most (the app's hard alignment)",
+    "threshold": "every Spanish word with at least a share tau of the English word's attention",
+    "intersection": "argmax both ways, kept where they agree (SimAlign's ArgMax, Jalili Sabet et al. 2020)",
+    "grow-diag-final-and": "argmax both ways, symmetrised like a statistical aligner's (Koehn et al. 2005)",
+    "Shift-Att": "Chen et al. 2020: argmax per subword at the step where it is the decoder input, mean of heads",
+}
+THRESHOLDS = (0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5)
+
+
+@dataclass(frozen=True)
+class ForcedPair:
+    """Cross-attention of one teacher-forced pass over a gold pair, read at the gold words."""
+
+    words: dict[Reading, np.ndarray]  # (L, H + 1, n_target, n_source): each head, then their mean at index H
+    shift_subwords: np.ndarray  # (L, T-1, S-1): mean of heads, "shift" rows, source EOS dropped (for Shift-Att)
+    target_words: list[int]  # gold word of each output subword y1 … y(T-1)
+    source_words: list[int]  # gold word of each source subword x1 … x(S-1)
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """(gold target words, gold source words)."""
+        n_target, n_source = self.words["predicts"].shape[-2:]
+        return n_target, n_source
+
+
+def forced_pair(
+    cross: np.ndarray, target_words: list[int], source_words: list[int], shape: tuple[int, int]
+) -> ForcedPair:
+    """(L, H, T, S) cross-attention as ``inspect`` returns it (rows predict y1 … y(T-1) EOS, last column the
+    source EOS) -> every reading at the gold words; ``shape`` is (gold target words, gold source words)."""
+    cross = np.concatenate([cross, cross.mean(axis=1, keepdims=True)], axis=1)  # (L, H + 1, T, S)
+    words = {r: word_matrix(target_rows(cross, r)[..., :-1], target_words, source_words, *shape) for r in READINGS}
+    return ForcedPair(words, target_rows(cross[:, -1], "shift")[..., :-1], target_words, source_words)
+
+
+def force_decode(translator: Translator, pair: GoldPair) -> ForcedPair:
+    """Feed the Spanish side, force the English side, and map both subword axes back to the gold words."""
+    tok = translator.tokenizer
+    src_ids, source_words = piece_words(tok.src, pair.source)
+    tgt_ids, target_words = piece_words(tok.tgt, pair.target)
+    src_ids, tgt_ids = [*src_ids, tok.src.eos_id()], [*tgt_ids, tok.tgt.eos_id()]
+    if max(len(src_ids), len(tgt_ids)) > translator.max_src_len:
+        raise ValueError(f"{' '.join(pair.source)[:60]}…: longer than the model's {translator.max_src_len} subwords")
+    cross = inspect(translator.model, src_ids, tgt_ids).cross.numpy()  # (L, H, T, S)
+    return forced_pair(cross, target_words, source_words, (len(pair.target), len(pair.source)))
+
+
+@dataclass(frozen=True)
+class Method:
+    """One reading of alignments off the cross-attention: layer, head (None = mean of heads), rows, extraction."""
+
+    extraction: Extraction
+    layer: int  # 0-based, like lab.alignment.align
+    head: int | None
+    reading: Reading
+    tau: float | None = None  # the threshold extraction's share
+
+    @property
+    def name(self) -> str:
+        """1-based like the app: "layer 2, head 3, shift: argmax"."""
+        if self.extraction == "Shift-Att":
+            return f"Shift-Att (Chen et al. 2020), layer {self.layer + 1}"
+        head = "mean of heads" if self.head is None else f"head {self.head + 1}"
+        how = f"threshold {self.tau:g}" if self.extraction == "threshold" else self.extraction
+        return f"layer {self.layer + 1}, {head}, {self.reading}: {how}"
+
+    def links(self, pair: ForcedPair) -> set[Link]:
+        if self.extraction == "Shift-Att":
+            return subword_argmax(pair.shift_subwords[self.layer], pair.target_words, pair.source_words)
+        weights = pair.words[self.reading][self.layer, -1 if self.head is None else self.head]
+        if self.extraction == "argmax":
+            return row_argmax(weights)
+        if self.extraction == "threshold":
+            return threshold(weights, self.tau or 0.0)
+        forward, backward = row_argmax(weights), column_argmax(weights)
+        return forward & backward if self.extraction == "intersection" else grow_diag_final_and(forward, backward)
+
+    def fields(self) -> dict[str, Any]:
+        """Machine-readable choice (0-based layer and head, head None = mean of heads)."""
+        return {
+            "extraction": self.extraction,
+            "layer_index": self.layer,
+            "head_index": self.head,
+            "reading": self.reading,
+            "threshold": self.tau,
+        }
+
+
+def methods(n_layers: int, n_heads: int) -> dict[Extraction, list[Method]]:
+    """Every candidate of each extraction; dev picks one per extraction."""
+    heads: list[int | None] = [*range(n_heads), None]
+    readouts = [(layer, head, reading) for reading in READINGS for layer in range(n_layers) for head in heads]
+    return {
+        "argmax": [Method("argmax", *r) for r in readouts],
+        "threshold": [Method("threshold", *r, tau) for r in readouts for tau in THRESHOLDS],
+        "intersection": [Method("intersection", *r) for r in readouts],
+        "grow-diag-final-and": [Method("grow-diag-final-and", *r) for r in readouts],
+        "Shift-Att": [Method("Shift-Att", layer, None, "shift") for layer in range(n_layers)],
+    }
+
+
+def read_links(path: Path) -> list[set[Link]]:
+    """Pharaoh-format links (``i-j`` per pair, one line per sentence)."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return [{(int(i), int(j)) for i, j in (x.split("-") for x in line.split())} for line in lines]
+
+
+def eflomal_links(pairs: Sequence[tuple[Sequence[str], Sequence[str]]]) -> list[set[Link]] | None:
+    """eflomal (Östling & Tiedemann 2016) on (target tokens, source tokens) pairs, both directions symmetrised
+    with grow-diag-final-and; one link set per pair, or None when the package is not installed."""
+    try:
+        from eflomal import Aligner
+    except ImportError:
+        return None
+    with tempfile.TemporaryDirectory() as tmp:
+        forward, backward = Path(tmp) / "forward", Path(tmp) / "backward"
+        Aligner().align(
+            [" ".join(target) for target, _ in pairs],
+            [" ".join(source) for _, source in pairs],
+            links_filename_fwd=str(forward),
+            links_filename_rev=str(backward),
+        )
+        forward_links, backward_links = read_links(forward), read_links(backward)
+    if not len(forward_links) == len(backward_links) == len(pairs):
+        raise RuntimeError(f"eflomal returned {len(forward_links)}/{len(backward_links)} lines for {len(pairs)} pairs")
+    return [grow_diag_final_and(f, b) for f, b in zip(forward_links, backward_links, strict=True)]

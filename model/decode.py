@@ -45,26 +45,28 @@ def greedy(
     c = model.config
     src_lengths = (src != c.pad_id).sum(1)
     limits = max_output_lengths(src_lengths, max_len_a, max_len_b, c.max_positions)  # (B,)
+    last_step = limits - 1  # (B,): the step at which each sentence must end
+    n_steps = int(limits.max())
     memory, src_mask, _ = model.encode(src)
     b = src.size(0)
-    tokens = torch.full((b, 1), c.bos_id, dtype=torch.long, device=src.device)
+    tokens = torch.full((b, n_steps + 1), c.pad_id, dtype=torch.long, device=src.device)  # BOS, then the outputs
+    tokens[:, 0] = c.bos_id
     log_prob = torch.zeros(b, device=src.device)
     finished = torch.zeros(b, dtype=torch.bool, device=src.device)
     truncated = torch.zeros(b, dtype=torch.bool, device=src.device)
-    caches = model.start_caches(memory) if use_cache else None
-    for step in range(int(limits.max())):
-        if use_cache:
-            logits, caches, _, _ = model.decode_step(tokens[:, -1:], caches, src_mask)
+    caches = model.start_caches(memory, n_steps) if use_cache else None
+    for step in range(n_steps):
+        if caches is not None:
+            logits = model.decode_step(tokens[:, step : step + 1], caches, src_mask).logits
         else:
-            logits = model.output(model.decode(tokens, memory, src_mask).hidden[:, -1])
-        step_logp = logits.float().log_softmax(-1)
+            logits = model.output(model.decode(tokens[:, : step + 1], memory, src_mask).hidden[:, -1])
+        step_logp = logits.float().log_softmax(-1)  # (B, V)
         next_token = step_logp.argmax(-1)
-        out_of_room = (step == limits - 1) & ~finished  # end these sentences here
+        out_of_room = (last_step == step) & ~finished  # end these sentences here
         truncated |= out_of_room & (next_token != c.eos_id)
-        next_token = torch.where(out_of_room, torch.full_like(next_token, c.eos_id), next_token)
-        next_token = torch.where(finished, torch.full_like(next_token, c.pad_id), next_token)
-        log_prob += torch.where(finished, 0.0, step_logp.gather(1, next_token[:, None]).squeeze(1))
-        tokens = torch.cat([tokens, next_token[:, None]], dim=1)
+        next_token = next_token.masked_fill(out_of_room, c.eos_id).masked_fill(finished, c.pad_id)
+        log_prob += step_logp.gather(1, next_token[:, None]).squeeze(1).masked_fill(finished, 0.0)
+        tokens[:, step + 1] = next_token
         finished |= next_token == c.eos_id
         if bool(finished.all()):
             break
@@ -98,13 +100,15 @@ def beam_search(
     memory, src_mask, _ = model.encode(src)
     memory = memory.repeat_interleave(k, dim=0)  # (B*K, S, d_model)
     src_mask = src_mask.repeat_interleave(k, dim=0)  # (B*K, 1, 1, S)
-    caches = model.start_caches(memory)
+    caches = model.start_caches(memory, int(limits.max()))
     tokens = torch.full((b * k, 1), c.bos_id, dtype=torch.long, device=src.device)
     beam_logp = torch.zeros(b, k, device=src.device)
     beam_logp[:, 1:] = float("-inf")  # all beams start identical: expand only the first
     finalized: list[list[Hypothesis]] = [[] for _ in range(b)]
+    own_beam = torch.arange(k, device=src.device).repeat(b, 1)  # (B, K): each beam continues itself
+    first_row = torch.arange(b, device=src.device)[:, None] * k  # (B, 1): row of each sentence's first beam
     for step in range(int(limits.max())):
-        logits, caches, _, _ = model.decode_step(tokens[:, -1:], caches, src_mask)
+        logits = model.decode_step(tokens[:, -1:], caches, src_mask).logits
         logp = logits.float().log_softmax(-1).view(b, k, -1)  # (B, K, V)
         vocab = logp.size(-1)
         out_of_room = (step == limits - 1).tolist()  # these sentences: only EOS may follow
@@ -117,7 +121,7 @@ def beam_search(
         candidates = (beam_logp[:, :, None] + logp).view(b, k * vocab)
         top_logp, top_index = candidates.topk(2 * k, dim=1)  # (B, 2K): enough to refill K live beams
         next_beam_logp = torch.full((b, k), float("-inf"), device=src.device)
-        origin = torch.arange(b * k, device=src.device).view(b, k) % k  # default: keep own row (dead beams)
+        origin = own_beam.clone()  # default: keep own row (dead beams)
         next_token = torch.full((b, k), c.pad_id, dtype=torch.long, device=src.device)
         prefixes = tokens[:, 1:].tolist()
         for i, (row_logp, row_index) in enumerate(zip(top_logp.tolist(), top_index.tolist(), strict=True)):
@@ -141,8 +145,9 @@ def beam_search(
                     live += 1
         if all(len(f) >= k for f in finalized):
             break
-        flat_origin = (origin + torch.arange(b, device=src.device)[:, None] * k).view(-1)  # (B*K,)
+        flat_origin = (origin + first_row).view(-1)  # (B*K,)
         tokens = torch.cat([tokens.index_select(0, flat_origin), next_token.view(-1, 1)], dim=1)
-        caches = tuple(cache.select(flat_origin) for cache in caches)
+        for cache in caches:
+            cache.reorder(flat_origin)
         beam_logp = next_beam_logp
     return [sorted(f, key=lambda h: h.score, reverse=True)[:n_best] for f in finalized]

@@ -15,7 +15,8 @@ class AttentionMaps:
     """All three kinds of attention for one sentence, every layer and head, as float tensors on the CPU.
 
     Row i of ``decoder`` and ``cross`` is computed at decoder input position i (token ``tgt_in_ids[i]``)
-    and predicts output token ``tgt_out_ids[i]`` — label rows with ``tgt_out_ids`` (ATTENTION.md §1).
+    and predicts output token ``tgt_out_ids[i]`` — label rows with ``tgt_out_ids``
+    (docs/attention-pitfalls.md §1).
     """
 
     encoder: Tensor  # (L_enc, H, S, S): rows and columns = src_ids

@@ -45,12 +45,40 @@ def save_model(model: Transformer, directory: Path, dtype: torch.dtype | None = 
     (directory / CONFIG_FILE).write_text(model.config.to_json(), encoding="utf-8")
 
 
+# Layout before the fused projections: per-sublayer norms inside a ``Sublayer`` module, Q/K/V as three Linears.
+_OLD_NORMS = {
+    ".attn_sub.norm.": ".self_attn_norm.",  # encoder layers
+    ".self_sub.norm.": ".self_attn_norm.",  # decoder layers
+    ".cross_sub.norm.": ".cross_attn_norm.",
+    ".ffn_sub.norm.": ".ffn_norm.",
+}
+
+
+def upgrade_layout(tensors: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """Weights saved by older versions (three q/k/v_proj Linears, ``*_sub.norm``) under the current names.
+
+    W_Q, W_K, W_V are stacked into ``in_proj`` without any arithmetic, so outputs are unchanged. Tensors of the
+    current layout pass through; an incomplete q/k/v triple is left as it is (and reported as not fitting).
+    """
+    out = {}
+    for name, tensor in tensors.items():
+        for old, new in _OLD_NORMS.items():
+            name = name.replace(old, new)
+        out[name] = tensor
+    for name in [n for n in out if ".q_proj." in n]:
+        prefix, kind = name.split(".q_proj.")  # e.g. "decoder_layers.0.cross_attn", "weight"
+        parts = [f"{prefix}.{p}_proj.{kind}" for p in "qkv"]
+        if all(p in out for p in parts):
+            out[f"{prefix}.in_proj.{kind}"] = torch.cat([out.pop(p) for p in parts])
+    return out
+
+
 def load_weights(model: Transformer, path: Path) -> None:
-    """Copy weights from ``path`` into ``model``; missing, extra or misshapen tensors raise ModelLoadError."""
+    """Copy weights (current or older layout) from ``path`` into ``model``; misfits raise ModelLoadError."""
     if not path.is_file():
         raise ModelLoadError(f"{path}: weights file not found")
     try:
-        tensors = load_file(str(path))
+        tensors = upgrade_layout(load_file(str(path)))
     except (SafetensorError, OSError, ValueError) as err:
         raise ModelLoadError(f"{path}: not a readable safetensors file, truncated or corrupted ({err})") from None
     params = dict(model.named_parameters())

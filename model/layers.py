@@ -1,14 +1,20 @@
-"""The Transformer's building blocks: positional encoding, feed-forward, encoder and decoder layers."""
+"""The Transformer's building blocks: positional encoding, feed-forward, encoder and decoder layers, key/value cache.
+
+Every sublayer (attention or feed-forward) sits in a residual connection with a LayerNorm, in one of two orders:
+post-norm, the paper's, LayerNorm(x + Sublayer(x)); or pre-norm, x + Sublayer(LayerNorm(x)), which trains more
+stably without warm-up tricks (Xiong et al. 2020) and needs a final LayerNorm after the stack (transformer.py).
+"""
 
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from dataclasses import dataclass
 
 import torch
 from torch import Tensor, nn
 
 from model.attention import MultiHeadAttention
+from model.config import ModelConfig
 
 
 def sinusoidal_table(n_positions: int, d_model: int) -> Tensor:
@@ -53,110 +59,121 @@ class FeedForward(nn.Module):
         return self.w2(self.dropout(torch.relu(self.w1(x))))
 
 
-class Sublayer(nn.Module):
-    """Residual around a sublayer with LayerNorm before (pre-norm) or after (post-norm, the paper's)."""
-
-    def __init__(self, d_model: int, dropout: float, norm: str) -> None:
-        super().__init__()
-        self.pre_norm = norm == "pre"
-        self.norm = nn.LayerNorm(d_model)
-        self.dropout = nn.Dropout(dropout)
-
-    def normed_input(self, x: Tensor) -> Tensor:
-        return self.norm(x) if self.pre_norm else x
-
-    def residual(self, x: Tensor, sublayer_out: Tensor) -> Tensor:
-        y = x + self.dropout(sublayer_out)
-        return y if self.pre_norm else self.norm(y)
-
-
 class EncoderLayer(nn.Module):
     """Self-attention over the source, then feed-forward."""
 
-    def __init__(self, d_model: int, n_heads: int, d_ff: int, dropout: float, attn_dropout: float, norm: str):
+    def __init__(self, config: ModelConfig) -> None:
         super().__init__()
-        self.self_attn = MultiHeadAttention(d_model, n_heads, attn_dropout)
-        self.ffn = FeedForward(d_model, d_ff, dropout)
-        self.attn_sub = Sublayer(d_model, dropout, norm)
-        self.ffn_sub = Sublayer(d_model, dropout, norm)
+        c = config
+        self.pre_norm = c.norm == "pre"
+        self.self_attn = MultiHeadAttention(c.d_model, c.n_heads, c.attention_dropout)
+        self.self_attn_norm = nn.LayerNorm(c.d_model)
+        self.ffn = FeedForward(c.d_model, c.d_ff, c.dropout)
+        self.ffn_norm = nn.LayerNorm(c.d_model)
+        self.dropout = nn.Dropout(c.dropout)  # on each sublayer's output, before the residual sum
 
     def forward(self, x: Tensor, src_mask: Tensor, need_weights: bool = False) -> tuple[Tensor, Tensor | None]:
         """x: (B, S, d_model); src_mask: (B, 1, 1, S). Returns x and weights (B, H, S, S) or None."""
-        h = self.attn_sub.normed_input(x)
-        attn_out, weights = self.self_attn(h, h, src_mask, need_weights)
-        x = self.attn_sub.residual(x, attn_out)
-        x = self.ffn_sub.residual(x, self.ffn(self.ffn_sub.normed_input(x)))
+        if self.pre_norm:  # pre-norm: x + Sublayer(LayerNorm(x))
+            h = self.self_attn_norm(x)
+            attn_out, weights = self.self_attn(h, h, src_mask, need_weights)
+            x = x + self.dropout(attn_out)
+            x = x + self.dropout(self.ffn(self.ffn_norm(x)))
+        else:  # post-norm, the paper's: LayerNorm(x + Sublayer(x))
+            attn_out, weights = self.self_attn(x, x, src_mask, need_weights)
+            x = self.self_attn_norm(x + self.dropout(attn_out))
+            x = self.ffn_norm(x + self.dropout(self.ffn(x)))
         return x, weights
 
 
-class LayerCache(NamedTuple):
-    """Keys/values one decoder layer keeps while decoding; each (B, H, length, D)."""
+@dataclass(eq=False)
+class KVCache:
+    """What one decoder layer keeps between decoding steps: keys/values of the target prefix and of the source.
 
-    self_k: Tensor  # grows by one position per step
-    self_v: Tensor
-    cross_k: Tensor  # computed once per sentence from the encoder memory
-    cross_v: Tensor
+    The prefix's keys and values go into a buffer allocated once for the longest output and written in place;
+    the source's are projected once per sentence.
+    """
 
-    def select(self, index: Tensor) -> LayerCache:
-        """Reorder the batch (beam search keeps the hypotheses chosen at this step)."""
-        return LayerCache(*(t.index_select(0, index) for t in self))
+    buffer: Tensor  # (2, B, H, capacity, D): keys, values of target positions; only the first ``length`` are set
+    memory_kv: Tensor  # (2, B, H, S, D): keys, values of the encoder memory for cross-attention
+    length: int = 0  # target positions written so far
 
+    def extend(self, kv: Tensor) -> Tensor:
+        """Write ``kv`` (2, B, H, t, D) of the next t positions in place; return all so far (2, B, H, length, D)."""
+        end = self.length + kv.size(3)
+        if end > self.buffer.size(3):
+            raise ValueError(f"key/value cache holds {self.buffer.size(3)} positions, step {end} asked for more")
+        self.buffer[:, :, :, self.length : end] = kv
+        self.length = end
+        return self.buffer[:, :, :, :end]
 
-class DecoderOutput(NamedTuple):
-    y: Tensor
-    self_weights: Tensor | None  # (B, H, T, T_visible)
-    cross_weights: Tensor | None  # (B, H, T, S)
-    cache: LayerCache | None
+    def reorder(self, index: Tensor) -> None:
+        """Keep batch rows ``index`` (B,) in place: beam search continues the hypotheses chosen at this step."""
+        self.buffer[:, :, :, : self.length] = self.buffer[:, :, :, : self.length].index_select(1, index)
+        self.memory_kv = self.memory_kv.index_select(1, index)
 
 
 class DecoderLayer(nn.Module):
     """Masked self-attention over the target prefix, cross-attention to the source, feed-forward."""
 
-    def __init__(self, d_model: int, n_heads: int, d_ff: int, dropout: float, attn_dropout: float, norm: str):
+    def __init__(self, config: ModelConfig) -> None:
         super().__init__()
-        self.self_attn = MultiHeadAttention(d_model, n_heads, attn_dropout)
-        self.cross_attn = MultiHeadAttention(d_model, n_heads, attn_dropout)
-        self.ffn = FeedForward(d_model, d_ff, dropout)
-        self.self_sub = Sublayer(d_model, dropout, norm)
-        self.cross_sub = Sublayer(d_model, dropout, norm)
-        self.ffn_sub = Sublayer(d_model, dropout, norm)
+        c = config
+        self.pre_norm = c.norm == "pre"
+        self.self_attn = MultiHeadAttention(c.d_model, c.n_heads, c.attention_dropout)
+        self.self_attn_norm = nn.LayerNorm(c.d_model)
+        self.cross_attn = MultiHeadAttention(c.d_model, c.n_heads, c.attention_dropout)
+        self.cross_attn_norm = nn.LayerNorm(c.d_model)
+        self.ffn = FeedForward(c.d_model, c.d_ff, c.dropout)
+        self.ffn_norm = nn.LayerNorm(c.d_model)
+        self.dropout = nn.Dropout(c.dropout)
 
-    def empty_cache(self, memory: Tensor) -> LayerCache:
-        """Cache before the first step: no target keys yet, cross keys/values from ``memory`` (B, S, d_model)."""
-        cross_k, cross_v = self.cross_attn.project_kv(memory)
-        b, h, _, d = cross_k.shape
-        empty = cross_k.new_zeros(b, h, 0, d)
-        return LayerCache(empty, empty, cross_k, cross_v)
+    def start_cache(self, memory: Tensor, capacity: int) -> KVCache:
+        """An empty cache for up to ``capacity`` target positions; cross keys/values of ``memory`` (B, S, d_model)."""
+        memory_kv = self.cross_attn.project_kv(memory)
+        _, b, h, _, d = memory_kv.shape
+        return KVCache(memory_kv.new_empty(2, b, h, capacity, d), memory_kv)
 
     def forward(
         self,
         y: Tensor,
         memory: Tensor | None,
-        tgt_mask: Tensor | None,
         src_mask: Tensor,
+        tgt_mask: Tensor | None,
         need_weights: bool = False,
-        cache: LayerCache | None = None,
-    ) -> DecoderOutput:
-        """y: (B, T, d_model) decoder input; tgt_mask (B or 1, 1, T, T) or None when decoding with a cache.
+        cache: KVCache | None = None,
+    ) -> tuple[Tensor, Tensor | None, Tensor | None]:
+        """y: (B, T, d_model), the decoder input at the T positions after those in ``cache`` (all of them without one).
 
-        Without a cache this is the full teacher-forced pass; with one, ``y`` holds only the new
-        position(s) and keys/values of earlier positions come from the cache (no future exists).
+        Returns y and, if ``need_weights``, self weights (B, H, T, past + T) and cross weights (B, H, T, S).
+        ``memory`` (B, S, d_model) is needed only without a cache; ``tgt_mask`` (1 or B, 1, T, past + T).
         """
-        h = self.self_sub.normed_input(y)
-        if cache is None:
-            k, v = self.self_attn.project_kv(h)
-            cross_k, cross_v = self.cross_attn.project_kv(memory)
-        else:
-            k_new, v_new = self.self_attn.project_kv(h)
-            k = torch.cat([cache.self_k, k_new], dim=2)  # (B, H, t+1, D)
-            v = torch.cat([cache.self_v, v_new], dim=2)
-            cross_k, cross_v = cache.cross_k, cache.cross_v
-        attn_out, self_w = self.self_attn.attend(h, k, v, tgt_mask, need_weights)
-        y = self.self_sub.residual(y, attn_out)
-        cross_out, cross_w = self.cross_attn.attend(
-            self.cross_sub.normed_input(y), cross_k, cross_v, src_mask, need_weights
-        )
-        y = self.cross_sub.residual(y, cross_out)
-        y = self.ffn_sub.residual(y, self.ffn(self.ffn_sub.normed_input(y)))
-        new_cache = None if cache is None else LayerCache(k, v, cross_k, cross_v)
-        return DecoderOutput(y, self_w, cross_w, new_cache)
+        if self.pre_norm:  # pre-norm: x + Sublayer(LayerNorm(x))
+            attn_out, self_w = self.masked_self_attention(self.self_attn_norm(y), tgt_mask, need_weights, cache)
+            y = y + self.dropout(attn_out)
+            attn_out, cross_w = self.cross_attention(self.cross_attn_norm(y), memory, src_mask, need_weights, cache)
+            y = y + self.dropout(attn_out)
+            y = y + self.dropout(self.ffn(self.ffn_norm(y)))
+        else:  # post-norm, the paper's: LayerNorm(x + Sublayer(x))
+            attn_out, self_w = self.masked_self_attention(y, tgt_mask, need_weights, cache)
+            y = self.self_attn_norm(y + self.dropout(attn_out))
+            attn_out, cross_w = self.cross_attention(y, memory, src_mask, need_weights, cache)
+            y = self.cross_attn_norm(y + self.dropout(attn_out))
+            y = self.ffn_norm(y + self.dropout(self.ffn(y)))
+        return y, self_w, cross_w
+
+    def masked_self_attention(
+        self, h: Tensor, tgt_mask: Tensor | None, need_weights: bool, cache: KVCache | None
+    ) -> tuple[Tensor, Tensor | None]:
+        """Attention over the prefix: the new positions' keys/values join the cached ones."""
+        q, kv = self.self_attn.project_qkv(h)  # (B, H, T, D), (2, B, H, T, D)
+        if cache is not None:
+            kv = cache.extend(kv)  # (2, B, H, past + T, D)
+        return self.self_attn.attend(q, kv, tgt_mask, need_weights)
+
+    def cross_attention(
+        self, h: Tensor, memory: Tensor | None, src_mask: Tensor, need_weights: bool, cache: KVCache | None
+    ) -> tuple[Tensor, Tensor | None]:
+        """Attention over the source; its keys/values come from the cache when decoding step by step."""
+        memory_kv = cache.memory_kv if cache is not None else self.cross_attn.project_kv(memory)  # (2, B, H, S, D)
+        return self.cross_attn.attend(self.cross_attn.project_q(h), memory_kv, src_mask, need_weights)

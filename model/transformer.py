@@ -10,7 +10,7 @@ from torch import Tensor, nn
 
 from model.attention import causal_mask, padding_mask
 from model.config import ModelConfig
-from model.layers import DecoderLayer, EncoderLayer, LayerCache, PositionalEncoding
+from model.layers import DecoderLayer, EncoderLayer, KVCache, PositionalEncoding
 
 
 class Encoded(NamedTuple):
@@ -21,13 +21,13 @@ class Encoded(NamedTuple):
 
 class Decoded(NamedTuple):
     hidden: Tensor  # (B, T, d_model), final-norm applied
-    self_weights: tuple[Tensor, ...] | None  # per layer (B, H, T, T)
+    self_weights: tuple[Tensor, ...] | None  # per layer (B, H, T, past + T)
     cross_weights: tuple[Tensor, ...] | None  # per layer (B, H, T, S)
 
 
 class Step(NamedTuple):
     logits: Tensor  # (B, V) for the newest position
-    caches: tuple[LayerCache, ...]
+    caches: tuple[KVCache, ...]  # the same objects as passed in, extended by one position
     self_weights: tuple[Tensor, ...] | None  # per layer (B, H, 1, t+1)
     cross_weights: tuple[Tensor, ...] | None  # per layer (B, H, 1, S)
 
@@ -46,9 +46,8 @@ class Transformer(nn.Module):
         self.src_pos = PositionalEncoding(c.max_positions, c.d_model, c.positional)
         self.tgt_pos = PositionalEncoding(c.max_positions, c.d_model, c.positional)
         self.embed_dropout = nn.Dropout(c.dropout)
-        layer_args = (c.d_model, c.n_heads, c.d_ff, c.dropout, c.attention_dropout, c.norm)
-        self.encoder_layers = nn.ModuleList(EncoderLayer(*layer_args) for _ in range(c.n_encoder_layers))
-        self.decoder_layers = nn.ModuleList(DecoderLayer(*layer_args) for _ in range(c.n_decoder_layers))
+        self.encoder_layers = nn.ModuleList(EncoderLayer(c) for _ in range(c.n_encoder_layers))
+        self.decoder_layers = nn.ModuleList(DecoderLayer(c) for _ in range(c.n_decoder_layers))
         # Pre-norm stacks need a final LayerNorm; post-norm layers already end with one.
         self.encoder_norm = nn.LayerNorm(c.d_model) if c.norm == "pre" else nn.Identity()
         self.decoder_norm = nn.LayerNorm(c.d_model) if c.norm == "pre" else nn.Identity()
@@ -61,7 +60,10 @@ class Transformer(nn.Module):
         """Xavier for matrices, N(0, d_model^-½) for embeddings (scaled by √d_model on input)."""
         for name, p in self.named_parameters():
             if p.dim() > 1 and "embed" not in name and "pos" not in name:
-                nn.init.xavier_uniform_(p)
+                # W_Q, W_K, W_V (stacked in in_proj) are each a d_model × d_model matrix of their own.
+                blocks = p.split(self.config.d_model) if name.endswith("in_proj.weight") else (p,)
+                for block in blocks:
+                    nn.init.xavier_uniform_(block)
         for embed in {self.src_embed, self.tgt_embed}:
             nn.init.normal_(embed.weight, std=self.config.d_model**-0.5)
             with torch.no_grad():
@@ -81,42 +83,50 @@ class Transformer(nn.Module):
             weights.append(w)
         return Encoded(self.encoder_norm(x), src_mask, tuple(weights) if need_weights else None)
 
-    def decode(self, tgt_in: Tensor, memory: Tensor, src_mask: Tensor, need_weights: bool = False) -> Decoded:
-        """Teacher-forced pass: tgt_in (B, T) = BOS y1 … y(T-1); row i predicts y(i+1)."""
-        tgt_mask = causal_mask(tgt_in.size(1), tgt_in.device) & padding_mask(tgt_in, self.config.pad_id)
-        y = self.embed(tgt_in, self.tgt_embed, self.tgt_pos)
+    def start_caches(self, memory: Tensor, capacity: int | None = None) -> tuple[KVCache, ...]:
+        """One empty cache per decoder layer for up to ``capacity`` steps (default max_positions)."""
+        return tuple(layer.start_cache(memory, capacity or self.config.max_positions) for layer in self.decoder_layers)
+
+    def decode(
+        self,
+        tgt_in: Tensor,
+        memory: Tensor | None,
+        src_mask: Tensor,
+        need_weights: bool = False,
+        caches: tuple[KVCache, ...] | None = None,
+    ) -> Decoded:
+        """The decoder stack, teacher-forced or step by step: tgt_in (B, T) = BOS y1 … y(T-1); row i predicts y(i+1).
+
+        Without ``caches`` this is the full pass over ``tgt_in``. With them, ``tgt_in`` holds the next positions
+        after those already cached (one per step when decoding), whose keys/values are read from the caches and
+        extended in place; ``memory`` is then unused (the caches hold its keys/values).
+        """
+        past = 0 if caches is None else caches[0].length
+        t = tgt_in.size(1)
+        if caches is None:
+            tgt_mask = causal_mask(t, tgt_in.device) & padding_mask(tgt_in, self.config.pad_id)  # (B, 1, T, T)
+        else:  # the cached positions are all visible; only new positions after the first need a mask
+            tgt_mask = causal_mask(t, tgt_in.device, past) if t > 1 else None  # (1, 1, T, past + T)
+        y = self.embed(tgt_in, self.tgt_embed, self.tgt_pos, offset=past)
         self_ws, cross_ws = [], []
-        for layer in self.decoder_layers:
-            y, self_w, cross_w, _ = layer(y, memory, tgt_mask, src_mask, need_weights)
+        for i, layer in enumerate(self.decoder_layers):
+            cache = None if caches is None else caches[i]
+            y, self_w, cross_w = layer(y, memory, src_mask, tgt_mask, need_weights, cache)
             self_ws.append(self_w)
             cross_ws.append(cross_w)
         if not need_weights:
             return Decoded(self.decoder_norm(y), None, None)
         return Decoded(self.decoder_norm(y), tuple(self_ws), tuple(cross_ws))
 
-    def start_caches(self, memory: Tensor) -> tuple[LayerCache, ...]:
-        """Per-layer caches before the first decoding step (cross keys/values computed once)."""
-        return tuple(layer.empty_cache(memory) for layer in self.decoder_layers)
-
     def decode_step(
-        self, last_tokens: Tensor, caches: tuple[LayerCache, ...], src_mask: Tensor, need_weights: bool = False
+        self, last_tokens: Tensor, caches: tuple[KVCache, ...], src_mask: Tensor, need_weights: bool = False
     ) -> Step:
         """One cached step: last_tokens (B, 1) at position t = cached length; returns next-token logits (B, V)."""
-        position = caches[0].self_k.size(2)
-        y = self.embed(last_tokens, self.tgt_embed, self.tgt_pos, offset=position)
-        new_caches, self_ws, cross_ws = [], [], []
-        for layer, cache in zip(self.decoder_layers, caches, strict=True):
-            y, self_w, cross_w, new_cache = layer(y, None, None, src_mask, need_weights, cache)
-            new_caches.append(new_cache)
-            self_ws.append(self_w)
-            cross_ws.append(cross_w)
-        logits = self.output(self.decoder_norm(y[:, -1]))  # (B, V)
-        if not need_weights:
-            return Step(logits, tuple(new_caches), None, None)
-        return Step(logits, tuple(new_caches), tuple(self_ws), tuple(cross_ws))
+        hidden, self_ws, cross_ws = self.decode(last_tokens, None, src_mask, need_weights, caches)
+        return Step(self.output(hidden[:, -1]), caches, self_ws, cross_ws)  # (B, V)
 
     def forward(self, src: Tensor, tgt_in: Tensor) -> Tensor:
-        """Logits (B, T, V) for every target position (tests and small batches; training projects real positions only)."""
+        """Logits (B, T, V) at every target position (tests, small batches; training projects real positions only)."""
         memory, src_mask, _ = self.encode(src)
         return self.output(self.decode(tgt_in, memory, src_mask).hidden)
 

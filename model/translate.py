@@ -94,7 +94,7 @@ class Translator:
         return self.translate_batch([text], options)[0]
 
     def attention(self, translation: Translation, hypothesis: int = 0) -> AttentionMaps:
-        """Maps of one hypothesis from a forced pass over exactly that hypothesis (ATTENTION.md §6)."""
+        """Maps of one hypothesis from a forced pass over exactly that hypothesis (docs/attention-pitfalls.md §6)."""
         return inspect(self.model, translation.src_ids, translation.hypotheses[hypothesis].tokens)
 
     def translate_all(

@@ -118,8 +118,8 @@ def test_fast_path_matches_pytorch_multihead_attention() -> None:
     ours = MultiHeadAttention(d_model=16, n_heads=2).eval()
     ref = torch.nn.MultiheadAttention(16, 2, batch_first=True).eval()
     with torch.no_grad():
-        ref.in_proj_weight.copy_(torch.cat([ours.q_proj.weight, ours.k_proj.weight, ours.v_proj.weight]))
-        ref.in_proj_bias.copy_(torch.cat([ours.q_proj.bias, ours.k_proj.bias, ours.v_proj.bias]))
+        ref.in_proj_weight.copy_(ours.in_proj.weight)  # the same stacked [W_Q; W_K; W_V]
+        ref.in_proj_bias.copy_(ours.in_proj.bias)
         ref.out_proj.weight.copy_(ours.out_proj.weight)
         ref.out_proj.bias.copy_(ours.out_proj.bias)
     x = torch.randn(2, 5, 16)
@@ -140,6 +140,26 @@ def test_cached_greedy_equals_uncached_greedy(changes: dict) -> None:
     assert all(h.tokens[-1] == EOS for h in cached)
     for a, b in zip(cached, uncached, strict=True):
         assert a.log_prob == pytest.approx(b.log_prob, abs=1e-4)
+
+
+@pytest.mark.parametrize("changes", ALL_SHAPES)
+def test_one_decoder_loop_gives_the_same_states_in_one_pass_in_chunks_and_step_by_step(changes: dict) -> None:
+    model = tiny_model(**changes)
+    src = random_ids(2, 6, seed=16, lengths=[6, 4])
+    tgt_in = torch.cat([torch.full((2, 1), BOS), random_ids(2, 6, seed=17)], dim=1)  # (2, 7), no padding
+    memory, src_mask, _ = model.encode(src)
+    full = model.decode(tgt_in, memory, src_mask, need_weights=True)
+    caches = model.start_caches(memory, capacity=7)
+    parts = [model.decode(tgt_in[:, :3], None, src_mask, True, caches)]  # three positions at once, then one by one
+    parts += [model.decode(tgt_in[:, t : t + 1], None, src_mask, True, caches) for t in range(3, 7)]
+    torch.testing.assert_close(torch.cat([p.hidden for p in parts], dim=1), full.hidden, atol=1e-5, rtol=1e-5)
+    for layer in range(model.config.n_decoder_layers):
+        torch.testing.assert_close(parts[0].self_weights[layer], full.self_weights[layer][:, :, :3, :3])
+        torch.testing.assert_close(parts[-1].self_weights[layer], full.self_weights[layer][:, :, 6:])
+        torch.testing.assert_close(parts[-1].cross_weights[layer], full.cross_weights[layer][:, :, 6:])
+    assert all(cache.length == 7 for cache in caches)
+    with pytest.raises(ValueError, match="cache holds 7 positions"):
+        model.decode(tgt_in[:, :1], None, src_mask, caches=caches)
 
 
 def test_inspection_pass_equals_maps_captured_step_by_step() -> None:
@@ -169,6 +189,28 @@ def test_inspection_pass_equals_maps_captured_step_by_step() -> None:
     assert (
         maps.decoder.shape == (2, 4, n, n) and maps.cross.shape == (2, 4, n, 7) and maps.encoder.shape == (2, 4, 7, 7)
     )
+
+
+def test_inspection_turns_dropout_off_and_leaves_the_mode_as_it_was() -> None:
+    model = tiny_model(dropout=0.3, attention_dropout=0.3)
+    src_ids, out_ids = random_ids(1, 6, seed=18)[0].tolist(), [5, 6, 7, EOS]
+    expected = inspect(model, src_ids, out_ids)
+    model.train()
+    again = inspect(model, src_ids, out_ids)
+    assert model.training
+    for a, b in ((again.encoder, expected.encoder), (again.decoder, expected.decoder), (again.cross, expected.cross)):
+        assert torch.equal(a, b)
+
+
+def test_attention_is_returned_never_stored_on_modules() -> None:
+    model = tiny_model()
+    before = {name: set(vars(m)) for name, m in model.named_modules()}
+    src = random_ids(1, 5, seed=19)
+    memory, src_mask, _ = model.encode(src, need_weights=True)
+    model.decode(torch.tensor([[BOS, 5, 6]]), memory, src_mask, need_weights=True)
+    model.decode_step(torch.tensor([[BOS]]), model.start_caches(memory, 4), src_mask, need_weights=True)
+    assert {name: set(vars(m)) for name, m in model.named_modules()} == before
+    assert not [name for name, m in model.named_modules() if any(isinstance(v, torch.Tensor) for v in vars(m).values())]
 
 
 def test_beam_size_one_equals_greedy() -> None:

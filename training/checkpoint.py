@@ -10,7 +10,7 @@ from typing import Any
 import torch
 from safetensors.torch import load_file
 
-from model.io import ModelLoadError, save_model
+from model.io import ModelLoadError, save_model, upgrade_layout
 from model.transformer import Transformer
 
 STATE_FILE = "train_state.pt"
@@ -102,11 +102,11 @@ def save_checkpoint(run_dir: Path, model: Transformer, step: int, keep: int) -> 
 
 
 def average_checkpoints(paths: list[Path]) -> dict[str, torch.Tensor]:
-    """Element-wise mean of the weights in several ``model.safetensors`` snapshots."""
+    """Element-wise mean of the weights in several ``model.safetensors`` snapshots (older layouts converted)."""
     if not paths:
         raise ModelLoadError("no checkpoints to average")
     total: dict[str, torch.Tensor] = {}
     for path in paths:
-        for name, tensor in load_file(str(path / "model.safetensors")).items():
+        for name, tensor in upgrade_layout(load_file(str(path / "model.safetensors"))).items():
             total[name] = total.get(name, 0) + tensor.double()
     return {name: (t / len(paths)).float() for name, t in total.items()}

@@ -36,6 +36,7 @@ from model import ct2
 from model.config import ModelConfig
 from model.decode import greedy
 from model.layers import sinusoidal_table
+from model.run_dir import CONFIG_FILE, split_file
 from model.transformer import Transformer
 from model.translate import DEFAULT_MODEL, DecodeOptions, Translator
 from training.evaluate import corpus_scores, read_test_set
@@ -242,7 +243,7 @@ def bench_engines(model_dir: Path, pairs: list[Pair], latency_sentences: int, ba
 
 def engine_pairs(model_dir: Path, pairs_file: Path | None, limit: int) -> list[Pair]:
     """``--pairs``, else the run's ``splits/test.tsv``, else its test split rebuilt from the corpus; first ``limit``."""
-    run_split = model_dir / "splits" / "test.tsv"
+    run_split = split_file(model_dir, "test")
     pairs_file = pairs_file or (run_split if run_split.is_file() else None)
     if pairs_file is not None:
         pairs = read_test_set(None, None, pairs_file)
@@ -276,7 +277,7 @@ def main() -> None:
         bench_training(size, args.steps, args.sentences)
     if "cache" in sections:
         bench_cache("small", args.repeats)
-    if not (args.model / "config.json").is_file():
+    if not (args.model / CONFIG_FILE).is_file():
         print(f"\n(no model at {args.model}: latency and engine tables skipped)")
         return
     if "latency" in sections:

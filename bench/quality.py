@@ -27,6 +27,7 @@ import torch
 from data.corpus import Pair, ReadReport
 from data.noise import typed
 from model.config import from_dict
+from model.run_dir import DATA_REPORT_FILE, TRAIN_CONFIG_FILE
 from model.translate import DEFAULT_MODEL, DecodeOptions, Translator
 from training.config import TrainConfig
 from training.phrases import EVERYDAY, read_phrases, score_phrases
@@ -35,10 +36,10 @@ from training.prepare import load_and_split, split_fingerprint
 
 def test_pairs(model_dir: Path, corpus: str | None) -> list[Pair]:
     """The model's held-out test split, rebuilt from the corpus and verified against its fingerprint."""
-    config = from_dict(TrainConfig, json.loads((model_dir / "train_config.json").read_text()))
+    config = from_dict(TrainConfig, json.loads((model_dir / TRAIN_CONFIG_FILE).read_text()))
     data = config.data if corpus is None else dataclasses.replace(config.data, corpora=(corpus,))
     test = load_and_split(data, ReadReport()).test
-    expected = json.loads((model_dir / "data_report.json").read_text()).get("sha256", {}).get("test")
+    expected = json.loads((model_dir / DATA_REPORT_FILE).read_text()).get("sha256", {}).get("test")
     if expected and split_fingerprint(test) != expected:
         raise SystemExit(
             f"error: the regenerated test split does not match {model_dir}/data_report.json "

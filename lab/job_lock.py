@@ -9,7 +9,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-LOCK_FILE = "job.lock"  # {"pid", "start_time", "started"} of the live training process
+from model.run_dir import JOB_LOCK_FILE as LOCK_FILE  # {"pid", "start_time", "started"} of the live job
 
 
 @dataclass(frozen=True)

@@ -22,16 +22,15 @@ from typing import Any, Literal
 
 from lab.job_lock import LOCK_FILE, Lock, external_pids, live_lock, pid_alive, read_lock, write_lock
 from lab.run_progress import read_jsonl
+from model.run_dir import JOB_EVENTS_FILE as EVENTS_FILE
+from model.run_dir import JOB_LOG_FILE as LOG_FILE
+from model.run_dir import METRICS_LOG_FILE, REPO_ROOT, RESULT_FILE, STATE_FILE, TRAIN_CONFIG_FILE
+from model.run_dir import RUNS_ENV as RUNS_ENV  # re-exported: the Train page and its tests name them through jobs
+from model.run_dir import runs_folder as runs_folder
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
 CONFIGS_DIR = REPO_ROOT / "configs"
 PRESET_ORDER = ("tiny", "small", "base")
-RUNS_ENV = "LAB_RUNS_DIR"  # the runs folder, shared with the translate page's model picker
 RUN_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
-EVENTS_FILE = "job.jsonl"  # append-only history: start / stop / exit events of this run's jobs
-LOG_FILE = "train.log"  # the child's stdout and stderr
-STATE_FILE = "train_state.pt"  # what --resume continues from (written by training/checkpoint.py)
-RESULT_FILE = "metrics.json"  # written when training has finished and the test split is scored
 STOP_GRACE_S = 10.0
 CHILD_ENV = {"OMP_WAIT_POLICY": "PASSIVE", "PYTHONUNBUFFERED": "1", "TQDM_MININTERVAL": "5"}
 TCMALLOC = Path("/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4")  # Debian's libtcmalloc-minimal4: faster, optional
@@ -45,15 +44,6 @@ class JobError(RuntimeError):
 
 
 # ----------------------------------------------------------------------------------------- names and presets
-
-
-def runs_folder(environ: Mapping[str, str] = os.environ) -> Path:
-    """The runs folder, absolute: ``$LAB_RUNS_DIR`` (``~`` expanded) when set, else ``runs/`` in the repository.
-
-    The one reader of ``LAB_RUNS_DIR``: the translate page's model picker and the Train page both call it.
-    """
-    value = environ.get(RUNS_ENV, "").strip()
-    return (Path(value).expanduser() if value else REPO_ROOT / "runs").resolve()
 
 
 def run_path(runs_dir: Path, name: str) -> Path:
@@ -183,7 +173,7 @@ def training_command(
 
 def holds_run(run_dir: Path) -> bool:
     """True once training has begun writing the run (its configuration, metrics or state)."""
-    return any((run_dir / name).exists() for name in ("train_config.json", "metrics.jsonl", STATE_FILE, RESULT_FILE))
+    return any((run_dir / name).exists() for name in (TRAIN_CONFIG_FILE, METRICS_LOG_FILE, STATE_FILE, RESULT_FILE))
 
 
 def start(

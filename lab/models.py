@@ -5,7 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-MODEL_FILES = ("config.json", "model.safetensors")  # what makes a directory loadable by Translator.load
+from model.run_dir import CONFIG_FILE, WEIGHTS_FILE
+
+MODEL_FILES = (CONFIG_FILE, WEIGHTS_FILE)  # what makes a directory loadable by Translator.load
 
 
 @dataclass(frozen=True)

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-METRICS_FILE = "metrics.jsonl"
-CONFIG_FILE = "train_config.json"
-RESULT_FILE = "metrics.json"
+from model.run_dir import METRICS_LOG_FILE as METRICS_FILE
+from model.run_dir import RESULT_FILE
+from model.run_dir import TRAIN_CONFIG_FILE as CONFIG_FILE
 
 
 @dataclass(frozen=True)

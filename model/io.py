@@ -10,11 +10,9 @@ from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
 from model.config import ConfigError, ModelConfig
+from model.run_dir import CONFIG_FILE, WEIGHTS_FILE
 from model.tokenizer import Tokenizer, TokenizerError
 from model.transformer import Transformer
-
-CONFIG_FILE = "config.json"
-WEIGHTS_FILE = "model.safetensors"
 
 
 class ModelLoadError(ValueError):

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import sentencepiece as spm
 
-JOINT_FILE = "spm.model"
-SRC_FILE = "spm.src.model"
-TGT_FILE = "spm.tgt.model"
+from model.run_dir import JOINT_TOKENIZER_FILE as JOINT_FILE
+from model.run_dir import SRC_TOKENIZER_FILE as SRC_FILE
+from model.run_dir import TGT_TOKENIZER_FILE as TGT_FILE
+
 WORD_START = "\u2581"  # SentencePiece's "▁": this piece begins a word
 
 

@@ -19,7 +19,6 @@ from lab.corpus_check import (
     tsv_columns,
     write_corpus,
 )
-from lab.jobs import REPO_ROOT, RUNS_ENV
 from lab.uploads import (
     CORPUS_DIRS_ENV,
     corpus_folders,
@@ -30,6 +29,7 @@ from lab.uploads import (
     size_problem,
     stage_files,
 )
+from model.run_dir import REPO_ROOT, RUNS_ENV
 
 
 def tsv(n: int, start: int = 0) -> str:

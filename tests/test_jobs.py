@@ -19,6 +19,7 @@ from lab import job_lock, jobs
 from lab.corpus_check import CorpusSource, write_corpus
 from lab.models import find_models
 from lab.run_progress import final_scores, latest_records, read_budget, read_metrics, run_progress
+from model.run_dir import RUNS_ENV
 
 PYTHON = sys.executable
 SLEEPER = [PYTHON, "-c", "import time; print('ready', flush=True); time.sleep(60)"]
@@ -71,11 +72,11 @@ def test_a_symlinked_run_name_cannot_escape_the_runs_folder(tmp_path: Path) -> N
 
 
 def test_runs_folder_follows_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    assert jobs.runs_folder({jobs.RUNS_ENV: str(tmp_path)}) == tmp_path.resolve()
-    assert jobs.runs_folder({}) == jobs.runs_folder({jobs.RUNS_ENV: " "}) == (jobs.REPO_ROOT / "runs").resolve()
+    assert jobs.runs_folder({RUNS_ENV: str(tmp_path)}) == tmp_path.resolve()
+    assert jobs.runs_folder({}) == jobs.runs_folder({RUNS_ENV: " "}) == (jobs.REPO_ROOT / "runs").resolve()
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    assert jobs.runs_folder({jobs.RUNS_ENV: "~/runs/../runs"}) == (tmp_path / "home" / "runs").resolve()
-    assert jobs.runs_folder({jobs.RUNS_ENV: "relative"}).is_absolute()
+    assert jobs.runs_folder({RUNS_ENV: "~/runs/../runs"}) == (tmp_path / "home" / "runs").resolve()
+    assert jobs.runs_folder({RUNS_ENV: "relative"}).is_absolute()
 
 
 def test_presets_are_listed_smallest_first() -> None:

@@ -16,6 +16,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from lab import job_lock, jobs
+from model.run_dir import RUNS_ENV
 
 PAGE = str(Path(__file__).resolve().parents[1] / "pages" / "1_Train.py")
 SLEEPER = [sys.executable, "-c", "import time; time.sleep(60)"]
@@ -30,7 +31,7 @@ def tsv(n: int) -> bytes:
 def runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """A private runs folder for the page; jobs left running there are killed afterwards (by PID)."""
     folder = tmp_path / "runs"
-    monkeypatch.setenv(jobs.RUNS_ENV, str(folder))
+    monkeypatch.setenv(RUNS_ENV, str(folder))
     monkeypatch.setenv("OMP_NUM_THREADS", "1")
     monkeypatch.delenv("LAB_MAX_UPLOAD_MB", raising=False)
     yield folder
@@ -260,7 +261,7 @@ def test_the_model_picker_and_the_train_page_read_one_runs_folder(
 ) -> None:
     home = tmp_path / "home"
     monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv(jobs.RUNS_ENV, "~/my-runs")
+    monkeypatch.setenv(RUNS_ENV, "~/my-runs")
     monkeypatch.setenv("LAB_MODEL_DIR", str(tmp_path / "no-shipped-model"))
     model = home / "my-runs" / "mine"
     model.mkdir(parents=True)

@@ -11,10 +11,9 @@ import torch
 from safetensors.torch import load_file
 
 from model.io import ModelLoadError, save_model, upgrade_layout
+from model.run_dir import SNAPSHOTS_DIR as CHECKPOINT_DIR
+from model.run_dir import STATE_FILE, WEIGHTS_FILE
 from model.transformer import Transformer
-
-STATE_FILE = "train_state.pt"
-CHECKPOINT_DIR = "checkpoints"
 
 
 def atomic_save(obj: Any, path: Path) -> None:
@@ -107,6 +106,6 @@ def average_checkpoints(paths: list[Path]) -> dict[str, torch.Tensor]:
         raise ModelLoadError("no checkpoints to average")
     total: dict[str, torch.Tensor] = {}
     for path in paths:
-        for name, tensor in upgrade_layout(load_file(str(path / "model.safetensors"))).items():
+        for name, tensor in upgrade_layout(load_file(str(path / WEIGHTS_FILE))).items():
             total[name] = total.get(name, 0) + tensor.double()
     return {name: (t / len(paths)).float() for name, t in total.items()}

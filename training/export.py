@@ -17,9 +17,10 @@ import torch
 
 from model import ct2
 from model.io import ModelLoadError, load_model, save_model
+from model.run_dir import DATA_REPORT_FILE, RESULT_FILE, TRAIN_CONFIG_FILE
 
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
-EXTRA_FILES = ("train_config.json", "data_report.json", "metrics.json")
+EXTRA_FILES = (TRAIN_CONFIG_FILE, DATA_REPORT_FILE, RESULT_FILE)
 
 
 def export(run_dir: Path, out: Path, dtype: torch.dtype) -> Path:

@@ -23,6 +23,7 @@ from data.corpus import (
 )
 from data.noise import add_noise
 from data.tokenizer import train_tokenizer
+from model.run_dir import DATA_REPORT_FILE, SPLITS_DIR, split_file
 from training.config import DataConfig
 
 log = logging.getLogger("training")
@@ -56,13 +57,13 @@ def prepare_data(d: DataConfig, run_dir: Path) -> None:
     """Read, clean and split the corpora, train the tokenizer; everything is written into ``run_dir``."""
     report = ReadReport()
     parts = load_and_split(d, report)
-    (run_dir / "splits").mkdir(parents=True, exist_ok=True)
+    (run_dir / SPLITS_DIR).mkdir(parents=True, exist_ok=True)
     for name in SPLITS:
-        write_pairs(getattr(parts, name), run_dir / "splits" / f"{name}.tsv")
+        write_pairs(getattr(parts, name), split_file(run_dir, name))
     sizes = {name: len(getattr(parts, name)) for name in SPLITS}
     fingerprints = {name: split_fingerprint(getattr(parts, name)) for name in SPLITS}
     summary = {**report.as_dict(), "splits": sizes, "sha256": fingerprints}
-    (run_dir / "data_report.json").write_text(json.dumps(summary, indent=2) + "\n")
+    (run_dir / DATA_REPORT_FILE).write_text(json.dumps(summary, indent=2) + "\n")
     log.info("pairs: read %d, kept %d, skipped %s; split %s", report.read, report.kept, dict(report.skipped), sizes)
     # With source noise on, the vocabulary also sees one noised draw of the Spanish side (the forms training sees).
     rng = random.Random(d.split_seed)

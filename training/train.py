@@ -16,6 +16,17 @@ from data.batch import TrainingSet, batch_indices, encode_pairs, padding_fractio
 from data.corpus import CorpusError, Pair
 from model.config import ConfigError, ModelConfig
 from model.io import load_weights, save_model
+from model.run_dir import (
+    AVERAGED_DIR,
+    BEST_DIR,
+    CONFIG_FILE,
+    METRICS_LOG_FILE,
+    RESULT_FILE,
+    TEST_HYPOTHESES_FILE,
+    TRAIN_CONFIG_FILE,
+    WEIGHTS_FILE,
+    split_file,
+)
 from model.tokenizer import Tokenizer
 from model.transformer import Transformer
 from training import checkpoint, distributed
@@ -56,7 +67,7 @@ def finish(
     test_pairs: list[Pair],
 ) -> dict:
     """Final model = best-by-dev-loss or the average of the last N snapshots, whichever has lower dev loss."""
-    candidates = {"best": run_dir / "best"}
+    candidates = {BEST_DIR: run_dir / BEST_DIR}
     alone = dataclasses.replace(env, rank=0, world_size=1)  # rank 0 finishes while the others exit
     if config.run.average_last > 0:
         snapshots = checkpoint.snapshots(run_dir)[-config.run.average_last :]
@@ -65,23 +76,23 @@ def finish(
         with torch.no_grad():
             for name, p in model.named_parameters():
                 p.copy_(averaged[name])
-        save_model(model, run_dir / "averaged")
-        candidates["averaged"] = run_dir / "averaged"
+        save_model(model, run_dir / AVERAGED_DIR)
+        candidates[AVERAGED_DIR] = run_dir / AVERAGED_DIR
     dev_losses = {}
     for name, path in candidates.items():
-        load_weights(model, path / "model.safetensors")
+        load_weights(model, path / WEIGHTS_FILE)
         dev_losses[name] = evaluate_loss(model, dev_examples, config, alone)
     chosen = min(dev_losses, key=dev_losses.get)
-    load_weights(model, candidates[chosen] / "model.safetensors")
+    load_weights(model, candidates[chosen] / WEIGHTS_FILE)
     model.eval()
     save_model(model, run_dir)
     test = score(model, tokenizer, test_pairs, progress=True)
     hyps = test.pop("hypotheses")
-    (run_dir / "test.hyp").write_text("\n".join(hyps) + "\n", encoding="utf-8")
+    (run_dir / TEST_HYPOTHESES_FILE).write_text("\n".join(hyps) + "\n", encoding="utf-8")
     test_typed = score(model, tokenizer, typed_pairs(test_pairs), progress=True)
     test_typed.pop("hypotheses")
     result = {"final": chosen, "dev_loss": dev_losses, "test_greedy": test, "test_greedy_typed": test_typed}
-    (run_dir / "metrics.json").write_text(json.dumps(result, indent=2) + "\n")
+    (run_dir / RESULT_FILE).write_text(json.dumps(result, indent=2) + "\n")
     return result
 
 
@@ -109,7 +120,7 @@ def resume_config(run_dir: Path, overrides: list[str]) -> TrainConfig:
     """The run's saved configuration; overrides may restate it but change only run.* and the training limits."""
     if not (run_dir / checkpoint.STATE_FILE).is_file():
         raise ConfigError(f"{run_dir / checkpoint.STATE_FILE}: no training state to resume from")
-    path = run_dir / "train_config.json"
+    path = run_dir / TRAIN_CONFIG_FILE
     try:
         values = json.loads(path.read_text(encoding="utf-8"))
     except (FileNotFoundError, json.JSONDecodeError) as err:
@@ -135,7 +146,7 @@ def new_config(args: argparse.Namespace, overrides: list[str]) -> TrainConfig:
         raise ConfigError("model.src_vocab_size/tgt_vocab_size come from the tokenizer: set data.vocab_size instead")
     if not config.data.corpora:
         raise ConfigError("no corpus: pass --corpus FILE (repeatable) or set data.corpora")
-    if (args.out / checkpoint.STATE_FILE).exists() or (args.out / "metrics.jsonl").exists():
+    if (args.out / checkpoint.STATE_FILE).exists() or (args.out / METRICS_LOG_FILE).exists():
         raise ConfigError(f"{args.out} already holds a training run: continue it with --resume, or choose a new --out")
     return config
 
@@ -157,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
         failed = False
         if env.is_main:
             run_dir.mkdir(parents=True, exist_ok=True)
-            (run_dir / "train_config.json").write_text(json.dumps(config.as_dict(), indent=2) + "\n")
+            (run_dir / TRAIN_CONFIG_FILE).write_text(json.dumps(config.as_dict(), indent=2) + "\n")
             try:
                 if not args.resume:
                     prepare_data(config.data, run_dir)
@@ -174,11 +185,11 @@ def main(argv: list[str] | None = None) -> int:
 
 def run(config: TrainConfig, env: distributed.Env, run_dir: Path, resume: bool) -> int:
     tokenizer = Tokenizer.load(run_dir)
-    parts = {name: read_split(run_dir / "splits" / f"{name}.tsv") for name in SPLITS}
+    parts = {name: read_split(split_file(run_dir, name)) for name in SPLITS}
     torch.manual_seed(config.optim.seed)
     model = Transformer(model_config(config, tokenizer)).to(env.device)
     if env.is_main:
-        (run_dir / "config.json").write_text(model.config.to_json())
+        (run_dir / CONFIG_FILE).write_text(model.config.to_json())
         log.info(
             "model: %.2fM parameters on %s (%s), %d process(es)",
             model.num_parameters() / 1e6,

@@ -21,6 +21,7 @@ from tqdm import tqdm
 from data.batch import Batch, Example, TrainingSet, batch_indices, collate
 from data.corpus import Pair
 from model.io import save_model
+from model.run_dir import BEST_DIR, EVAL_RECORD, METRICS_LOG_FILE, TRAIN_RECORD
 from model.tokenizer import Tokenizer
 from model.transformer import Transformer
 from model.translate import Translator
@@ -256,7 +257,7 @@ def train(
     """Train until max_steps, max_epochs, max_minutes or early stopping; rank 0 writes checkpoints and metrics."""
     o, r = config.optim, config.run
     optimizer = make_optimizer(model, o)
-    metrics = MetricsLog(run_dir / "metrics.jsonl", env.is_main)
+    metrics = MetricsLog(run_dir / METRICS_LOG_FILE, env.is_main)
     if resume:
         progress = resume_from(run_dir, model, optimizer, env, metrics)
     else:
@@ -356,7 +357,7 @@ def _log_train(window: Window, progress: Progress, o: OptimConfig, env: Env, met
         "elapsed_s": progress.elapsed,
         "max_steps": o.max_steps,
     }
-    metrics.write(kind="train", **record)
+    metrics.write(kind=TRAIN_RECORD, **record)
     bar.set_postfix(loss=f"{record['loss']:.3f}", lr=f"{record['lr']:.2e}", tok_s=f"{record['tokens_per_s']:.0f}")
 
 
@@ -390,11 +391,11 @@ def _evaluate(
     if scores is not None:
         record.update(dev_bleu=scores["bleu"], dev_chrf=scores["chrf"])
     if env.is_main:
-        metrics.write(kind="eval", **record)
+        metrics.write(kind=EVAL_RECORD, **record)
         bleu = f", dev BLEU {record['dev_bleu']:.1f}" if "dev_bleu" in record else ""
         tqdm.write(f"step {progress.step}: dev loss {dev_loss:.3f}{bleu}")
         if improved:
-            save_model(model, run_dir / "best")
+            save_model(model, run_dir / BEST_DIR)
     return r.patience > 0 and progress.evals_without_improvement >= r.patience
 
 

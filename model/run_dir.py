@@ -1,0 +1,55 @@
+"""The layout of a run directory, which is also a model directory: every file name, in one place.
+
+Inference needs only the first three entries (config, weights, tokenizer); training writes the rest beside
+them, and the app's Train page reads them. ``model/io``, ``training/`` and ``lab/jobs`` all name files
+through this module, so a file is renamed here or nowhere.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+# What inference reads (a model directory).
+CONFIG_FILE = "config.json"  # ModelConfig
+WEIGHTS_FILE = "model.safetensors"
+JOINT_TOKENIZER_FILE = "spm.model"  # one SentencePiece model for both languages, or the two below
+SRC_TOKENIZER_FILE = "spm.src.model"
+TGT_TOKENIZER_FILE = "spm.tgt.model"
+MODEL_CARD_FILE = "MODEL_CARD.md"
+
+# What training writes beside it (a run directory).
+TRAIN_CONFIG_FILE = "train_config.json"  # TrainConfig: what --resume and bench.quality rebuild from
+DATA_REPORT_FILE = "data_report.json"  # pairs read, kept, skipped by reason; split sizes and sha256
+SPLITS_DIR = "splits"  # train.tsv, dev.tsv, test.tsv
+METRICS_LOG_FILE = "metrics.jsonl"  # one record per line, "kind" is one of the two below
+TRAIN_RECORD, EVAL_RECORD = "train", "eval"
+RESULT_FILE = "metrics.json"  # written when training has finished and the test split is scored
+TEST_HYPOTHESES_FILE = "test.hyp"
+STATE_FILE = "train_state.pt"  # optimizer, progress and RNG: what --resume continues from
+SNAPSHOTS_DIR = "checkpoints"  # step-N snapshots for averaging
+BEST_DIR, AVERAGED_DIR = "best", "averaged"  # the two candidates for the final model
+
+# What the app's job control adds.
+JOB_LOG_FILE = "train.log"  # the background job's stdout and stderr
+JOB_EVENTS_FILE = "job.jsonl"  # start / stop / exit events
+JOB_LOCK_FILE = "job.lock"  # the live job's pid
+
+RUNS_ENV = "LAB_RUNS_DIR"
+
+
+def split_file(run_dir: Path, name: str) -> Path:
+    """``splits/{train,dev,test}.tsv`` of a run."""
+    return Path(run_dir) / SPLITS_DIR / f"{name}.tsv"
+
+
+def runs_folder(environ: Mapping[str, str] = os.environ) -> Path:
+    """The runs folder, absolute: ``$LAB_RUNS_DIR`` (``~`` expanded) when set, else ``runs/`` in the repository.
+
+    The one reader of ``LAB_RUNS_DIR``: the translate page's model picker and the Train page both call it.
+    """
+    value = environ.get(RUNS_ENV, "").strip()
+    return (Path(value).expanduser() if value else REPO_ROOT / "runs").resolve()

@@ -28,8 +28,8 @@ from tqdm import tqdm
 from data.corpus import read_corpus
 from lab.alignment_eval import GoldPair, Link, Score, diagonal, read_gold, score, tokenize
 from lab.alignment_methods import EXTRACTIONS, ForcedPair, Method, eflomal_links, force_decode, methods
-from lab.run_progress import CONFIG_FILE
 from model.translate import DEFAULT_MODEL, Translator
+from training_jobs.run_progress import CONFIG_FILE
 
 Extract = Callable[[ForcedPair], set[Link]]
 

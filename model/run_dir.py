@@ -1,7 +1,7 @@
 """The layout of a run directory, which is also a model directory: every file name, in one place.
 
 Inference needs only the first three entries (config, weights, tokenizer); training writes the rest beside
-them, and the app's Train page reads them. ``model/io``, ``training/`` and ``lab/jobs`` all name files
+them, and the app's Train page reads them. ``model/io``, ``training/`` and ``training_jobs/jobs`` all name files
 through this module, so a file is renamed here or nowhere.
 """
 

@@ -1,6 +1,6 @@
 """Train page: bring a corpus, check it, train in the background, watch it live, stop, resume, then translate with it.
 
-Training is a separate OS process (``python -m training.train``) managed by ``lab.jobs``: it survives page
+Training is a separate OS process (``python -m training.train``) managed by ``training_jobs.jobs``: it survives page
 reloads and closed tabs, and this page reattaches by reading the run directory.
 """
 
@@ -14,8 +14,8 @@ import pandas as pd
 import streamlit as st
 
 from data.corpus import CleanConfig
-from lab import job_lock, jobs
-from lab.corpus_check import (
+from training_jobs import job_lock, jobs
+from training_jobs.corpus_check import (
     CorpusCheck,
     CorpusError,
     CorpusSource,
@@ -30,8 +30,8 @@ from lab.corpus_check import (
     tsv_columns,
     write_corpus,
 )
-from lab.run_progress import final_scores, read_budget, read_metrics, run_progress
-from lab.uploads import (
+from training_jobs.run_progress import final_scores, read_budget, read_metrics, run_progress
+from training_jobs.uploads import (
     CORPUS_DIRS_ENV,
     STAGING_DIR,
     corpus_folders,

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from data.corpus import CleanConfig, read_corpus
-from lab.corpus_check import (
+from model.run_dir import REPO_ROOT, RUNS_ENV
+from training_jobs.corpus_check import (
     MIN_PAIRS,
     CorpusSource,
     check_corpus,
@@ -19,7 +20,7 @@ from lab.corpus_check import (
     tsv_columns,
     write_corpus,
 )
-from lab.uploads import (
+from training_jobs.uploads import (
     CORPUS_DIRS_ENV,
     corpus_folders,
     folder_problem,
@@ -29,7 +30,6 @@ from lab.uploads import (
     size_problem,
     stage_files,
 )
-from model.run_dir import REPO_ROOT, RUNS_ENV
 
 
 def tsv(n: int, start: int = 0) -> str:

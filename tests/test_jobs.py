@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 
 from data.corpus import CleanConfig
-from lab import job_lock, jobs
-from lab.corpus_check import CorpusSource, write_corpus
 from lab.models import find_models
-from lab.run_progress import final_scores, latest_records, read_budget, read_metrics, run_progress
 from model.run_dir import RUNS_ENV
+from training_jobs import job_lock, jobs
+from training_jobs.corpus_check import CorpusSource, write_corpus
+from training_jobs.run_progress import final_scores, latest_records, read_budget, read_metrics, run_progress
 
 PYTHON = sys.executable
 SLEEPER = [PYTHON, "-c", "import time; print('ready', flush=True); time.sleep(60)"]

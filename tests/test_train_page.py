@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from lab import job_lock, jobs
 from model.run_dir import RUNS_ENV
+from training_jobs import job_lock, jobs
 
 PAGE = str(Path(__file__).resolve().parents[1] / "pages" / "1_Train.py")
 SLEEPER = [sys.executable, "-c", "import time; time.sleep(60)"]

@@ -20,13 +20,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from lab.job_lock import LOCK_FILE, Lock, external_pids, live_lock, pid_alive, read_lock, write_lock
-from lab.run_progress import read_jsonl
 from model.run_dir import JOB_EVENTS_FILE as EVENTS_FILE
 from model.run_dir import JOB_LOG_FILE as LOG_FILE
 from model.run_dir import METRICS_LOG_FILE, REPO_ROOT, RESULT_FILE, STATE_FILE, TRAIN_CONFIG_FILE
 from model.run_dir import RUNS_ENV as RUNS_ENV  # re-exported: the Train page and its tests name them through jobs
 from model.run_dir import runs_folder as runs_folder
+from training_jobs.job_lock import LOCK_FILE, Lock, external_pids, live_lock, pid_alive, read_lock, write_lock
+from training_jobs.run_progress import read_jsonl
 
 CONFIGS_DIR = REPO_ROOT / "configs"
 PRESET_ORDER = ("tiny", "small", "base")

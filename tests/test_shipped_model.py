@@ -1,4 +1,4 @@
-"""The model shipped in checkpoints/es-en: loads offline, translates simple sentences exactly, card is complete."""
+"""The model shipped in checkpoints/es-en: loads offline, translates what people type, card is complete."""
 
 from __future__ import annotations
 
@@ -8,18 +8,20 @@ import socket
 import pytest
 
 from model.translate import DEFAULT_MODEL, DecodeOptions, Translator
+from training.phrases import Phrase, is_accepted, read_phrases, score_phrases
 
-# Simple sentences and the exact English the shipped model must produce (greedy and beam 4). "Hola mundo" is
-# not here: the shipped model gets it wrong (MODEL_CARD.md, known weaknesses).
+# Simple sentences and English answers the shipped model must give (greedy and beam 4), compared after
+# normalising case and punctuation (training/phrases.py), with the alternatives a translator would accept.
 EXPECTED = {
-    "Tengo hambre.": "I'm hungry.",
-    "El gato duerme en la casa.": "The cat sleeps in the house.",
-    "¿Dónde está la estación de tren?": "Where's the train station?",
-    "No sé lo que quieres decir.": "I don't know what you mean.",
-    "Tom es mi amigo.": "Tom is my friend.",
-    "Hace frío hoy.": "It's cold today.",
-    "Me gusta leer libros.": "I like reading books.",
+    "Tengo hambre.": ("I'm hungry", "I am hungry"),
+    "El gato duerme en la casa.": ("The cat sleeps in the house", "The cat is sleeping in the house"),
+    "¿Dónde está la estación de tren?": ("Where's the train station", "Where is the train station"),
+    "No sé lo que quieres decir.": ("I don't know what you mean", "I don't know what you want to say"),
+    "Tom es mi amigo.": ("Tom is my friend",),
+    "Hace frío hoy.": ("It's cold today", "It is cold today"),
+    "Me gusta leer libros.": ("I like reading books", "I like to read books"),
 }
+HELLO_WORLD = ("Hello world", "Hi world")  # the product's headline example, however it is typed
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +37,8 @@ def test_the_shipped_model_is_complete_and_small() -> None:
     for needed in ("CC BY 2.0 FR", "Tatoeba", "nrefs:1|case:mixed|eff:no|tok:13a", "python -m training.train"):
         assert needed in card
     metrics = json.loads((DEFAULT_MODEL / "metrics.json").read_text())
-    assert metrics["test_greedy"]["bleu"] >= 32
+    clean, typed = metrics["test_greedy"]["bleu"], metrics["test_greedy_typed"]["bleu"]
+    assert clean >= 50 and typed >= clean - 4  # what the model card claims: typed input is handled too
 
 
 def test_loading_and_translating_never_touch_the_network(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -49,11 +52,54 @@ def test_loading_and_translating_never_touch_the_network(monkeypatch: pytest.Mon
     assert translation.text
 
 
-@pytest.mark.parametrize(("spanish", "english"), sorted(EXPECTED.items()))
-def test_simple_sentences_translate_exactly(translator: Translator, spanish: str, english: str) -> None:
-    assert translator.translate(spanish).text == english
+@pytest.mark.parametrize(
+    "typed",
+    [
+        "¡Hola, mundo!",
+        "Hola, mundo.",
+        # Model v2 still misses these (MODEL_CARD.md, known weaknesses): strict, so a model that learns them
+        # turns the mark into a failure and the mark must go.
+        pytest.param("Hola mundo", marks=pytest.mark.xfail(strict=True, reason="v2: 'Hide world.'")),
+        pytest.param("hola mundo", marks=pytest.mark.xfail(strict=True, reason="v2: 'Hi, shell.'")),
+        pytest.param("hola mundo!", marks=pytest.mark.xfail(strict=True, reason="v2 misses the bare greeting")),
+    ],
+)
+def test_hello_world_however_it_is_typed(translator: Translator, typed: str) -> None:
+    assert is_accepted(translator.translate(typed).text, Phrase(typed, HELLO_WORLD, 0))
+
+
+@pytest.mark.parametrize(("spanish", "answers"), sorted(EXPECTED.items()))
+def test_simple_sentences_translate_right(translator: Translator, spanish: str, answers: tuple[str, ...]) -> None:
+    assert is_accepted(translator.translate(spanish).text, Phrase(spanish, answers, 0))
 
 
 def test_beam_search_keeps_the_simple_sentences(translator: Translator) -> None:
     results = translator.translate_batch(list(EXPECTED), DecodeOptions(beam_size=4))
-    assert [r.text for r in results] == list(EXPECTED.values())
+    for (spanish, answers), result in zip(EXPECTED.items(), results, strict=True):
+        assert is_accepted(result.text, Phrase(spanish, answers, 0)), (spanish, result.text)
+
+
+def everyday_share(translator: Translator) -> tuple[float, list[tuple[str, str]]]:
+    """Share of the everyday phrases (data/everyday-es-en.tsv, held out of training) accepted, and the misses."""
+    result = score_phrases(translator, read_phrases())
+    return result["share"], [(r["source"], r["translation"]) for r in result["rows"] if not r["accepted"]]
+
+
+def test_the_everyday_phrases_stay_above_three_quarters(translator: Translator) -> None:
+    """v1 got half of them (33/66); a model that drops below three quarters is a regression."""
+    share, wrong = everyday_share(translator)
+    assert share >= 0.75, wrong
+
+
+@pytest.mark.xfail(strict=True, reason="v2 accepts 51/66 (77 %): greetings, idioms, names (MODEL_CARD.md)")
+def test_the_everyday_phrases_are_at_least_90_percent_right(translator: Translator) -> None:
+    share, wrong = everyday_share(translator)
+    assert share >= 0.9, wrong
+
+
+def test_no_output_runs_on_without_final_punctuation(translator: Translator) -> None:
+    """v1 looped ("I need help help help.") when the input had no final period: outputs stay short."""
+    for spanish in ("Necesito ayuda", "Está lloviendo", "te quiero", "buenos dias"):
+        result = translator.translate(spanish)
+        assert not result.hypotheses[0].truncated
+        assert len(result.text.split()) <= 2 * len(spanish.split()) + 2, result.text

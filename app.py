@@ -22,6 +22,7 @@ from lab.models import default_index, find_models
 from lab.steps import n_steps, step_at
 from lab.views import map_view
 from model.io import ModelLoadError
+from model.run_dir import runs_folder
 from model.translate import DEFAULT_MODEL, DecodeOptions, Translator
 from viz.alignment import alignment_chart, alignment_frames
 from viz.export import chart_html, chart_png, side_by_side
@@ -69,7 +70,7 @@ def translate(directory: str, text: str, beam_size: int, length_penalty: float, 
 def model_picker() -> Path | None:
     """The shipped default (LAB_MODEL_DIR overrides it) and every finished run; None while the choice is missing."""
     default = Path(os.environ.get("LAB_MODEL_DIR") or DEFAULT_MODEL)
-    runs = Path(os.environ.get("LAB_RUNS_DIR") or Path(__file__).resolve().parent / "runs")
+    runs = runs_folder()  # LAB_RUNS_DIR, read as the Train page reads it
     choices = find_models(default, runs)
     choice = st.sidebar.selectbox(
         "Model", choices, index=default_index(choices), key="model", format_func=lambda c: c.label

@@ -1,8 +1,8 @@
 """Translation lab: translate Spanish to English and look at the attention that produced the translation.
 
 Run ``streamlit run app.py``. LAB_MODEL_DIR overrides the shipped model directory, LAB_RUNS_DIR the folder of
-training runs, LAB_THREADS the torch threads (default 1). This file is the translate page; further pages go in
-``pages/`` (Streamlit's multipage layout) and need nothing from here.
+training runs, LAB_THREADS the torch threads (default 1). This file is the entry point and the Translate page;
+the Train page is ``pages/1_Train.py`` and needs nothing from here.
 """
 
 from __future__ import annotations
@@ -11,16 +11,28 @@ import os
 from pathlib import Path
 
 import altair as alt
+import numpy as np
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from lab.alignment import READINGS, align
-from lab.explain import Candidate, Explanation, explain, positional_table, set_threads
-from lab.heads import summarize
+from lab.explain import (
+    EMPTY,
+    Candidate,
+    Explanation,
+    Sentence,
+    explain,
+    maps_of,
+    notices,
+    positional_table,
+    set_threads,
+)
+from lab.heads import CROSS_PATTERNS, PATTERNS, summarize
 from lab.maps import KIND_TITLES, KINDS, Kind, SentenceMaps, pick, problems, to_json
-from lab.models import default_index, find_models
+from lab.models import ModelChoice, default_index, find_models
+from lab.request import Request, stale_note
 from lab.steps import n_steps, step_at
-from lab.views import map_view
+from lab.views import MapView, grid_plan, map_view, too_big
 from model.io import ModelLoadError
 from model.run_dir import runs_folder
 from model.translate import DEFAULT_MODEL, DecodeOptions, Translator
@@ -41,17 +53,18 @@ EXAMPLES = (
 )
 CAPTIONS: dict[Kind, str] = {
     "encoder": "Each Spanish token (row) gathers information from every Spanish token (columns). Rows sum to 1.",
-    "decoder": "Row i predicts English token i and may look only at tokens already produced (columns start with "
-    "<s>). Grey cells are the future: masked, exactly 0.",
-    "cross": "Row i predicts English token i and looks at the Spanish sentence. Much weight often lands on </s> or "
-    "the final period: a resting place, not a translation.",
+    "decoder": "Row i is computed at decoder input i (columns start with <s>) and predicts the next English token, "
+    "which labels the row; it may look only at tokens already produced. Grey cells are the future: masked, exactly 0.",
+    "cross": "Row i is computed at decoder input i, predicts the English token that labels it, and looks at the "
+    "Spanish sentence. Much weight often lands on </s> or the final period: a resting place, not a translation.",
 }
 AXES: dict[Kind, tuple[str, str]] = {
     "encoder": ("Spanish (query)", "Spanish (key)"),
     "decoder": ("predicts English token", "decoder input so far"),
     "cross": ("predicts English token", "Spanish (key)"),
 }
-TABS = ("All heads", "Alignment", "Step by step", "Head summary", "Positional encoding", "Download")
+TABS = ("Alignment", "Step by step", "Head summary", "All heads", "Positional encoding", "Download")  # heavy: not first
+SNIPPET = 70  # characters of a sentence in the sentence picker
 
 
 @st.cache_resource(show_spinner="Loading the model…", max_entries=4)
@@ -60,28 +73,33 @@ def load_translator(directory: str) -> Translator:
     return Translator.load(Path(directory))
 
 
-@st.cache_data(show_spinner="Translating…", max_entries=256)
+@st.cache_data(show_spinner="Translating…", max_entries=64)
 def translate(directory: str, text: str, beam_size: int, length_penalty: float, n_best: int) -> Explanation:
-    """The translation and every hypothesis's maps: one cached call per (model, text, decoding settings)."""
+    """The translation of every piece of the text: one cached call per (model, text, decoding settings)."""
     options = DecodeOptions(beam_size=beam_size, length_penalty=length_penalty, n_best=n_best)
     return explain(load_translator(directory), text, options)
 
 
-def model_picker() -> Path | None:
-    """The shipped default (LAB_MODEL_DIR overrides it) and every finished run; None while the choice is missing."""
+@st.cache_data(show_spinner=False, max_entries=64)
+def attention(directory: str, src_ids: tuple[int, ...], tokens: tuple[int, ...]) -> SentenceMaps:
+    """The maps of one hypothesis of one sentence, computed when it is looked at."""
+    return maps_of(load_translator(directory), list(src_ids), list(tokens))
+
+
+def model_picker() -> ModelChoice:
+    """The shipped default (LAB_MODEL_DIR overrides it) and every finished run."""
     default = Path(os.environ.get("LAB_MODEL_DIR") or DEFAULT_MODEL)
     runs = runs_folder()  # LAB_RUNS_DIR, read as the Train page reads it
     choices = find_models(default, runs)
     choice = st.sidebar.selectbox(
         "Model", choices, index=default_index(choices), key="model", format_func=lambda c: c.label
     )
-    if choice.available:
-        return choice.path
-    st.warning(
-        f"The model `{choice.path}` is not trained yet. Pick a finished run in the sidebar when there is one, or "
-        "train one: `python -m training.train --config configs/tiny.toml --corpus FILE --out runs/NAME`."
-    )
-    return None
+    if not choice.available:
+        st.warning(
+            f"The model `{choice.path}` is not trained yet. Pick a finished run in the sidebar when there is one, or "
+            "train one: `python -m training.train --config configs/tiny.toml --corpus FILE --out runs/NAME`."
+        )
+    return choice
 
 
 def decoding_settings() -> tuple[int, float, int]:
@@ -103,9 +121,15 @@ def decoding_settings() -> tuple[int, float, int]:
     return beam, penalty, n_best
 
 
-def submit(directory: str, settings: tuple[int, float, int]) -> None:
+def page_request(choice: ModelChoice, settings: tuple[int, float, int]) -> Request:
+    """What the page asks for right now: the picked model, the text in the box, the decoding settings."""
+    model = str(choice.path) if choice.available else ""
+    return Request(model, choice.label, st.session_state.get("source", ""), *settings)
+
+
+def submit(choice: ModelChoice, settings: tuple[int, float, int]) -> None:
     """Translate button: remember this session's request (text and settings at the moment of the click)."""
-    st.session_state["request"] = (directory, st.session_state.get("source", ""), *settings)
+    st.session_state["request"] = page_request(choice, settings)
 
 
 def use_example() -> None:
@@ -113,47 +137,95 @@ def use_example() -> None:
         st.session_state["source"] = st.session_state["example"]
 
 
-def source_input(model: Path | None, settings: tuple[int, float, int]) -> None:
+def source_input(choice: ModelChoice, settings: tuple[int, float, int]) -> None:
     st.selectbox("Pick an example", EXAMPLES, index=None, placeholder="Examples…", key="example", on_change=use_example)
     st.text_area(
-        "Spanish sentence", key="source", height=80, max_chars=5000, placeholder="Escribe una frase en español…"
+        "Spanish sentence",
+        key="source",
+        height=80,
+        max_chars=5000,
+        placeholder="Escribe una frase en español… (a longer text is translated sentence by sentence)",
     )
     st.button(
         "Translate",
         key="translate",
         type="primary",
-        disabled=model is None,
+        disabled=not choice.available,
         on_click=submit,
-        args=(str(model), settings),
+        args=(choice, settings),
     )
 
 
-def show_output(result: Explanation) -> Candidate:
-    """The translation, the n-best list, and the hypothesis whose attention is shown."""
-    if result.truncated:
-        st.warning(
-            f"The sentence is longer than this model accepts ({result.max_src_len} subwords): "
-            "only the beginning was translated."
-        )
+def show_output(result: Explanation, request: Request, now: Request) -> None:
+    """The whole translation, what was cut, and what it was computed from (marked when the page has changed since)."""
+    note = stale_note(request, now)
+    if note:
+        with st.container(key="stale"):
+            st.warning(note)
     st.subheader("English")
     with st.container(key="translation"):
-        st.code(result.text or " ", language=None, wrap_lines=True)  # plain text: never rendered as HTML/markdown
-    if len(result.candidates) == 1:
-        return result.candidates[0]
-    st.dataframe(
-        [
-            {"rank": i + 1, "translation": c.text, "score": c.score, "log-probability": c.log_prob}
-            for i, c in enumerate(result.candidates)
-        ],
-        hide_index=True,
+        st.code(result.text or EMPTY, language=None, wrap_lines=True)  # plain text: never rendered as HTML/markdown
+    for notice in notices(result):
+        st.warning(notice)
+    with st.container(key="provenance"):
+        st.text(f"Model: {request.model_label}  ·  decoding: {request.settings}")  # plain text, never markdown
+        with st.expander("Spanish source of this result", expanded=len(request.text) <= 400):
+            st.code(request.text, language=None, wrap_lines=True)
+
+
+def sentence_picker(result: Explanation) -> Sentence:
+    """The sentence whose n-best list and maps are shown (no picker for a one-piece input)."""
+    sentences = result.sentences
+    if len(sentences) == 1:
+        return sentences[0]
+    st.info(
+        f"This text was translated in {len(sentences)} pieces, sentence by sentence (a long sentence at its commas "
+        f"or between words): the model reads at most {result.max_src_len} subwords and learned from single "
+        "sentences. The maps below are those of one piece at a time: choose it here."
     )
+    with st.container(key="sentences"):
+        st.dataframe(
+            [
+                {"#": i + 1, "Spanish": s.source, "English": s.best.shown, "cut": s.best.truncated or s.cut}
+                for i, s in enumerate(sentences)
+            ],
+            hide_index=True,
+            height=min(400, 36 + 35 * len(sentences)),
+        )
+
+    def snippet(i: int) -> str:
+        text = sentences[i].source
+        return f"{i + 1}. {text if len(text) <= SNIPPET else text[: SNIPPET - 1] + '…'}"
+
+    index = st.selectbox("Show the attention of sentence", range(len(sentences)), key="sentence", format_func=snippet)
+    return sentences[index if index is not None and index < len(sentences) else 0]
+
+
+def hypothesis_picker(sentence: Sentence) -> Candidate:
+    """The n-best list of the shown sentence and the hypothesis whose attention is shown."""
+    if len(sentence.candidates) == 1:
+        return sentence.candidates[0]
+    with st.container(key="nbest"):
+        st.dataframe(
+            [
+                {
+                    "rank": i + 1,
+                    "translation": c.shown,
+                    "score": c.score,
+                    "log-probability": c.log_prob,
+                    "cut at the length limit": c.truncated,
+                }
+                for i, c in enumerate(sentence.candidates)
+            ],
+            hide_index=True,
+        )
     index = st.selectbox(
         "Show the attention of hypothesis",
-        range(len(result.candidates)),
+        range(len(sentence.candidates)),
         key="hypothesis",
-        format_func=lambda i: f"#{i + 1}  (score {result.candidates[i].score:.3f})",
+        format_func=lambda i: f"#{i + 1}  (score {sentence.candidates[i].score:.3f})",
     )
-    return result.candidates[index if index is not None and index < len(result.candidates) else 0]
+    return sentence.candidates[index if index is not None and index < len(sentence.candidates) else 0]
 
 
 def layer_select(column: DeltaGenerator, label: str, n_layers: int, key: str) -> int | None:
@@ -178,21 +250,28 @@ def display_controls(maps: SentenceMaps) -> tuple[int, int, int | None, bool]:
     return enc or 0, dec or 0, None if head is None or head < 0 else head, words
 
 
-def map_chart(maps: SentenceMaps, kind: Kind, layer: int, head: int | None, words: bool) -> alt.Chart:
-    view = map_view(maps, kind, words)
-    frame = attention_frame(pick(view.weights, layer, head), view.rows, view.cols, view.future)
-    which = "mean of heads" if head is None else f"head {head + 1}"
-    return attention_heatmap(frame, KIND_TITLES[kind], *AXES[kind], subtitle=f"layer {layer + 1}, {which}")
+def one_map(view: MapView, weights: np.ndarray, title: str, subtitle: str) -> alt.Chart:
+    """One (rows, cols) map of ``view`` as a heatmap, labelled for its kind."""
+    frame = attention_frame(weights, view.rows, view.cols, view.future, view.inputs)
+    return attention_heatmap(frame, title, *AXES[view.kind], subtitle=subtitle)
 
 
 def show_views(maps: SentenceMaps, enc: int, dec: int, head: int | None, words: bool) -> list[alt.Chart]:
-    """The three kinds of attention side by side; returns the charts (for download)."""
+    """The three kinds of attention side by side; returns the charts drawn (for download)."""
     charts = []
+    which = "mean of heads" if head is None else f"head {head + 1}"
     with st.container(key="views"):
         for column, kind in zip(st.columns(3), KINDS, strict=True):
             with column:
                 st.caption(CAPTIONS[kind])
-                charts.append(map_chart(maps, kind, enc if kind == "encoder" else dec, head, words))
+                view = map_view(maps, kind, words)
+                if too_big(view):
+                    st.info(too_big(view))
+                    continue
+                layer = enc if kind == "encoder" else dec
+                charts.append(
+                    one_map(view, pick(view.weights, layer, head), KIND_TITLES[kind], f"layer {layer + 1}, {which}")
+                )
                 st.altair_chart(charts[-1], key=f"map_{kind}", width="stretch")
     st.caption(
         "Attention shows where the model looked — one window into it, not an explanation of why it chose a word."
@@ -200,14 +279,21 @@ def show_views(maps: SentenceMaps, enc: int, dec: int, head: int | None, words: 
     return charts
 
 
-def show_all_heads(maps: SentenceMaps, words: bool) -> None:
+def show_all_heads(maps: SentenceMaps, enc: int, dec: int, words: bool) -> None:
     kind = st.radio("Kind", KINDS, format_func=KIND_TITLES.get, horizontal=True, key="grid_kind")
     st.caption(
         "Every layer (rows of panels) and head (columns of panels) at once: heads of one layer often "
         "specialise in different patterns."
     )
     view = map_view(maps, kind, words)
-    frame = attention_frame(view.weights, view.rows, view.cols, view.future)
+    plan = grid_plan(view, enc if kind == "encoder" else dec)
+    if plan.note:
+        st.info(plan.note)
+    if not plan.layers:
+        return
+    frame = attention_frame(
+        view.weights[plan.layers], view.rows, view.cols, view.future, view.inputs, first_layer=plan.layers[0] + 1
+    )
     st.altair_chart(heads_grid(frame, f"{KIND_TITLES[kind]}: all heads", *AXES[kind]), key="grid", width="content")
 
 
@@ -244,9 +330,11 @@ def show_steps(maps: SentenceMaps, dec: int, head: int | None) -> None:
     step = st.slider("Step", 1, total, 1, key="step") - 1 if total > 1 else 0
     s = step_at(maps, step, dec, head)
     st.text("Generated so far:")
-    st.code(" ".join(s.generated), language=None, wrap_lines=True)
+    with st.container(key="step_generated"):
+        st.code(" ".join(s.generated), language=None, wrap_lines=True)
     st.text("Predicts next:")
-    st.code(s.predicted, language=None)
+    with st.container(key="step_predicted"):
+        st.code(s.predicted, language=None)
     left, right = st.columns(2)
     left.altair_chart(
         row_chart(row_frame(s.self_row, s.generated), "Masked self-attention at this step", "decoder input so far"),
@@ -266,13 +354,14 @@ def head_clicked() -> None:
 
 def show_head_summary(maps: SentenceMaps, words: bool) -> None:
     kind = st.radio("Kind", KINDS, format_func=KIND_TITLES.get, horizontal=True, key="summary_kind")
+    patterns = ", ".join(CROSS_PATTERNS if kind == "cross" else PATTERNS)  # cross-attention keys are Spanish tokens
     st.caption(
-        "Entropy (bits, mean over rows): low = the head looks at one token, high = it spreads out. The "
-        "label names the position most rows look at most (self, previous, first, last), else 'content' "
-        "(sharp but word-dependent) or 'broad'. Click a cell to show that head."
+        "Entropy (bits, mean over rows): low = the head looks at one token, high = it spreads out. The label names "
+        f"the position most rows look at most ({patterns}), else 'content' (sharp but word-dependent) or 'broad'. "
+        "Click a cell to show that head."
     )
     view = map_view(maps, kind, words)
-    summaries = summarize(view.weights, view.future)
+    summaries = summarize(view.weights, view.future, cross=kind == "cross")
     frame = heads_frame([(h.layer, h.head, h.entropy, h.label, h.share) for h in summaries])
     st.altair_chart(
         heads_chart(frame, f"{KIND_TITLES[kind]}: what each head does"),
@@ -286,12 +375,11 @@ def show_head_summary(maps: SentenceMaps, words: bool) -> None:
         "Show head", pairs, key="summary_head", format_func=lambda p: f"layer {p[0] + 1}, head {p[1] + 1}"
     )
     layer, head = chosen or pairs[0]
-    frame = attention_frame(view.weights[layer, head], view.rows, view.cols, view.future)
-    st.altair_chart(
-        attention_heatmap(frame, KIND_TITLES[kind], *AXES[kind], subtitle=f"layer {layer + 1}, head {head + 1}"),
-        key="summary_map",
-        width="stretch",
-    )
+    if too_big(view):
+        st.info(too_big(view))
+        return
+    chart = one_map(view, view.weights[layer, head], KIND_TITLES[kind], f"layer {layer + 1}, head {head + 1}")
+    st.altair_chart(chart, key="summary_map", width="stretch")
 
 
 def show_positional(directory: str, maps: SentenceMaps) -> None:
@@ -303,16 +391,18 @@ def show_positional(directory: str, maps: SentenceMaps) -> None:
     st.altair_chart(positional_chart(positional_frame(table), "Positional encoding"), key="positional", width="stretch")
 
 
-def show_downloads(result: Explanation, candidate: Candidate, charts: list[alt.Chart]) -> None:
-    st.caption("The maps of the shown hypothesis (every layer and head, with token labels) and the three charts.")
+def show_downloads(sentence: Sentence, candidate: Candidate, maps: SentenceMaps, charts: list[alt.Chart]) -> None:
+    st.caption("The maps of the shown hypothesis (every layer and head, with token labels) and the charts above.")
     st.download_button(
         "Attention maps (JSON)",
-        to_json(candidate.maps, result.source, candidate.text),
+        lambda: to_json(maps, sentence.source, candidate.text),
         file_name="attention_maps.json",
         mime="application/json",
         key="download_json",
         on_click="ignore",
     )
+    if not charts:
+        return
     combined = side_by_side(*charts)
     st.download_button(
         "Charts (HTML)",
@@ -332,44 +422,55 @@ def show_downloads(result: Explanation, candidate: Candidate, charts: list[alt.C
     )
 
 
-def main() -> None:
+def translate_page() -> None:
     set_threads(os.environ.get("LAB_THREADS"))
-    st.set_page_config(page_title="Translation lab", layout="wide")
+    st.set_page_config(page_title="Translate · Translation lab", layout="wide")
     st.title("Spanish → English: look inside the Transformer")
-    model = model_picker()
+    choice = model_picker()
     settings = decoding_settings()
-    source_input(model, settings)
+    source_input(choice, settings)
     request = st.session_state.get("request")
-    if request is None:
+    if not isinstance(request, Request):
         st.info("Type a Spanish sentence (or pick an example) and press Translate.")
         return
-    directory, text, beam, penalty, n_best = request
-    if not text.strip():
+    if not request.text.strip():
         st.info("Nothing to translate yet: type a Spanish sentence first.")
         return
     try:
-        result = translate(directory, text, beam, penalty, n_best)
+        result = translate(request.model, request.text, request.beam_size, request.length_penalty, request.n_best)
     except ModelLoadError as err:
         st.error(f"This model cannot be loaded: {err}")
         return
-    candidate = show_output(result)
-    for problem in problems(candidate.maps):
+    show_output(result, request, page_request(choice, settings))
+    sentence = sentence_picker(result)
+    candidate = hypothesis_picker(sentence)
+    maps = attention(request.model, tuple(sentence.src_ids), tuple(candidate.tokens))
+    for problem in problems(maps):
         st.error(f"Broken attention invariant: {problem}")
-    enc, dec, head, words = display_controls(candidate.maps)
-    charts = show_views(candidate.maps, enc, dec, head, words)
+    enc, dec, head, words = display_controls(maps)
+    charts = show_views(maps, enc, dec, head, words)
     tabs = st.tabs(TABS, key="view", on_change="rerun")
     sections = (
-        lambda: show_all_heads(candidate.maps, words),
-        lambda: show_alignment(candidate.maps, dec, head, words),
-        lambda: show_steps(candidate.maps, dec, head),
-        lambda: show_head_summary(candidate.maps, words),
-        lambda: show_positional(directory, candidate.maps),
-        lambda: show_downloads(result, candidate, charts),
+        lambda: show_alignment(maps, dec, head, words),
+        lambda: show_steps(maps, dec, head),
+        lambda: show_head_summary(maps, words),
+        lambda: show_all_heads(maps, enc, dec, words),
+        lambda: show_positional(request.model, maps),
+        lambda: show_downloads(sentence, candidate, maps, charts),
     )
     for tab, section in zip(tabs, sections, strict=True):
-        if tab.open:  # only the open tab runs
+        if tab.open:  # only the open tab runs: the all-heads grid is computed only when asked for
             with tab:
                 section()
+
+
+def main() -> None:
+    """Two pages, named in the sidebar: Translate (this file, the default) and Train."""
+    pages = [
+        st.Page(translate_page, title="Translate", default=True),  # no icons: they are fetched from the internet
+        st.Page("pages/1_Train.py", title="Train"),
+    ]
+    st.navigation(pages).run()
 
 
 main()

@@ -1,9 +1,13 @@
 """How fast the lab answers: Python time for translate + attention maps, and Translate click -> charts in a browser.
 
-1. Python: ``lab.explain.explain`` (greedy translation + a forced pass for the maps) of a 15-word sentence, and the
-   chart specs of the three main views (frames + Altair ``to_dict``). Target: translate + maps under 100 ms.
-2. Browser: ``streamlit run app.py`` driven by Playwright with Debian's Chromium; time from the Translate click to
-   the English output and the three charts drawn, for new sentences (nothing cached) and for one repeated.
+1. Python: ``lab.explain.explain`` (greedy translation) plus the forced pass for the maps of a 15-word sentence,
+   and the chart specs of the three main views (frames + Altair ``to_dict``). Target: translate + maps < 100 ms.
+2. A 5,000-character input (the text box's limit), as sentences and as one run of words without punctuation:
+   Python time, and the chart bytes the page sends per run (spec + Arrow data of every chart, measured with
+   Streamlit's AppTest on the real page, every tab opened in turn). Target: at most 5 MB.
+3. Browser: ``streamlit run app.py`` driven by Playwright with Debian's Chromium; time from the Translate click to
+   the English output and the three charts drawn, for new sentences (nothing cached), for one repeated, and for
+   the 5,000-character input (target at most 3 s), with the bytes the page received over its websocket.
 
     python bench/app_latency.py                          # the shipped model (checkpoints/es-en)
     python bench/app_latency.py --model runs/es-en-small --repeats 50
@@ -28,7 +32,7 @@ sys.path.insert(0, str(REPO))
 
 import altair as alt  # noqa: E402
 
-from lab.explain import explain, set_threads  # noqa: E402
+from lab.explain import explain, maps_of, set_threads  # noqa: E402
 from lab.maps import KIND_TITLES, KINDS, pick  # noqa: E402
 from lab.views import map_view  # noqa: E402
 from model.translate import DEFAULT_MODEL, Translator  # noqa: E402
@@ -40,7 +44,27 @@ BROWSER_SENTENCES = (
     "El tren de la mañana llega siempre tarde porque hay mucha nieve en las montañas.",
     "Mi hermana quiere aprender a tocar la guitarra antes de su viaje a Madrid.",
 )
+PARAGRAPH = (  # varied everyday Spanish, cycled to make a long input
+    "Ayer por la tarde fuimos al mercado del barrio para comprar fruta, pan y un poco de queso.",
+    "¿Sabes a qué hora sale el último autobús hacia el centro de la ciudad?",
+    "Mi abuela siempre dice que el secreto de una buena sopa es tener paciencia.",
+    "Los niños jugaban en el parque mientras sus padres hablaban del trabajo.",
+    "No encuentro mis llaves; creo que las dejé encima de la mesa de la cocina.",
+    "El médico me recomendó caminar media hora cada día y beber más agua.",
+    "¡Qué sorpresa verte aquí después de tantos años!",
+    "Cuando llegamos al hotel, la recepcionista nos dio una habitación con vistas al mar.",
+    "Tom quiere aprender a tocar el piano, pero no tiene tiempo para practicar.",
+    "La biblioteca cierra a las ocho, así que tenemos que darnos prisa.",
+    "Me gustaría reservar una mesa para cuatro personas el sábado por la noche.",
+    "Este invierno ha hecho mucho frío y ha nevado en las montañas.",
+)
 CHROMIUM = "/usr/bin/chromium"
+TAB_DRAWN = """() => {
+    const panel = Array.from(document.querySelectorAll('[role="tabpanel"]')).find(p => !p.hidden && p.offsetParent);
+    const stale = document.querySelectorAll('[data-stale="true"]').length;
+    return panel && stale === 0 && (panel.querySelector('[data-testid="stVegaLiteChart"] canvas, '
+        + '[data-testid="stVegaLiteChart"] svg, [data-testid="stAlert"]') !== null);
+}"""
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                  "--disable-sync", "--no-first-run", "--disable-quic"]  # fmt: skip
 VIEWS_DRAWN = """expected => {
@@ -50,6 +74,16 @@ VIEWS_DRAWN = """expected => {
     return code && code.innerText.trim() === expected && stale === 0
         && charts.filter(c => c.querySelector('canvas, svg')).length >= 3;
 }"""
+
+
+def long_input(chars: int = 5000, punctuation: bool = True) -> str:
+    """``chars`` characters of Spanish (the text box's limit is 5,000); without punctuation: one long run of words
+    with no sentence end to split at, the worst case for the page."""
+    sentences = PARAGRAPH if punctuation else ["".join(c for c in s.lower() if c not in ".,;:¿?¡!") for s in PARAGRAPH]
+    text = sentences[0]
+    while len(text) < chars:
+        text += " " + sentences[len(text) % len(sentences)]
+    return text[:chars]
 
 
 def timed(fn: Callable[[], object], repeats: int, warmup: int = 2) -> list[float]:
@@ -75,10 +109,16 @@ def python_latency(model: Path, repeats: int) -> None:
     c = translator.model.config
     print(f"model: {model}  d_model={c.d_model} heads={c.n_heads} layers={c.n_encoder_layers}+{c.n_decoder_layers}")
     result = explain(translator, SENTENCE_15)
-    maps = result.candidates[0].maps
+    best = result.sentences[0]
+    maps = maps_of(translator, best.src_ids, best.best.tokens)
     print(f"sentence: {len(SENTENCE_15.split())} words -> {len(maps.src)} source subwords, "
           f"{len(maps.tgt_out)} output tokens: {result.text!r}")  # fmt: skip
-    print(f"python  translate + attention maps (greedy):  {summary(timed(lambda: explain(translator, SENTENCE_15), repeats))}"
+
+    def translate_and_maps() -> None:
+        sentence = explain(translator, SENTENCE_15).sentences[0]
+        maps_of(translator, sentence.src_ids, sentence.best.tokens)
+
+    print(f"python  translate + attention maps (greedy):  {summary(timed(translate_and_maps, repeats))}"
           "   target < 100 ms")  # fmt: skip
     print(
         f"python  translate only (greedy):              {summary(timed(lambda: translator.translate(SENTENCE_15), repeats))}"
@@ -87,13 +127,54 @@ def python_latency(model: Path, repeats: int) -> None:
     def three_views() -> None:
         for kind in KINDS:
             view = map_view(maps, kind)
-            frame = attention_frame(pick(view.weights, 0, None), view.rows, view.cols, view.future)
+            frame = attention_frame(pick(view.weights, 0, None), view.rows, view.cols, view.future, view.inputs)
             attention_heatmap(frame, KIND_TITLES[kind], "rows", "cols").to_dict()
 
     # Streamlit hands the DataFrame over as Arrow and puts only a reference in the spec: do the same here.
     alt.data_transformers.register("reference", lambda data: {"name": "table"})
     with alt.data_transformers.enable("reference"):
         print(f"python  three chart specs (frames + to_dict): {summary(timed(three_views, repeats))}")
+
+
+def long_input_python(model: Path, repeats: int) -> None:
+    """Python time of a 5,000-character input: split, translate every piece (batched), maps of the largest piece."""
+    translator = Translator.load(model)
+    for punctuation in (True, False):
+        text = long_input(5000, punctuation)
+        result = explain(translator, text)
+        largest = max(result.sentences, key=lambda s: len(s.src_ids) * len(s.best.tokens))
+        cut = sum(c.truncated for s in result.sentences for c in s.candidates)
+        kind = "sentences" if punctuation else "no punctuation"
+        print(f"python  5,000 characters ({kind}): {len(result.sentences)} pieces, largest {len(largest.src_ids)} "
+              f"subwords -> {len(largest.best.tokens)} tokens, {cut} outputs cut at the length limit")  # fmt: skip
+        print(f"python    translate every piece (greedy, batched): {summary(timed(lambda t=text: explain(translator, t), max(1, repeats // 10), 1))}")  # fmt: skip
+        print(f"python    maps of the largest piece:               {summary(timed(lambda s=largest: maps_of(translator, s.src_ids, s.best.tokens), repeats))}")  # fmt: skip
+
+
+def page_chart_bytes(model: Path) -> None:
+    """Chart bytes per page run for a 5,000-character input, on the real page (AppTest), every tab opened in turn."""
+    from streamlit.testing.v1 import AppTest
+
+    os.environ["LAB_MODEL_DIR"] = str(model)
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=300).run()
+    for punctuation in (True, False):
+        at.text_area(key="source").set_value(long_input(5000, punctuation))
+        at.button(key="translate").click().run()
+        pickers = [box for box in at.selectbox if box.key == "sentence"]
+        n = len(pickers[0].options) if pickers else 1
+        runs = {"translate click": sum(c.proto.ByteSize() for c in at.get("vega_lite_chart"))}
+        longest = int(at.main.get_by_key("sentences").dataframe[0].value["Spanish"].str.len().idxmax()) if n > 1 else 0
+        for sentence in sorted({0, longest}):
+            if n > 1:
+                at.selectbox(key="sentence").select_index(sentence).run()
+            for tab in ("All heads", "Step by step", "Head summary", "Positional encoding", "Download", "Alignment"):
+                at.session_state["view"] = tab
+                at.run()
+                runs[f"{tab} (piece {sentence + 1})"] = sum(c.proto.ByteSize() for c in at.get("vega_lite_chart"))
+        worst = max(runs, key=runs.get)
+        kind = "sentences" if punctuation else "no punctuation"
+        print(f"page    5,000 characters ({kind}), {n} pieces: chart bytes on the translate click "
+              f"{runs['translate click']:,}; largest page run {runs[worst]:,} ({worst})   target <= 5,000,000")  # fmt: skip
 
 
 def free_port() -> int:
@@ -108,7 +189,9 @@ def browser_latency(model: Path, rounds: int) -> None:
         return
     from playwright.sync_api import sync_playwright
 
-    expected = {s: explain(Translator.load(model), s).text for s in BROWSER_SENTENCES}
+    long_text = long_input(5000)
+    translator = Translator.load(model)
+    expected = {s: explain(translator, s).text for s in (*BROWSER_SENTENCES, long_text)}
     port = free_port()
     env = dict(os.environ, LAB_MODEL_DIR=str(model), LAB_THREADS=os.environ.get("LAB_THREADS", "1"))
     command = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port",
@@ -125,6 +208,8 @@ def browser_latency(model: Path, rounds: int) -> None:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
             page = browser.new_page(viewport={"width": 1600, "height": 1200})
+            received = [0]  # bytes the page received over its websocket (Streamlit's messages)
+            page.on("websocket", lambda ws: ws.on("framereceived", lambda data: received.__setitem__(0, received[0] + len(data))))  # fmt: skip
             page.goto(url)
             box = page.get_by_label("Spanish sentence")
             box.wait_for(timeout=60_000)
@@ -139,6 +224,14 @@ def browser_latency(model: Path, rounds: int) -> None:
             first = click_to_charts(BROWSER_SENTENCES[0])  # includes loading the model into the server
             new = [click_to_charts(s) for s in BROWSER_SENTENCES[1:]]
             again = [click_to_charts(BROWSER_SENTENCES[i % len(BROWSER_SENTENCES)]) for i in range(rounds)]
+            before = received[0]
+            long_ms = click_to_charts(long_text)
+            long_bytes = received[0] - before
+            before = received[0]
+            start = time.perf_counter()
+            page.get_by_role("tab", name="All heads").click()
+            page.wait_for_function(TAB_DRAWN, timeout=60_000)
+            grid_ms, grid_bytes = (time.perf_counter() - start) * 1000, received[0] - before
             browser.close()
     finally:
         server.terminate()
@@ -146,6 +239,9 @@ def browser_latency(model: Path, rounds: int) -> None:
     print(f"browser Translate -> output + 3 charts, first click (loads the model):  {first:7.1f} ms")
     print(f"browser Translate -> output + 3 charts, new sentence:   {summary(new)}")
     print(f"browser Translate -> output + 3 charts, cached result:  {summary(again)}")
+    print(f"browser Translate -> output + 3 charts, 5,000 characters: {long_ms:7.1f} ms, {long_bytes:,} bytes received"
+          "   target <= 3 s, <= 5 MB")  # fmt: skip
+    print(f"browser then open 'All heads' -> grid drawn:             {grid_ms:7.1f} ms, {grid_bytes:,} bytes received")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -157,6 +253,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     set_threads(os.environ.get("LAB_THREADS"))  # like the app: 1 thread unless LAB_THREADS says otherwise
     python_latency(args.model, args.repeats)
+    long_input_python(args.model, args.repeats)
+    page_chart_bytes(args.model)
     if not args.no_browser:
         browser_latency(args.model, args.rounds)
     return 0

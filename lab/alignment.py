@@ -1,4 +1,7 @@
-"""Hard alignments from cross-attention: each target word -> the source word it attends to most (ATTENTION.md §1, §3)."""
+"""Hard alignments from cross-attention: each target word -> the source word it attends to most.
+
+Which rows and which columns: docs/attention-pitfalls.md §1 (the off-by-one) and §3 (sinks).
+"""
 
 from __future__ import annotations
 

@@ -153,7 +153,7 @@ def groups(words_of_pieces: Sequence[int], n_words: int) -> list[list[int]]:
 def word_matrix(
     rows: np.ndarray, target_words: Sequence[int], source_words: Sequence[int], n_target: int, n_source: int
 ) -> np.ndarray:
-    """(..., T, S) subword attention -> (..., n_target, n_source) gold words (ATTENTION.md §4).
+    """(..., T, S) subword attention -> (..., n_target, n_source) gold words (docs/attention-pitfalls.md §4).
 
     Columns: a word gets the SUM of its subwords; rows: the MEAN of its subwords' rows (zero for a word with none).
     Every column of ``rows`` must be a real source subword (source EOS already dropped).

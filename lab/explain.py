@@ -1,4 +1,4 @@
-"""The lab's one call into the model: translate a sentence and return every hypothesis with its maps as numpy."""
+"""The lab's one call into the model: translate a text piece by piece, then the maps of one hypothesis on demand."""
 
 from __future__ import annotations
 
@@ -8,33 +8,93 @@ import numpy as np
 import torch
 
 from lab.maps import SentenceMaps
-from model.inspect import AttentionMaps
+from lab.sentences import MAX_PIECE, pieces
+from model.inspect import AttentionMaps, inspect
 from model.layers import sinusoidal_table
 from model.translate import DecodeOptions, Translator
 
 DEFAULT_THREADS = 1  # the app shares a small CPU with training jobs
+BATCH = 32  # pieces translated together
+EMPTY = "(empty)"  # how an empty translation is shown: a blank row reads as a display bug
 
 
 @dataclass(frozen=True)
 class Candidate:
-    """One hypothesis of the n-best list and the maps of a forced pass over exactly it (ATTENTION.md §6)."""
+    """One hypothesis of the n-best list; its maps come from a forced pass over exactly ``tokens``.
+
+    Never from what the last beam step left behind: docs/attention-pitfalls.md §6.
+    """
 
     text: str
+    tokens: list[int]  # output ids, EOS last
     score: float  # length-normalised log-probability (what beam search ranks by)
     log_prob: float
-    maps: SentenceMaps
+    truncated: bool  # the output length limit forced EOS: the model had not finished
+
+    @property
+    def shown(self) -> str:
+        """The text as the page shows it: EMPTY when the model produced nothing."""
+        return self.text if self.text.strip() else EMPTY
+
+
+@dataclass(frozen=True)
+class Sentence:
+    """One piece of the input (a sentence, or a run of words of a very long one) and its n-best list."""
+
+    source: str
+    src_ids: list[int]  # x1 … xS </s>
+    cut: bool  # the piece was longer than the model accepts and was cut (never after ``pieces``: a safeguard)
+    candidates: list[Candidate]  # best first
+
+    @property
+    def best(self) -> Candidate:
+        return self.candidates[0]
 
 
 @dataclass(frozen=True)
 class Explanation:
+    """A text's translation: every piece with its n-best list (the maps are computed later, per hypothesis)."""
+
     source: str
-    truncated: bool  # the source was cut to ``max_src_len`` subwords
+    sentences: list[Sentence]  # the input's pieces in order; one when the input is short
     max_src_len: int
-    candidates: list[Candidate]  # best first
 
     @property
     def text(self) -> str:
-        return self.candidates[0].text
+        """The whole translation: the best hypothesis of every piece, in order."""
+        return " ".join(s.best.text.strip() for s in self.sentences if s.best.text.strip())
+
+
+def _which(indices: list[int], several: bool) -> str:
+    """Sentences named for a notice: "the sentence", "sentence 3" or "sentences 3, 7 and 9" (1-based)."""
+    if not several:
+        return "the sentence"
+    numbers = [str(i + 1) for i in indices]
+    if len(numbers) == 1:
+        return f"sentence {numbers[0]}"
+    return f"sentences {', '.join(numbers[:-1])} and {numbers[-1]}"
+
+
+def notices(result: Explanation) -> list[str]:
+    """What the page must say about cut inputs and cut translations (best hypotheses): empty when nothing was cut.
+
+    A cut among the other hypotheses of an n-best list is marked in that list.
+    """
+    several = len(result.sentences) > 1
+    out = []
+    cut_inputs = [i for i, s in enumerate(result.sentences) if s.cut]
+    if cut_inputs:
+        out.append(
+            f"The input of {_which(cut_inputs, several)} is longer than this model accepts ({result.max_src_len} "
+            "subwords): only its beginning was translated."
+        )
+    cut_outputs = [i for i, s in enumerate(result.sentences) if s.best.truncated]
+    if cut_outputs:
+        out.append(
+            f"The translation of {_which(cut_outputs, several)} stopped at the output length limit: the model had "
+            "not finished, the end is missing."
+        )
+    return out
 
 
 def set_threads(setting: str | None) -> int:
@@ -69,14 +129,34 @@ def sentence_maps(translator: Translator, maps: AttentionMaps) -> SentenceMaps:
     )
 
 
+def split(translator: Translator, text: str) -> list[str]:
+    """The pieces ``explain`` translates: the text whole when short, else sentence by sentence (lab.sentences)."""
+    limit = min(translator.max_src_len, MAX_PIECE)
+    return pieces(text, lambda t: len(translator.tokenizer.encode_src(t)), limit) or [text]
+
+
 def explain(translator: Translator, text: str, options: DecodeOptions | None = None) -> Explanation:
-    """Translate ``text`` and replay each returned hypothesis to get its attention maps."""
-    result = translator.translate(text, options or DecodeOptions())
-    candidates = [
-        Candidate(result.texts[i], hyp.score, hyp.log_prob, sentence_maps(translator, translator.attention(result, i)))
-        for i, hyp in enumerate(result.hypotheses)
+    """Translate ``text`` piece by piece (batched); maps are computed later, for the hypothesis looked at."""
+    parts = split(translator, text)
+    results = translator.translate_all(parts, options or DecodeOptions(), batch_size=BATCH)
+    sentences = [
+        Sentence(
+            part,
+            r.src_ids,
+            r.truncated,
+            [
+                Candidate(t, h.tokens, h.score, h.log_prob, h.truncated)
+                for t, h in zip(r.texts, r.hypotheses, strict=True)
+            ],
+        )
+        for part, r in zip(parts, results, strict=True)
     ]
-    return Explanation(text, result.truncated, translator.max_src_len, candidates)
+    return Explanation(text, sentences, translator.max_src_len)
+
+
+def maps_of(translator: Translator, src_ids: list[int], tokens: list[int]) -> SentenceMaps:
+    """Every map of one (source, hypothesis) pair, from a forced pass over exactly that hypothesis."""
+    return sentence_maps(translator, inspect(translator.model, list(src_ids), list(tokens)))
 
 
 def positional_table(translator: Translator, n_positions: int) -> np.ndarray:

@@ -23,7 +23,7 @@ class SentenceMaps:
     """Every layer and head of the three kinds of attention for one (source, output) pair.
 
     Row i of ``decoder`` and ``cross`` is computed at decoder input ``tgt_in[i]`` and predicts ``tgt_out[i]``
-    (ATTENTION.md §1): rows are labelled with ``tgt_out``, decoder columns with ``tgt_in``.
+    (docs/attention-pitfalls.md §1): rows are labelled with ``tgt_out``, decoder columns with ``tgt_in``.
     """
 
     encoder: np.ndarray  # (L_enc, H, S, S): rows and columns = src
@@ -70,7 +70,7 @@ def pick(weights: np.ndarray, layer: int, head: int | None) -> np.ndarray:
 
 
 def problems(maps: SentenceMaps) -> list[str]:
-    """Broken invariants, checked on the full uncropped maps (ATTENTION.md §5); empty when all is well."""
+    """Broken invariants, checked on the full uncropped maps (docs/attention-pitfalls.md §5); empty when all is well."""
     found = []
     for kind in KINDS:
         w = maps.weights(kind)

@@ -9,6 +9,9 @@ import numpy as np
 from lab.maps import Kind, SentenceMaps
 from lab.words import merge_columns, merge_flags, merge_mask, merge_rows, word_groups, word_labels
 
+MAX_MAP_CELLS = 40_000  # cells of one drawn map (about 0.6 MB on the page); a bigger map is not drawn
+MAX_GRID_CELLS = 100_000  # the layers × heads grid (about 1.4 MB): all layers, else the chosen layer, else nothing
+
 
 @dataclass(frozen=True)
 class MapView:
@@ -20,6 +23,12 @@ class MapView:
     cols: list[str]
     future: np.ndarray  # (rows, cols) True where masked (exactly 0 weight, drawn blank)
     col_excluded: list[bool]  # columns an alignment must skip (source EOS, padding)
+    inputs: list[str] | None  # decoder and cross: the decoder input each row is computed at; None for the encoder
+
+    @property
+    def cells(self) -> int:
+        """Cells of one (layer, head) map."""
+        return int(self.weights.shape[-2] * self.weights.shape[-1])
 
 
 @dataclass(frozen=True)
@@ -39,12 +48,18 @@ def words_of(maps: SentenceMaps) -> Words:
     )
 
 
+def row_inputs(tgt_in: list[str], row_groups: list[list[int]]) -> list[str]:
+    """The decoder inputs behind each word row: a word's row averages the rows computed at these inputs."""
+    return [" ".join(tgt_in[i] for i in group) for group in row_groups]
+
+
 def map_view(maps: SentenceMaps, kind: Kind, words: bool = False) -> MapView:
     """Subword maps as they left the model, or word maps (sum over source subwords, mean over target subwords)."""
     rows, cols = maps.labels(kind)
     col_excluded = [False] * len(cols) if kind == "decoder" else list(maps.src_special)
+    inputs = None if kind == "encoder" else list(maps.tgt_in)
     if not words:
-        return MapView(kind, maps.weights(kind), list(rows), list(cols), maps.future(kind), col_excluded)
+        return MapView(kind, maps.weights(kind), list(rows), list(cols), maps.future(kind), col_excluded, inputs)
     groups = words_of(maps)
     row_groups = groups.src if kind == "encoder" else groups.tgt_out
     col_groups = groups.tgt_in if kind == "decoder" else groups.src
@@ -56,4 +71,42 @@ def map_view(maps: SentenceMaps, kind: Kind, words: bool = False) -> MapView:
         word_labels(cols, col_groups),
         merge_mask(maps.future(kind), row_groups, col_groups),
         merge_flags(col_excluded, col_groups) if kind != "decoder" else [False] * len(col_groups),
+        None if inputs is None else row_inputs(inputs, row_groups),
+    )
+
+
+def too_big(view: MapView) -> str:
+    """Why one map of ``view`` is not drawn ("" when it is): the page's ceiling on cells per chart."""
+    if view.cells <= MAX_MAP_CELLS:
+        return ""
+    return (
+        f"This map has {view.cells:,} cells, more than the page draws ({MAX_MAP_CELLS:,}): switch on "
+        "“Whole words”, or look at a shorter sentence."
+    )
+
+
+@dataclass(frozen=True)
+class GridPlan:
+    """Which layers the all-heads grid draws (none when even one is too big) and what the page says about it."""
+
+    layers: list[int]
+    note: str  # what was left out and why; "" when every layer is drawn
+
+
+def grid_plan(view: MapView, layer: int) -> GridPlan:
+    """All layers when they fit under MAX_GRID_CELLS, else only ``layer``, else nothing."""
+    n_layers, n_heads = view.weights.shape[:2]
+    per_layer = n_heads * view.cells
+    if n_layers * per_layer <= MAX_GRID_CELLS:
+        return GridPlan(list(range(n_layers)), "")
+    if per_layer <= MAX_GRID_CELLS:
+        return GridPlan(
+            [layer],
+            f"All {n_layers} layers would be {n_layers * per_layer:,} cells, more than the page draws "
+            f"({MAX_GRID_CELLS:,}): only layer {layer + 1} is shown (choose it with the layer chooser above).",
+        )
+    return GridPlan(
+        [],
+        f"The heads of one layer would be {per_layer:,} cells, more than the page draws ({MAX_GRID_CELLS:,}): "
+        "switch on “Whole words”, or look at a shorter sentence.",
     )

@@ -1,4 +1,4 @@
-"""Subwords -> words: group SentencePiece pieces into words and merge attention maps (ATTENTION.md §4)."""
+"""Subwords -> words: group SentencePiece pieces into words and merge attention maps (docs/attention-pitfalls.md §4)."""
 
 from __future__ import annotations
 

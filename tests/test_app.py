@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
+import functools
 import json
+import shutil
 from pathlib import Path
 
 import pytest
+import streamlit as st
 import torch
 from streamlit.testing.v1 import AppTest
 
-from lab.explain import Explanation
+from bench.app_latency import long_input
+from lab.explain import EMPTY, Explanation
 from lab.maps import KIND_TITLES
-from model.translate import Translator
+from lab.models import MODEL_FILES
+from model.tokenizer import JOINT_FILE
+from model.translate import DEFAULT_MODEL, DecodeOptions, Translator
+from viz.heatmap import MAX_AXIS_LABELS
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 
@@ -61,7 +68,26 @@ def view(at: AppTest, kind: str) -> dict:
 
 
 def output(at: AppTest) -> str:
-    return at.code[0].value
+    """The English translation shown."""
+    return at.main.get_by_key("translation").code[0].value
+
+
+def shown_source(at: AppTest) -> str:
+    """The Spanish source shown with the result."""
+    return at.main.get_by_key("provenance").code[0].value
+
+
+def stale(at: AppTest) -> str:
+    """The out-of-date warning ("" when the result matches the page)."""
+    try:
+        return at.main.get_by_key("stale").warning[0].value
+    except KeyError:
+        return ""
+
+
+def chart_bytes(at: AppTest) -> int:
+    """Bytes of every chart on the page (spec and Arrow data), as the browser receives them."""
+    return sum(chart.proto.ByteSize() for chart in at.get("vega_lite_chart"))
 
 
 def test_translate_shows_the_translation_and_the_three_views_side_by_side(model_env: Path) -> None:
@@ -83,10 +109,48 @@ def test_empty_input_gets_a_friendly_prompt(model_env: Path, text: str) -> None:
     assert not specs(at) and not at.code
 
 
-def test_too_long_input_is_translated_up_to_the_limit_with_a_warning(model_env: Path) -> None:
-    at = translate(start(), " ".join(["El perro azul 7."] * 80))
-    assert any("longer than this model accepts" in w.value for w in at.warning)
-    assert output(at).strip() and view(at, "cross")
+def test_a_long_input_is_translated_sentence_by_sentence_with_a_sentence_picker(model_env: Path) -> None:
+    nouns, colours = ["gato", "perro", "libro", "coche"], ["rojo", "azul", "verde"]
+    said = [f"El {nouns[i % 4]} {colours[i % 3]} {i % 20}." for i in range(40)]
+    at = translate(start(), " ".join(said))  # far more than the tiny model's 64 positions
+    assert not any("longer than this model accepts" in w.value for w in at.warning)  # nothing was cut
+    picker = at.selectbox(key="sentence")
+    assert len(picker.options) == len(said)
+    table = at.main.get_by_key("sentences").dataframe[0].value
+    assert list(table["Spanish"]) == said and all(table["English"].str.strip())
+    assert output(at) == " ".join(e.strip() for e in table["English"])  # the whole translation, in order
+    first_rows = view(at, "encoder")["encoding"]["y"]["sort"]
+    picker.select_index(1).run()
+    assert not at.exception
+    assert view(at, "encoder")["encoding"]["y"]["sort"] != first_rows  # the maps of the chosen sentence
+    assert "azul" in "".join(view(at, "encoder")["encoding"]["y"]["sort"])
+
+
+def test_a_5000_character_input_sends_at_most_5_mb_of_charts(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The shipped model (any version) on the longest text the box takes: bounded charts, all heads only on demand."""
+    monkeypatch.setenv("LAB_MODEL_DIR", str(DEFAULT_MODEL))
+    monkeypatch.setenv("LAB_RUNS_DIR", str(tmp_path / "runs"))
+    at = start()
+    for punctuation in (True, False):  # sentences; one run of words with nothing to split at (the worst case)
+        text = long_input(5000, punctuation)
+        at = translate(at, text)
+        sizes = {"main view": chart_bytes(at)}
+        assert not titled(at, "Encoder self-attention: all heads")  # the grid is not open by default
+        for spec in [view(at, kind) for kind in ("encoder", "decoder", "cross")]:
+            for axis in ("x", "y"):
+                assert (
+                    len(spec["encoding"][axis]["axis"].get("values", spec["encoding"][axis]["sort"])) <= MAX_AXIS_LABELS
+                )
+        longest = int(at.main.get_by_key("sentences").dataframe[0].value["Spanish"].str.len().idxmax())
+        for sentence in sorted({0, longest}):
+            at.selectbox(key="sentence").select_index(sentence).run()
+            for tab in ("All heads", "Step by step", "Head summary", "Positional encoding", "Alignment"):
+                at.session_state["view"] = tab
+                at.run()
+                assert not at.exception
+                sizes[f"{tab}, sentence {sentence + 1}"] = chart_bytes(at)
+        print(f"\n{len(text):,}-character input, punctuation={punctuation}: chart bytes per page run {sizes}")
+        assert max(sizes.values()) <= 5_000_000
 
 
 @pytest.mark.parametrize(
@@ -130,12 +194,39 @@ def test_beam_search_lists_hypotheses_and_shows_the_chosen_ones_attention(model_
     at.slider(key="beam_size").set_value(4).run()
     at.slider(key="n_best").set_value(3).run()
     at = translate(at, "El perro azul 7.")
-    assert len(at.dataframe) == 1 and len(at.dataframe[0].value) == 3
+    assert len(at.main.get_by_key("nbest").dataframe[0].value) == 3
     first_rows = view(at, "cross")["encoding"]["y"]["sort"]
     at.selectbox(key="hypothesis").select(2).run()
     assert not at.exception
     third_rows = view(at, "cross")["encoding"]["y"]["sort"]
     assert third_rows[-1] == "</s>" and third_rows != first_rows  # maps of the chosen hypothesis, ending at its EOS
+
+
+def test_the_all_heads_grid_is_drawn_only_when_its_tab_is_opened(model_env: Path) -> None:
+    at = translate(start(), "El gato rojo 3.")
+    assert at.tabs[0].label != "All heads"
+    assert not [s for s in specs(at) if "all heads" in title_of(s)]
+    at.session_state["view"] = "All heads"
+    at.run()
+    assert [s for s in specs(at) if "all heads" in title_of(s)]
+
+
+def test_decoder_tooltips_name_the_query_input_and_the_predicted_token(model_env: Path) -> None:
+    at = translate(start(), "El gato rojo 3.")
+    for kind in ("decoder", "cross"):
+        titles = {t["field"]: t["title"] for t in view(at, kind)["encoding"]["tooltip"]}
+        assert titles["row_input"] == "query: decoder input" and titles["row_label"] == "predicts next"
+    assert {t["field"]: t["title"] for t in view(at, "encoder")["encoding"]["tooltip"]}["row_label"] == "query token"
+
+
+def test_cross_attention_head_summary_does_not_speak_of_self(model_env: Path) -> None:
+    at = translate(start(), "El gato rojo 3.")
+    at.session_state["view"] = "Head summary"
+    at.run()
+    at.radio(key="summary_kind").set_value("cross").run()
+    assert not at.exception
+    caption = next(c.value for c in at.caption if "Entropy" in c.value)
+    assert "self" not in caption and "Spanish" in caption
 
 
 @pytest.mark.parametrize(
@@ -174,7 +265,7 @@ def test_step_slider_and_head_summary_choice(model_env: Path) -> None:
     at.run()
     at.slider(key="step").set_value(3).run()
     assert not at.exception
-    generated = at.code[1].value.split()
+    generated = at.main.get_by_key("step_generated").code[0].value.split()
     assert generated[0] == "<s>" and len(generated) == 3
     at.session_state["view"] = "Head summary"
     at.run()
@@ -223,3 +314,45 @@ def test_two_sessions_see_their_own_results(model_env: Path) -> None:
     assert output(first) != output(second)
     assert view(first, "encoder")["encoding"]["y"]["sort"] != view(second, "encoder")["encoding"]["y"]["sort"]
     assert first.text_area(key="source").value == "El gato rojo 3."
+
+
+def copy_model(source: Path, target: Path) -> Path:
+    target.mkdir(parents=True)
+    for name in (*MODEL_FILES, JOINT_FILE):
+        shutil.copy(source / name, target / name)
+    return target
+
+
+def test_a_result_shows_its_source_and_model_and_is_marked_when_the_page_changes(
+    model_env: Path, tmp_path: Path
+) -> None:
+    copy_model(model_env, tmp_path / "runs" / "other")
+    at = start()
+    assert at.selectbox(key="model").options == ["shipped: tiny", "run: other"]
+    at = translate(at, "El gato rojo 3.")
+    provenance = at.main.get_by_key("provenance").text[0].value
+    assert "shipped: tiny" in provenance and "greedy" in provenance
+    assert shown_source(at) == "El gato rojo 3." and stale(at) == ""
+    at.text_area(key="source").set_value("El perro azul 7.").run()
+    assert "the text" in stale(at) and shown_source(at) == "El gato rojo 3."  # the old result, marked
+    at.text_area(key="source").set_value("El gato rojo 3.").run()
+    assert stale(at) == ""
+    at.selectbox(key="model").select_index(1).run()
+    assert "the model" in stale(at) and "shipped: tiny" in at.main.get_by_key("provenance").text[0].value
+    at.button(key="translate").click().run()
+    assert stale(at) == "" and "run: other" in at.main.get_by_key("provenance").text[0].value
+    at.radio(key="search").set_value("beam search").run()
+    assert "the decoding settings" in stale(at)
+
+
+def test_an_output_cut_at_the_length_limit_is_reported_and_an_empty_one_is_shown(
+    model_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    st.cache_data.clear()
+    # An output limit of one token: EOS is forced at once, so the output is empty and cut.
+    monkeypatch.setattr("model.translate.DecodeOptions", functools.partial(DecodeOptions, max_len_a=0.0, max_len_b=1))
+    at = translate(start(), "El coche verde 12.")
+    assert output(at) == EMPTY  # not a blank box
+    assert any("length limit" in w.value and "had not finished" in w.value for w in at.warning)
+    assert view(at, "cross")["encoding"]["y"]["sort"] == ["</s>"]
+    st.cache_data.clear()

@@ -13,7 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from bench.app_latency import long_input
+
 CHROMIUM = Path("/usr/bin/chromium")
+PATIENCE_MS = 120_000  # generous: a loaded 2-core machine is slow to start Chromium and the app's first run
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -26,6 +29,8 @@ CHROMIUM_ARGS = [
 REPO = Path(__file__).resolve().parent.parent
 RENDERED_VIEWS = """() => Array.from(document.querySelectorAll('.st-key-views [data-testid="stVegaLiteChart"]'))
     .filter(chart => chart.querySelector('canvas, svg')).length"""
+SETTLED = "() => document.querySelectorAll('[data-stale=\"true\"]').length === 0"
+MAX_PAGE_BYTES = 5_000_000  # what one click may send to the page, whatever the input
 
 pytestmark = [
     pytest.mark.slow,
@@ -83,25 +88,39 @@ def app_url(tiny_model_dir: Path, tmp_path: Path) -> Iterator[str]:
 def test_translate_in_a_real_browser(app_url: str, tmp_path: Path) -> None:
     sync_api = pytest.importorskip("playwright.sync_api")
     page_errors: list[str] = []
+    received = [0]  # bytes over the page's websocket: what Streamlit sends it
     with sync_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
         try:
             page = browser.new_page(viewport={"width": 1600, "height": 1200})
             page.on("pageerror", lambda error: page_errors.append(str(error)))
+            page.on("websocket", lambda ws: ws.on("framereceived", lambda data: received.__setitem__(0, received[0] + len(data))))  # fmt: skip
             page.goto(app_url)
             box = page.get_by_label("Spanish sentence")
-            box.wait_for(timeout=30_000)
+            box.wait_for(timeout=PATIENCE_MS)
+            pages = [link.inner_text().strip() for link in page.locator('[data-testid="stSidebarNavLink"]').all()]
             box.fill("Hola mundo")
             page.get_by_role("button", name="Translate").click()
             output = page.locator(".st-key-translation code").first
-            output.wait_for(timeout=20_000)
-            page.wait_for_function(f"({RENDERED_VIEWS})() >= 3", timeout=20_000)
+            output.wait_for(timeout=PATIENCE_MS)
+            page.wait_for_function(f"({RENDERED_VIEWS})() >= 3", timeout=PATIENCE_MS)
             page.screenshot(path=str(tmp_path / "translate.png"), full_page=True)
             english = output.inner_text().strip()
             exceptions = page.locator('[data-testid="stException"]').count()
+
+            box.fill(long_input(5000))  # the longest text the box takes
+            before = received[0]
+            page.get_by_role("button", name="Translate").click()
+            page.get_by_label("Show the attention of sentence").wait_for(timeout=PATIENCE_MS)
+            page.wait_for_function(f"({RENDERED_VIEWS})() >= 3 && ({SETTLED})()", timeout=PATIENCE_MS)
+            long_bytes = received[0] - before
+            page.screenshot(path=str(tmp_path / "long.png"), full_page=True)
+            exceptions += page.locator('[data-testid="stException"]').count()
         finally:
             browser.close()
+    assert pages == ["Translate", "Train"], pages  # named pages in the sidebar, not "app"
     assert english, "no English output"
     assert exceptions == 0, "Streamlit showed an exception box"
     assert not page_errors, page_errors
     assert (tmp_path / "translate.png").stat().st_size > 0
+    assert 0 < long_bytes <= MAX_PAGE_BYTES, long_bytes

@@ -9,11 +9,23 @@ import numpy as np
 import pytest
 
 from lab.alignment import align, hard_links, target_rows
-from lab.explain import explain, positional_table, set_threads
-from lab.heads import BROAD, CONTENT, pattern, row_entropy, summarize
+from lab.explain import (
+    EMPTY,
+    Candidate,
+    Explanation,
+    Sentence,
+    explain,
+    maps_of,
+    notices,
+    positional_table,
+    set_threads,
+)
+from lab.heads import BROAD, CONTENT, CROSS_PATTERNS, PATTERNS, pattern, row_entropy, summarize
 from lab.maps import KINDS, SentenceMaps, pick, problems, to_json
+from lab.request import Request, changes, stale_note
+from lab.sentences import MAX_PIECE, fit, pieces, sentences
 from lab.steps import n_steps, step_at
-from lab.views import map_view
+from lab.views import MAX_GRID_CELLS, MAX_MAP_CELLS, MapView, grid_plan, map_view, too_big
 from lab.words import merge_columns, merge_mask, merge_rows, word_groups, word_labels
 from model.translate import DecodeOptions, Translator
 
@@ -56,7 +68,7 @@ def replace(maps: SentenceMaps, **changes: object) -> SentenceMaps:
     return dc_replace(maps, **changes)
 
 
-# --- subwords -> words (ATTENTION.md §4) ---
+# --- subwords -> words (docs/attention-pitfalls.md §4) ---
 
 
 def test_word_groups_follow_the_word_start_marker_and_keep_specials_apart() -> None:
@@ -79,6 +91,12 @@ def test_word_maps_sum_source_columns_and_average_target_rows() -> None:
     np.testing.assert_allclose(view.weights[..., 2, 1], gato, rtol=1e-5)
 
 
+def test_word_rows_name_the_decoder_inputs_they_average() -> None:
+    view = map_view(synthetic_maps(), "cross", words=True)
+    assert view.rows == ["The", "red", "cat.", "</s>"]
+    assert view.inputs == ["<s>", "▁The", "▁red ▁c at", "."]  # "cat." averages rows computed at ▁red, ▁c, at
+
+
 def test_word_level_future_cells_stay_exactly_zero_and_masked() -> None:
     maps = synthetic_maps()
     view = map_view(maps, "decoder", words=True)
@@ -97,7 +115,7 @@ def test_merge_helpers_on_a_hand_made_map() -> None:
     assert merge_mask(mask, [[0, 1]], [[0], [1], [2]]).tolist() == [[False, False, True]]
 
 
-# --- which rows and columns: the off-by-one (ATTENTION.md §1) ---
+# --- which rows and columns: the off-by-one (docs/attention-pitfalls.md §1) ---
 
 
 def test_views_label_rows_with_predicted_tokens_and_decoder_columns_with_inputs() -> None:
@@ -107,6 +125,7 @@ def test_views_label_rows_with_predicted_tokens_and_decoder_columns_with_inputs(
     assert dec.rows == TGT_OUT and dec.cols == TGT_IN and dec.cols[0] == "<s>"
     assert cross.rows == TGT_OUT and cross.cols == SRC
     assert "<s>" not in dec.rows  # BOS never labels a row
+    assert dec.inputs == cross.inputs == TGT_IN and enc.inputs is None  # row i is computed at decoder input i
     assert dec.future.tolist() == np.triu(np.ones((6, 6), dtype=bool), 1).tolist()
     assert not cross.future.any() and not enc.future.any()
 
@@ -118,7 +137,7 @@ def test_pick_chooses_layer_and_head_or_averages_heads() -> None:
     assert not np.allclose(pick(maps.cross, 0, None), pick(maps.cross, 1, None))
 
 
-# --- alignments: sinks excluded, both readings (ATTENTION.md §1, §3) ---
+# --- alignments: sinks excluded, both readings (docs/attention-pitfalls.md §1, §3) ---
 
 
 def test_alignment_never_points_at_source_eos_even_when_it_has_the_most_weight() -> None:
@@ -177,6 +196,20 @@ def test_pattern_labels(name: str, weights: np.ndarray) -> None:
     assert 0.5 <= share <= 1.0
 
 
+def test_cross_attention_heads_are_named_in_cross_attention_words() -> None:
+    eye = np.broadcast_to(np.eye(6), (1, 1, 6, 6))
+    no_mask = np.zeros((6, 6), dtype=bool)
+    assert summarize(eye, no_mask, cross=True)[0].label == "same position"
+    assert summarize(eye, no_mask)[0].label == "self"
+    last = np.broadcast_to(np.eye(6)[[5] * 6], (1, 1, 6, 6))
+    assert summarize(last, no_mask, cross=True)[0].label == "Spanish </s>"
+    maps = synthetic_maps(seed=3)
+    for weights in (maps.cross, np.broadcast_to(np.eye(6)[[0, 0, 1, 2, 3, 4]], (1, 1, 6, 6))):
+        labels = {h.label for h in summarize(weights, maps.future("cross"), cross=True)}
+        assert not labels & set(PATTERNS)  # "self" / "previous token" belong to self-attention
+        assert labels <= {*CROSS_PATTERNS, BROAD, CONTENT}
+
+
 def test_summarize_covers_every_layer_and_head_and_respects_the_mask() -> None:
     maps = synthetic_maps(layers=2, heads=3)
     out = summarize(maps.decoder, maps.future("decoder"))
@@ -203,7 +236,7 @@ def test_steps_show_what_was_generated_and_the_rows_of_that_step() -> None:
         step_at(maps, n_steps(maps), 0, None)
 
 
-# --- checks before display (ATTENTION.md §5) ---
+# --- checks before display (docs/attention-pitfalls.md §5) ---
 
 
 def test_problems_catch_future_weight_padding_weight_and_bad_row_sums() -> None:
@@ -235,9 +268,15 @@ def translator(tiny_model_dir: Path) -> Translator:
     return Translator.load(tiny_model_dir)
 
 
+def first_maps(translator: Translator, result: Explanation, sentence: int = 0, rank: int = 0) -> SentenceMaps:
+    piece = result.sentences[sentence]
+    return maps_of(translator, piece.src_ids, piece.candidates[rank].tokens)
+
+
 def test_real_maps_are_labelled_by_position_and_pass_the_checks(translator: Translator) -> None:
     result = explain(translator, "El gato rojo 3.")
-    maps = result.candidates[0].maps
+    assert len(result.sentences) == 1 and result.text == result.sentences[0].best.text
+    maps = first_maps(translator, result)
     assert problems(maps) == []
     assert maps.tgt_in[0] == "<s>" and maps.tgt_in[1:] == maps.tgt_out[:-1] and maps.tgt_out[-1] == "</s>"
     assert maps.src[-1] == "</s>" and maps.src_special[-1] and not any(maps.src_pad)
@@ -248,19 +287,35 @@ def test_real_maps_are_labelled_by_position_and_pass_the_checks(translator: Tran
 
 def test_each_beam_hypothesis_gets_maps_of_exactly_its_own_tokens(translator: Translator) -> None:
     result = explain(translator, "El perro azul 7.", DecodeOptions(beam_size=4, n_best=3))
-    assert len(result.candidates) == 3
-    assert [c.score for c in result.candidates] == sorted((c.score for c in result.candidates), reverse=True)
-    for candidate in result.candidates:
-        maps = candidate.maps
+    candidates = result.sentences[0].candidates
+    assert len(candidates) == 3
+    assert [c.score for c in candidates] == sorted((c.score for c in candidates), reverse=True)
+    for rank, candidate in enumerate(candidates):
+        maps = first_maps(translator, result, rank=rank)
         assert maps.tgt_out[-1] == "</s>" and "</s>" not in maps.tgt_out[:-1]  # nothing past EOS
         assert maps.cross.shape[-2] == len(maps.tgt_out)
         assert translator.tokenizer.tgt.decode_pieces(maps.tgt_out[:-1]) == candidate.text
 
 
-def test_too_long_input_is_cut_and_flagged(translator: Translator) -> None:
-    result = explain(translator, " ".join(["El gato rojo 3."] * 60))
-    assert result.truncated
-    assert len(result.candidates[0].maps.src) == result.max_src_len
+def test_too_long_input_is_translated_sentence_by_sentence_never_cut(translator: Translator) -> None:
+    nouns, colours = ["gato", "perro", "libro"], ["rojo", "azul", "verde", "negro"]
+    said = [f"El {nouns[i % 3]} {colours[i % 4]} {i % 20}." for i in range(60)]
+    text = " ".join(said)
+    assert len(translator.tokenizer.encode_src(text)) > translator.max_src_len  # the whole would not fit
+    result = explain(translator, text)
+    assert [s.source for s in result.sentences] == said  # one piece per sentence, in order, nothing lost
+    assert not any(s.cut for s in result.sentences)
+    assert all(len(s.src_ids) <= translator.max_src_len for s in result.sentences)
+    assert result.text == " ".join(s.best.text for s in result.sentences if s.best.text)
+    assert notices(result) == [] or all("length limit" in n for n in notices(result))
+
+
+def test_a_long_sentence_without_punctuation_is_split_between_words(translator: Translator) -> None:
+    text = " ".join(["el gato rojo duerme en la casa verde"] * 30)  # one "sentence", far too long
+    result = explain(translator, text)
+    assert len(result.sentences) > 1 and not any(s.cut for s in result.sentences)
+    assert " ".join(s.source for s in result.sentences).split() == text.split()  # every word, once, in order
+    assert all(len(s.src_ids) <= translator.max_src_len for s in result.sentences)
 
 
 def test_positional_table_and_threads(translator: Translator) -> None:
@@ -269,3 +324,118 @@ def test_positional_table_and_threads(translator: Translator) -> None:
     np.testing.assert_allclose(table[0, 0::2], 0.0, atol=1e-6)  # sin(0) = 0
     np.testing.assert_allclose(table[0, 1::2], 1.0, atol=1e-6)  # cos(0) = 1
     assert set_threads(None) == 1 and set_threads("2") == 2 and set_threads("zero") == 1
+
+
+# --- long inputs: sentences and pieces that fit ---
+
+
+def words_count(text: str) -> int:
+    return len(text.split()) + 1  # a stand-in tokenizer: one subword per word, plus EOS
+
+
+def test_sentences_split_at_final_punctuation_and_line_breaks_only() -> None:
+    text = 'Hola. ¿Qué tal?  ¡Muy bien! El Sr. García pesa 3.5 kilos… Dijo "basta." Luego se fue\nOtra línea'
+    assert sentences(text) == [
+        "Hola.",
+        "¿Qué tal?",
+        "¡Muy bien!",
+        "El Sr. García pesa 3.5 kilos…",
+        'Dijo "basta."',
+        "Luego se fue",
+        "Otra línea",
+    ]
+    assert sentences("  \n ") == [] and sentences("sin punto final") == ["sin punto final"]
+
+
+def test_fit_cuts_at_clauses_then_words_then_characters_and_loses_nothing() -> None:
+    clauses = "uno dos tres, cuatro cinco seis, siete ocho nueve diez once doce"
+    runs = fit(clauses, words_count, 4)
+    assert runs[:2] == ["uno dos tres,", "cuatro cinco seis,"]  # at the commas first
+    assert all(words_count(r) <= 4 for r in runs)
+    assert " ".join(runs).split() == clauses.split()
+    chars = lambda t: len(t) + 1  # noqa: E731 - a tokenizer of one subword per character
+    long_word = "a" * 50
+    assert all(chars(r) <= 8 for r in fit(long_word, chars, 8)) and "".join(fit(long_word, chars, 8)) == long_word
+
+
+@pytest.mark.parametrize("limit", [5, 12, 40])
+def test_pieces_of_any_text_fit_the_limit(limit: int) -> None:
+    text = ("Una frase corta. " * 5) + ("palabra " * 120) + "¿Y al final? Nada, nada, nada."
+    parts = pieces(text, words_count, limit, long_input=10)
+    assert all(words_count(p) <= limit for p in parts)
+    assert " ".join(parts).split() == text.split()
+
+
+def test_a_short_input_stays_whole() -> None:
+    assert pieces("Hola. ¿Qué tal?", words_count, MAX_PIECE) == ["Hola. ¿Qué tal?"]
+    assert pieces("   ", words_count, MAX_PIECE) == []
+
+
+# --- what the page says about a result ---
+
+
+def candidate(text: str, truncated: bool = False) -> Candidate:
+    return Candidate(text, [5, 3] if text else [3], -1.0, -2.0, truncated)
+
+
+def test_notices_name_cut_outputs_and_cut_inputs() -> None:
+    fine = Explanation("x", [Sentence("x", [4, 3], False, [candidate("X"), candidate("Y", truncated=True)])], 64)
+    assert notices(fine) == []  # a cut among the other hypotheses is marked in the n-best list, not here
+    cut_output = Explanation("x", [Sentence("x", [4, 3], False, [candidate("X", truncated=True)])], 64)
+    assert ["length limit" in n and "the sentence" in n for n in notices(cut_output)] == [True]
+    several = Explanation(
+        "a. b. c.",
+        [
+            Sentence("a.", [4, 3], False, [candidate("A", truncated=True)]),
+            Sentence("b.", [4, 3], True, [candidate("B")]),
+            Sentence("c.", [4, 3], False, [candidate("C C", truncated=True)]),
+        ],
+        64,
+    )
+    cut_input, cut_outputs = notices(several)
+    assert "sentence 2 " in cut_input and "longer than this model accepts" in cut_input
+    assert "sentences 1 and 3 " in cut_outputs and "length limit" in cut_outputs
+    assert several.text == "A B C C"
+
+
+def test_an_empty_hypothesis_is_shown_as_empty_not_blank() -> None:
+    assert candidate("").shown == EMPTY and candidate("  ").shown == EMPTY and candidate("Hi").shown == "Hi"
+
+
+def test_a_result_is_stale_when_text_model_or_settings_change() -> None:
+    shown = Request("runs/a", "run: a", "Hola.", 1, 1.0, 1)
+    assert changes(shown, shown) == [] and stale_note(shown, shown) == ""
+    assert changes(shown, Request("runs/a", "run: a", "Adiós.", 1, 1.0, 1)) == ["the text"]
+    assert changes(shown, Request("ckpt", "shipped: es-en", "Hola.", 1, 1.0, 1)) == ["the model"]
+    assert changes(shown, Request("runs/a", "run: a", "Hola.", 4, 1.0, 3)) == ["the decoding settings"]
+    note = stale_note(shown, Request("ckpt", "shipped", "Adiós.", 1, 1.0, 1))
+    assert "the text and the model" in note and "Translate" in note
+    assert shown.settings == "greedy" and "beam 4" in Request("m", "m", "t", 4, 0.6, 2).settings
+
+
+# --- the page's ceilings ---
+
+
+def square_view(n: int, layers: int = 2, heads: int = 4) -> MapView:
+    tokens = [f"t{i}" for i in range(n)]
+    return MapView(
+        "encoder", np.full((layers, heads, n, n), 1.0 / n), tokens, tokens, np.zeros((n, n), bool), [False] * n, None
+    )
+
+
+def test_the_grid_draws_all_layers_one_layer_or_nothing_under_its_ceiling() -> None:
+    small = grid_plan(square_view(10), layer=1)
+    assert small.layers == [0, 1] and small.note == ""
+    side = int((MAX_GRID_CELLS / 4) ** 0.5)  # one layer of 4 heads just fits, two do not
+    medium = grid_plan(square_view(side), layer=1)
+    assert medium.layers == [1] and "only layer 2" in medium.note
+    huge = grid_plan(square_view(side + 10), layer=1)
+    assert huge.layers == [] and "Whole words" in huge.note
+    for plan, n in ((small, 10), (medium, side)):
+        assert len(plan.layers) * 4 * n * n <= MAX_GRID_CELLS
+
+
+def test_a_map_over_the_cell_ceiling_is_refused_with_a_reason() -> None:
+    assert too_big(square_view(50)) == ""
+    side = int(MAX_MAP_CELLS**0.5) + 1
+    assert f"{side * side:,}" in too_big(square_view(side, layers=1, heads=1))

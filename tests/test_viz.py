@@ -6,12 +6,21 @@ import json
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pytest
 
-from viz.alignment import alignment_chart, alignment_frames
+from viz.alignment import MAX_WORDS_SHOWN, alignment_chart, alignment_frames
 from viz.export import chart_html, chart_png, side_by_side
 from viz.heads import HEAD_SELECTION, heads_chart, heads_frame
-from viz.heatmap import MASKED_COLOUR, attention_frame, attention_heatmap, heads_grid, unique_labels
+from viz.heatmap import (
+    MASKED_COLOUR,
+    MAX_AXIS_LABELS,
+    attention_frame,
+    attention_heatmap,
+    heads_grid,
+    thinned,
+    unique_labels,
+)
 from viz.positional import positional_chart, positional_frame
 from viz.steps import row_chart, row_frame
 
@@ -27,15 +36,17 @@ def causal_weights() -> tuple[np.ndarray, np.ndarray]:
 
 def test_unique_labels_keep_repeated_tokens_apart_in_order() -> None:
     assert unique_labels(["▁the", "▁cat", "▁the", "▁the"]) == ["▁the", "▁cat", "▁the (2)", "▁the (3)"]
+    tricky = ["x (2)", "x", "x"]
+    assert len(set(unique_labels(tricky))) == 3 and unique_labels(tricky)[:2] == ["x (2)", "x"]
 
 
 def test_attention_frame_is_tidy_and_keeps_the_mask() -> None:
     w, future = causal_weights()
-    frame = attention_frame(w, ROWS, COLS, future)
+    frame = attention_frame(w, ROWS, COLS, future, inputs=COLS)
     assert len(frame) == 16
-    assert {"row", "col", "query", "key", "query_label", "key_label", "weight", "masked"} <= set(frame.columns)
+    assert {"row", "col", "row_label", "col_label", "row_input", "weight", "masked"} <= set(frame.columns)
     cell = frame[(frame.row == 1) & (frame.col == 0)].iloc[0]
-    assert (cell.query, cell.key, cell.weight) == ("▁cat", "<s>", 0.5)
+    assert (cell.row_label, cell.row_input, cell.col_label, cell.weight) == ("▁cat", "▁The", "<s>", 0.5)
     assert frame.loc[frame.masked, "weight"].eq(0.0).all()
     assert frame.masked.sum() == future.sum()
     np.testing.assert_allclose(frame.groupby("row").weight.sum(), 1.0)
@@ -46,6 +57,23 @@ def test_attention_frame_of_all_layers_and_heads_numbers_them_from_one() -> None
     frame = attention_frame(w, ROWS, COLS)
     assert len(frame) == 2 * 3 * 16
     assert sorted(frame.layer.unique()) == [1, 2] and sorted(frame["head"].unique()) == [1, 2, 3]
+    assert sorted(attention_frame(w[1:], ROWS, COLS, first_layer=2).layer.unique()) == [2]  # one layer, numbered
+
+
+def arrow_bytes(frame: pd.DataFrame) -> int:
+    """What the page receives for a chart's data: the frame as an Arrow stream (how Streamlit sends it)."""
+    table = pa.Table.from_pandas(frame)
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return sink.getvalue().size
+
+
+def test_attention_frames_are_compact_on_the_wire() -> None:
+    rows, cols = [f"▁word{i}" for i in range(160)], [f"▁palabra{i}" for i in range(100)]
+    w = np.full((160, 100), 0.01)
+    frame = attention_frame(w, rows, cols, np.zeros((160, 100), bool), inputs=["<s>", *rows[:-1]])
+    assert arrow_bytes(frame) / len(frame) < 20  # labels are sent once per token, not once per cell (was ~100)
 
 
 def test_attention_frame_rejects_labels_that_do_not_fit() -> None:
@@ -58,12 +86,34 @@ def test_heatmap_spec_orders_axes_like_the_sentence_and_greys_the_future() -> No
     spec = attention_heatmap(attention_frame(w, ROWS, COLS, future), "Decoder", "predicts", "input").to_dict()
     enc = spec["encoding"]
     assert spec["mark"]["type"] == "rect"
-    assert enc["y"]["field"] == "query_label" and enc["y"]["sort"] == unique_labels(ROWS)
-    assert enc["x"]["field"] == "key_label" and enc["x"]["sort"] == COLS and enc["x"]["sort"][0] == "<s>"
+    assert enc["y"]["field"] == "row_label" and enc["y"]["sort"] == unique_labels(ROWS)
+    assert enc["x"]["field"] == "col_label" and enc["x"]["sort"] == COLS and enc["x"]["sort"][0] == "<s>"
     assert enc["color"]["condition"] == {"test": "datum.masked", "value": MASKED_COLOUR}  # blank, not a low weight
     assert enc["color"]["field"] == "weight"
-    assert [t["field"] for t in enc["tooltip"]][:3] == ["query", "key", "weight"]
+    assert [t["field"] for t in enc["tooltip"]][:3] == ["row_label", "col_label", "weight"]
     assert spec["title"]["text"] == "Decoder"
+    assert "values" not in enc["x"]["axis"] and "values" not in enc["y"]["axis"]  # few tokens: every label
+
+
+def test_decoder_tooltip_names_the_query_input_and_the_predicted_token_apart() -> None:
+    w, future = causal_weights()
+    spec = attention_heatmap(attention_frame(w, ROWS, COLS, future, inputs=COLS), "Decoder", "p", "i").to_dict()
+    titles = {t["field"]: t["title"] for t in spec["encoding"]["tooltip"]}
+    assert titles["row_input"] == "query: decoder input"  # row i is computed at input token i …
+    assert titles["row_label"] == "predicts next"  # … and predicts token i+1
+    assert "query" not in titles["row_label"]
+    encoder = attention_heatmap(attention_frame(np.full((4, 4), 0.25), COLS, COLS), "Encoder", "q", "k").to_dict()
+    assert {t["field"]: t["title"] for t in encoder["encoding"]["tooltip"]}["row_label"] == "query token"
+
+
+def test_long_axes_label_every_kth_token_and_say_so() -> None:
+    rows, cols = [f"r{i}" for i in range(30)], [f"c{i}" for i in range(100)]
+    spec = attention_heatmap(attention_frame(np.full((30, 100), 0.01), rows, cols), "Cross", "rows", "cols").to_dict()
+    x, y = spec["encoding"]["x"], spec["encoding"]["y"]
+    assert len(x["axis"]["values"]) <= MAX_AXIS_LABELS and len(y["axis"]["values"]) <= MAX_AXIS_LABELS
+    assert x["axis"]["values"][:2] == ["c0", "c5"] and "1 label in 5" in x["title"]
+    assert len(x["sort"]) == 100  # every cell is still drawn, in sentence order
+    assert thinned(list("abcd"), 4) == (list("abcd"), 1) and thinned(list("abcde"), 2) == (["a", "d"], 3)
 
 
 def test_heads_grid_is_a_layers_by_heads_facet() -> None:
@@ -71,7 +121,9 @@ def test_heads_grid_is_a_layers_by_heads_facet() -> None:
     spec = heads_grid(frame, "all heads", "predicts", "input").to_dict()
     assert spec["facet"]["row"]["field"] == "layer" and spec["facet"]["column"]["field"] == "head"
     assert spec["spec"]["mark"]["type"] == "rect"
-    assert {"layer", "head", "query", "key", "weight"} <= {t["field"] for t in spec["spec"]["encoding"]["tooltip"]}
+    assert {"layer", "head", "row_label", "col_label", "weight"} <= {
+        t["field"] for t in spec["spec"]["encoding"]["tooltip"]
+    }
 
 
 def test_alignment_frames_link_each_target_to_its_source() -> None:
@@ -86,6 +138,13 @@ def test_alignment_frames_link_each_target_to_its_source() -> None:
     marks = [layer["mark"]["type"] for layer in spec["layer"]]
     assert marks[0] == "rule" and "text" in marks
     assert {t["field"] for t in spec["layer"][0]["encoding"]["tooltip"]} == {"target", "source", "weight"}
+
+
+def test_alignment_writes_every_kth_token_of_a_long_side() -> None:
+    source = [f"s{i}" for i in range(100)]
+    tokens, _ = alignment_frames(source, ["a", "b"], [])
+    spanish = tokens[tokens.side == "Spanish"]
+    assert 0 < spanish.written.sum() <= MAX_WORDS_SHOWN and tokens[tokens.side == "English"].written.all()
 
 
 def test_alignment_with_no_links_still_draws() -> None:
@@ -111,6 +170,8 @@ def test_step_row_chart_keeps_key_order() -> None:
     assert list(frame.label) == ["<s>", "▁the", "▁the (2)"]
     spec = row_chart(frame, "step", "input").to_dict()
     assert spec["mark"]["type"] == "bar" and spec["encoding"]["x"]["sort"] == list(frame.label)
+    long = row_chart(row_frame(np.full(90, 1 / 90), [f"k{i}" for i in range(90)]), "step", "input").to_dict()
+    assert len(long["encoding"]["x"]["axis"]["values"]) <= MAX_AXIS_LABELS
     with pytest.raises(ValueError):
         row_frame(np.ones(2), ["a"])
 

@@ -7,11 +7,12 @@ from collections.abc import Sequence
 import altair as alt
 import pandas as pd
 
-from viz.heatmap import FIT_X
+from viz.heatmap import FIT_X, thinned
 
 SOURCE_Y, TARGET_Y = 1.0, 0.0  # Spanish on top, English below
 SIDE_COLOURS = {"Spanish": "#d62728", "English": "#1f77b4"}
 HORIZONTAL_UP_TO = 14  # more tokens than this on a side: tilt the labels so they do not overlap
+MAX_WORDS_SHOWN = 40  # more tokens than this on a side: write every k-th one (the dots and tooltips keep them all)
 
 
 def _spread(n: int) -> list[float]:
@@ -22,12 +23,22 @@ def _spread(n: int) -> list[float]:
 def alignment_frames(
     source: Sequence[str], target: Sequence[str], links: Sequence[tuple[int, int, float]]
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(tokens, links): tokens with side/position/x/y; one row per (target, source, weight) link with both ends."""
+    """(tokens, links): tokens with side/position/x/y/written; one row per (target, source, weight) link.
+
+    ``written`` is False for the tokens left unwritten when a side has more than MAX_WORDS_SHOWN.
+    """
     sx, tx = _spread(len(source)), _spread(len(target))
+    s_step, t_step = thinned(source, MAX_WORDS_SHOWN)[1], thinned(target, MAX_WORDS_SHOWN)[1]
     tokens = pd.DataFrame(
-        [{"side": "Spanish", "position": i, "token": t, "x": sx[i], "y": SOURCE_Y} for i, t in enumerate(source)]
-        + [{"side": "English", "position": i, "token": t, "x": tx[i], "y": TARGET_Y} for i, t in enumerate(target)],
-        columns=["side", "position", "token", "x", "y"],
+        [
+            {"side": "Spanish", "position": i, "token": t, "x": sx[i], "y": SOURCE_Y, "written": i % s_step == 0}
+            for i, t in enumerate(source)
+        ]
+        + [
+            {"side": "English", "position": i, "token": t, "x": tx[i], "y": TARGET_Y, "written": i % t_step == 0}
+            for i, t in enumerate(target)
+        ],
+        columns=["side", "position", "token", "x", "y", "written"],
     )
     rows = [
         {"target": target[t], "source": source[s], "weight": w, "x": tx[t], "y": TARGET_Y, "x2": sx[s], "y2": SOURCE_Y}
@@ -60,7 +71,7 @@ def alignment_chart(tokens: pd.DataFrame, links: pd.DataFrame, title: str) -> al
     def words(side: str, angle: int, dy: int) -> alt.Chart:
         return (
             alt.Chart(tokens)
-            .transform_filter(alt.datum.side == side)
+            .transform_filter((alt.datum.side == side) & alt.datum.written)
             .mark_text(fontSize=13, angle=angle, align="left" if angle else "center", dy=dy, color=SIDE_COLOURS[side])
             .encode(x=x, y=y, text="token:N", tooltip=[alt.Tooltip("side:N"), alt.Tooltip("token:N")])
         )
@@ -72,6 +83,7 @@ def alignment_chart(tokens: pd.DataFrame, links: pd.DataFrame, title: str) -> al
             x=x,
             y=y,
             color=alt.Color("side:N", scale=alt.Scale(domain=list(SIDE_COLOURS), range=list(SIDE_COLOURS.values()))),
+            tooltip=[alt.Tooltip("side:N"), alt.Tooltip("token:N")],
         )
     )
     tilt = tokens.groupby("side").size().max() > HORIZONTAL_UP_TO if len(tokens) else False

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import altair as alt
@@ -13,60 +14,108 @@ CELL = 18  # pixels per token (row) in a single map
 MIN_HEIGHT, MAX_HEIGHT = 160, 640
 SMALL_CELL = 12  # pixels per token in the small multiples
 MAX_GRID_LABELS = 20  # longer sentences: small multiples without token labels
+MAX_AXIS_LABELS = 24  # more tokens than this on an axis: label every k-th one (beyond ~30 they collide)
 SCHEME = "blues"
 FIT_X = alt.AutoSizeParams(type="fit-x", contains="padding")  # fill the page's column, keep the given height
 
 
 def unique_labels(tokens: Sequence[str]) -> list[str]:
-    """Axis labels that keep repeated tokens apart: the second "the" becomes "the (2)"."""
-    seen: dict[str, int] = {}
+    """Axis labels that keep repeated tokens apart: the second "the" becomes "the (2)"; all labels distinct."""
+    counts: dict[str, int] = {}
+    used: set[str] = set()
     out = []
     for token in tokens:
-        seen[token] = seen.get(token, 0) + 1
-        out.append(token if seen[token] == 1 else f"{token} ({seen[token]})")
+        counts[token] = counts.get(token, 0) + 1
+        label = token if counts[token] == 1 else f"{token} ({counts[token]})"
+        while label in used:  # a token that itself reads "the (2)"
+            counts[token] += 1
+            label = f"{token} ({counts[token]})"
+        used.add(label)
+        out.append(label)
     return out
 
 
-def attention_frame(
-    weights: np.ndarray, rows: Sequence[str], cols: Sequence[str], future: np.ndarray | None = None
-) -> pd.DataFrame:
-    """(rows, cols) or (L, H, rows, cols) weights -> one tidy row per cell.
+def thinned(labels: Sequence[str], most: int = MAX_AXIS_LABELS) -> tuple[list[str], int]:
+    """Every k-th label, k the smallest step that leaves at most ``most`` of them (k = 1 when all fit)."""
+    step = max(1, math.ceil(len(labels) / max(1, most)))
+    return list(labels[::step]), step
 
-    Columns: [layer, head,] row, col, query, key (tokens), query_label, key_label (unique axis labels), weight, masked.
+
+def _categories(labels: Sequence[str], codes: np.ndarray) -> pd.Categorical:
+    """One label per cell, sent once per distinct label (Arrow dictionary) instead of once per cell."""
+    categories = list(dict.fromkeys(labels))
+    index = {label: i for i, label in enumerate(categories)}
+    return pd.Categorical.from_codes(np.array([index[x] for x in labels], dtype=np.int32)[codes], categories)
+
+
+def attention_frame(
+    weights: np.ndarray,
+    rows: Sequence[str],
+    cols: Sequence[str],
+    future: np.ndarray | None = None,
+    inputs: Sequence[str] | None = None,
+    first_layer: int = 1,
+) -> pd.DataFrame:
+    """(rows, cols) or (L, H, rows, cols) weights -> one tidy, compact row per cell.
+
+    Columns: [layer, head,] row, col, row_label, col_label (unique axis labels), [row_input,] weight, masked.
+    ``inputs`` names the token each row's query is computed at when it differs from the row label: in the
+    decoder, row i is computed at input token i and predicts token i+1 (docs/attention-pitfalls.md §1). Layers are
+    numbered from ``first_layer`` (when only some layers are drawn), heads from 1.
     """
-    weights = np.asarray(weights, dtype=np.float64)
+    weights = np.asarray(weights, dtype=np.float32)
     n_rows, n_cols = weights.shape[-2:]
-    if (n_rows, n_cols) != (len(rows), len(cols)):
+    if (n_rows, n_cols) != (len(rows), len(cols)) or (inputs is not None and len(inputs) != n_rows):
         raise ValueError(f"weights {weights.shape} do not match {len(rows)} row and {len(cols)} column labels")
     masked = np.zeros((n_rows, n_cols), dtype=bool) if future is None else np.asarray(future, dtype=bool)
-    lead = weights.shape[:-2]  # () or (L, H)
     index = np.indices(weights.shape).reshape(weights.ndim, -1)  # (ndim, cells)
     r, c = index[-2], index[-1]
-    frame = pd.DataFrame(
-        {
-            "row": r,
-            "col": c,
-            "query": np.asarray(rows, dtype=object)[r],
-            "key": np.asarray(cols, dtype=object)[c],
-            "query_label": np.asarray(unique_labels(rows), dtype=object)[r],
-            "key_label": np.asarray(unique_labels(cols), dtype=object)[c],
-            "weight": weights.reshape(-1),
-            "masked": masked[r, c],
-        }
-    )
-    if len(lead) == 2:
-        frame.insert(0, "head", index[1] + 1)
-        frame.insert(0, "layer", index[0] + 1)
+    columns = {
+        "row": r.astype(np.int16),
+        "col": c.astype(np.int16),
+        "row_label": _categories(unique_labels(rows), r),
+        "col_label": _categories(unique_labels(cols), c),
+    }
+    if inputs is not None:
+        columns["row_input"] = _categories(list(inputs), r)
+    frame = pd.DataFrame({**columns, "weight": weights.reshape(-1), "masked": masked[r, c]})
+    if weights.ndim == 4:
+        frame.insert(0, "head", (index[1] + 1).astype(np.int8))
+        frame.insert(0, "layer", (index[0] + first_layer).astype(np.int8))
     return frame
 
 
-def _encodings(
-    frame: pd.DataFrame, row_title: str, col_title: str, show_axes: bool = True, every_label: bool = True
-) -> dict:
+def _axis(labels: list[str], title: str, show: bool, x: bool) -> tuple[alt.Axis | None, str]:
+    """An axis that labels at most MAX_AXIS_LABELS tokens (every k-th beyond), and its title saying so."""
+    if not show:
+        return None, title
+    values, step = thinned(labels)
+    angle = {"labelAngle": -60} if x else {}
+    axis = alt.Axis(values=values if step > 1 else alt.Undefined, labelLimit=120, labelOverlap=False, **angle)
+    return axis, title if step == 1 else f"{title} (1 label in {step})"
+
+
+def _tooltip(frame: pd.DataFrame) -> list[alt.Tooltip]:
+    """Row, column, weight; a decoder row names both its query (the decoder input) and what it predicts."""
+    if "row_input" in frame.columns:
+        rows = [
+            alt.Tooltip("row_input:N", title="query: decoder input"),
+            alt.Tooltip("row_label:N", title="predicts next"),
+        ]
+    else:
+        rows = [alt.Tooltip("row_label:N", title="query token")]
+    tips = [*rows, alt.Tooltip("col_label:N", title="key token"), alt.Tooltip("weight:Q", title="weight", format=".3f")]
+    if frame["masked"].any():
+        tips.append(alt.Tooltip("masked:N", title="masked (future)"))
+    return tips
+
+
+def _encodings(frame: pd.DataFrame, row_title: str, col_title: str, show_axes: bool = True) -> dict:
     """x/y/colour/tooltip shared by the single map and the small multiples; future cells grey."""
-    rows = list(dict.fromkeys(frame.sort_values("row")["query_label"]))
-    cols = list(dict.fromkeys(frame.sort_values("col")["key_label"]))
-    axis = alt.Axis(labelAngle=-60, labelLimit=120, labelOverlap=not every_label) if show_axes else None
+    rows = [str(x) for x in frame["row_label"].cat.categories]  # every row label, in sentence order
+    cols = [str(x) for x in frame["col_label"].cat.categories]
+    x_axis, x_title = _axis(cols, col_title, show_axes, x=True)
+    y_axis, y_title = _axis(rows, row_title, show_axes, x=False)
     weight = alt.Color(
         "weight:Q",
         title="weight",
@@ -74,26 +123,16 @@ def _encodings(
         legend=alt.Legend(orient="bottom", direction="horizontal", gradientLength=140),
     )
     return {
-        "x": alt.X("key_label:N", sort=cols, title=col_title, axis=axis),
-        "y": alt.Y(
-            "query_label:N",
-            sort=rows,
-            title=row_title,
-            axis=alt.Axis(labelLimit=120, labelOverlap=not every_label) if show_axes else None,
-        ),
+        "x": alt.X("col_label:N", sort=cols, title=x_title, axis=x_axis),
+        "y": alt.Y("row_label:N", sort=rows, title=y_title, axis=y_axis),
         "color": alt.when(alt.datum.masked).then(alt.value(MASKED_COLOUR)).otherwise(weight),
-        "tooltip": [
-            alt.Tooltip("query:N", title="query token"),
-            alt.Tooltip("key:N", title="key token"),
-            alt.Tooltip("weight:Q", title="weight", format=".3f"),
-            alt.Tooltip("masked:N", title="masked (future)"),
-        ],
+        "tooltip": _tooltip(frame),
     }
 
 
 def attention_heatmap(frame: pd.DataFrame, title: str, row_title: str, col_title: str, subtitle: str = "") -> alt.Chart:
     """One map from ``attention_frame``: row i at the top is the first query; width follows the container."""
-    n_rows = frame["row"].nunique()
+    n_rows = len(frame["row_label"].cat.categories)
     return (
         alt.Chart(frame, title=alt.TitleParams(title, subtitle=subtitle or alt.Undefined, anchor="start"))
         .mark_rect()
@@ -107,11 +146,9 @@ def attention_heatmap(frame: pd.DataFrame, title: str, row_title: str, col_title
 
 def heads_grid(frame: pd.DataFrame, title: str, row_title: str, col_title: str) -> alt.FacetChart:
     """Small multiples of a (L, H, rows, cols) frame: one panel per layer (rows) and head (columns)."""
-    n_rows, n_cols = frame["row"].nunique(), frame["col"].nunique()
+    n_rows, n_cols = len(frame["row_label"].cat.categories), len(frame["col_label"].cat.categories)
     small = max(4, min(SMALL_CELL, 240 // max(n_rows, n_cols, 1)))
-    encodings = _encodings(
-        frame, row_title, col_title, show_axes=max(n_rows, n_cols) <= MAX_GRID_LABELS, every_label=False
-    )
+    encodings = _encodings(frame, row_title, col_title, show_axes=max(n_rows, n_cols) <= MAX_GRID_LABELS)
     encodings["tooltip"] = [alt.Tooltip("layer:O"), alt.Tooltip("head:O"), *encodings["tooltip"]]
     return (
         alt.Chart(frame)

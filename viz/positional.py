@@ -10,9 +10,9 @@ from viz.heatmap import FIT_X
 
 
 def positional_frame(table: np.ndarray) -> pd.DataFrame:
-    """(positions, d_model) -> one row per (position, dimension, value)."""
-    table = np.asarray(table, dtype=np.float64)
-    positions, dims = np.indices(table.shape).reshape(2, -1)
+    """(positions, d_model) -> one row per (position, dimension, value), in compact types (it is sent as is)."""
+    table = np.asarray(table, dtype=np.float32)
+    positions, dims = np.indices(table.shape).reshape(2, -1).astype(np.int16)
     return pd.DataFrame({"position": positions, "dimension": dims, "value": table.reshape(-1)})
 
 

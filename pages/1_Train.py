@@ -13,6 +13,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
+from data.config import FORMATS
 from data.corpus import CleanConfig
 from training_jobs import job_lock, jobs
 from training_jobs.corpus_check import (
@@ -47,7 +48,6 @@ from viz.training_charts import loss_chart, score_chart
 POLL_S = 2.0
 LIVE = ("running", "external")  # states whose panel refreshes itself every POLL_S seconds
 SOURCES = ("Upload a TSV or CSV file", "Upload a pair of line-aligned files", "A file on the server")
-FORMATS = ("auto", "tsv", "anki", "csv", "moses")
 STATE_TEXT = {
     "running": "🟢 training",
     "external": "🟢 training (started outside the app)",

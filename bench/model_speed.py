@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import math
 import statistics
-import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -28,8 +27,6 @@ from typing import TypeVar
 import torch
 import torch.nn.functional as F
 from torch import nn
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from data.readers import Pair
 from model import ct2

@@ -8,14 +8,16 @@ the Train page is ``pages/1_Train.py`` and needs nothing from here.
 from __future__ import annotations
 
 import os
+from functools import partial
 from pathlib import Path
 
 import altair as alt
-import numpy as np
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
+import teach
 from lab.alignment import READINGS, align
+from lab.examples import EXAMPLES
 from lab.explain import (
     EMPTY,
     Candidate,
@@ -27,43 +29,33 @@ from lab.explain import (
     positional_table,
     set_threads,
 )
+from lab.focus import Followed, focus
 from lab.heads import CROSS_PATTERNS, PATTERNS, summarize
-from lab.maps import KIND_TITLES, KINDS, Kind, SentenceMaps, pick, problems, to_json
+from lab.labels import captions, placeholder, short_axis_titles, source_label, title
+from lab.languages import Languages, languages
+from lab.maps import KIND_TITLES, KINDS, SentenceMaps, pick, problems, to_json
 from lab.models import ModelChoice, default_index, find_models
 from lab.request import Request, stale_note
-from lab.steps import n_steps, step_at
-from lab.views import MapView, grid_plan, map_view, too_big
+from lab.views import grid_plan, map_view, too_big
 from model.io import ModelLoadError
 from model.run_dir import runs_folder
 from model.translate import DEFAULT_MODEL, DecodeOptions, Translator
 from viz.alignment import alignment_chart, alignment_frames
 from viz.export import chart_html, chart_png, side_by_side
+from viz.focus import CELL_SELECTION, PANEL_SELECTION, focus_frame
 from viz.heads import HEAD_SELECTION, heads_chart, heads_frame
-from viz.heatmap import attention_frame, attention_heatmap, heads_grid
+from viz.heatmap import attention_frame, heads_grid
 from viz.positional import positional_chart, positional_frame
-from viz.steps import row_chart, row_frame
 
-EXAMPLES = (
-    "Hola mundo.",
-    "El gato duerme en la casa.",
-    "¿Dónde está la estación de tren?",
-    "Me gustaría un café con leche, por favor.",
-    "Mañana vamos a la playa con nuestros amigos.",
-    "No sé lo que quieres decir.",
-)
-CAPTIONS: dict[Kind, str] = {
-    "encoder": "Each Spanish token (row) gathers information from every Spanish token (columns). Rows sum to 1.",
-    "decoder": "Row i is computed at decoder input i (columns start with <s>) and predicts the next English token, "
-    "which labels the row; it may look only at tokens already produced. Grey cells are the future: masked, exactly 0.",
-    "cross": "Row i is computed at decoder input i, predicts the English token that labels it, and looks at the "
-    "Spanish sentence. Much weight often lands on </s> or the final period: a resting place, not a translation.",
-}
-AXES: dict[Kind, tuple[str, str]] = {
-    "encoder": ("Spanish (query)", "Spanish (key)"),
-    "decoder": ("predicts English token", "decoder input so far"),
-    "cross": ("predicts English token", "Spanish (key)"),
-}
-TABS = ("Alignment", "Step by step", "Head summary", "All heads", "Positional encoding", "Download")  # heavy: not first
+TABS = (
+    "Alignment",
+    "Step by step",
+    "Arithmetic of a weight",
+    "Head summary",
+    "All heads",
+    "Positional encoding",
+    "Download",
+)  # heavy: not first
 SNIPPET = 70  # characters of a sentence in the sentence picker
 
 
@@ -137,15 +129,16 @@ def use_example() -> None:
         st.session_state["source"] = st.session_state["example"]
 
 
-def source_input(choice: ModelChoice, settings: tuple[int, float, int]) -> None:
-    st.selectbox("Pick an example", EXAMPLES, index=None, placeholder="Examples…", key="example", on_change=use_example)
-    st.text_area(
-        "Spanish sentence",
-        key="source",
-        height=80,
-        max_chars=5000,
-        placeholder="Escribe una frase en español… (a longer text is translated sentence by sentence)",
+def source_input(choice: ModelChoice, settings: tuple[int, float, int], langs: Languages) -> None:
+    st.selectbox(
+        "Pick a guided example",
+        [e.source for e in EXAMPLES],
+        index=None,
+        placeholder="Examples the model translates correctly, each with something to look for…",
+        key="example",
+        on_change=use_example,
     )
+    st.text_area(source_label(langs), key="source", height=80, max_chars=5000, placeholder=placeholder(langs))
     st.button(
         "Translate",
         key="translate",
@@ -156,24 +149,24 @@ def source_input(choice: ModelChoice, settings: tuple[int, float, int]) -> None:
     )
 
 
-def show_output(result: Explanation, request: Request, now: Request) -> None:
+def show_output(result: Explanation, request: Request, now: Request, langs: Languages) -> None:
     """The whole translation, what was cut, and what it was computed from (marked when the page has changed since)."""
     note = stale_note(request, now)
     if note:
         with st.container(key="stale"):
             st.warning(note)
-    st.subheader("English")
+    st.subheader(langs.tgt)
     with st.container(key="translation"):
         st.code(result.text or EMPTY, language=None, wrap_lines=True)  # plain text: never rendered as HTML/markdown
     for notice in notices(result):
         st.warning(notice)
     with st.container(key="provenance"):
         st.text(f"Model: {request.model_label}  ·  decoding: {request.settings}")  # plain text, never markdown
-        with st.expander("Spanish source of this result", expanded=len(request.text) <= 400):
+        with st.expander(f"{langs.src} source of this result", expanded=len(request.text) <= 400):
             st.code(request.text, language=None, wrap_lines=True)
 
 
-def sentence_picker(result: Explanation) -> Sentence:
+def sentence_picker(result: Explanation, langs: Languages) -> Sentence:
     """The sentence whose n-best list and maps are shown (no picker for a one-piece input)."""
     sentences = result.sentences
     if len(sentences) == 1:
@@ -186,7 +179,7 @@ def sentence_picker(result: Explanation) -> Sentence:
     with st.container(key="sentences"):
         st.dataframe(
             [
-                {"#": i + 1, "Spanish": s.source, "English": s.best.shown, "cut": s.best.truncated or s.cut}
+                {"#": i + 1, langs.src: s.source, langs.tgt: s.best.shown, "cut": s.best.truncated or s.cut}
                 for i, s in enumerate(sentences)
             ],
             hide_index=True,
@@ -233,9 +226,9 @@ def layer_select(column: DeltaGenerator, label: str, n_layers: int, key: str) ->
     return column.selectbox(label, range(n_layers), index=n_layers - 1, format_func=lambda i: f"layer {i + 1}", key=key)
 
 
-def display_controls(maps: SentenceMaps) -> tuple[int, int, int | None, bool]:
+def display_controls(maps: SentenceMaps, langs: Languages) -> tuple[int, int, int | None, bool]:
     """(encoder layer, decoder layer, head or None for the mean, word level) — never a hard-coded layer."""
-    a, b, c, d = st.columns(4)
+    a, b, c, d, e = st.columns(5)
     enc = layer_select(a, "Encoder layer", maps.n_layers("encoder"), "enc_layer")
     dec = layer_select(b, "Decoder layer", maps.n_layers("cross"), "dec_layer")
     head = c.selectbox(
@@ -244,46 +237,59 @@ def display_controls(maps: SentenceMaps) -> tuple[int, int, int | None, bool]:
     words = d.toggle(
         "Whole words",
         key="words",
-        help="Sum over the subwords of a Spanish word (columns), average over "
-        "the subwords of an English word (rows): rows still sum to 1.",
+        help=f"Sum over the subwords of a {langs.src} word (columns), average over "
+        f"the subwords of a {langs.tgt} word (rows): rows still sum to 1.",
+    )
+    e.toggle(
+        "Same 0–1 colour scale",
+        key="shared_scale",
+        help="Off: each map spreads its colours over its own weights. On: one colour is one weight in every view.",
     )
     return enc or 0, dec or 0, None if head is None or head < 0 else head, words
 
 
-def one_map(view: MapView, weights: np.ndarray, title: str, subtitle: str) -> alt.Chart:
-    """One (rows, cols) map of ``view`` as a heatmap, labelled for its kind."""
-    frame = attention_frame(weights, view.rows, view.cols, view.future, view.inputs)
-    return attention_heatmap(frame, title, *AXES[view.kind], subtitle=subtitle)
+def shared_scale() -> bool:
+    return bool(st.session_state.get("shared_scale"))
 
 
-def show_views(maps: SentenceMaps, enc: int, dec: int, head: int | None, words: bool) -> list[alt.Chart]:
+def show_views(
+    maps: SentenceMaps, enc: int, dec: int, head: int | None, words: bool, langs: Languages, followed: Followed | None
+) -> list[alt.Chart]:
     """The three kinds of attention side by side; returns the charts drawn (for download)."""
     charts = []
     which = "mean of heads" if head is None else f"head {head + 1}"
     with st.container(key="views"):
         for column, kind in zip(st.columns(3), KINDS, strict=True):
             with column:
-                st.caption(CAPTIONS[kind])
+                st.caption(captions(langs)[kind])
                 view = map_view(maps, kind, words)
                 if too_big(view):
                     st.info(too_big(view))
                     continue
                 layer = enc if kind == "encoder" else dec
-                charts.append(
-                    one_map(view, pick(view.weights, layer, head), KIND_TITLES[kind], f"layer {layer + 1}, {which}")
+                lit = focus(maps, kind, followed, words)
+                weights, subtitle = pick(view.weights, layer, head), f"layer {layer + 1}, {which}"
+                charts.append(teach.heatmap(view, weights, KIND_TITLES[kind], subtitle, langs, lit, shared_scale()))
+                st.altair_chart(
+                    teach.clickable_cells(charts[-1]),
+                    key=f"map_{kind}",
+                    width="stretch",
+                    on_select=partial(teach.cell_clicked, maps, kind, words),
+                    selection_mode=CELL_SELECTION,
                 )
-                st.altair_chart(charts[-1], key=f"map_{kind}", width="stretch")
     st.caption(
         "Attention shows where the model looked — one window into it, not an explanation of why it chose a word."
     )
     return charts
 
 
-def show_all_heads(maps: SentenceMaps, enc: int, dec: int, words: bool) -> None:
+def show_all_heads(
+    maps: SentenceMaps, enc: int, dec: int, words: bool, langs: Languages, followed: Followed | None
+) -> None:
     kind = st.radio("Kind", KINDS, format_func=KIND_TITLES.get, horizontal=True, key="grid_kind")
     st.caption(
         "Every layer (rows of panels) and head (columns of panels) at once: heads of one layer often "
-        "specialise in different patterns."
+        "specialise in different patterns. Click a panel to show that layer and head above."
     )
     view = map_view(maps, kind, words)
     plan = grid_plan(view, enc if kind == "encoder" else dec)
@@ -294,12 +300,22 @@ def show_all_heads(maps: SentenceMaps, enc: int, dec: int, words: bool) -> None:
     frame = attention_frame(
         view.weights[plan.layers], view.rows, view.cols, view.future, view.inputs, first_layer=plan.layers[0] + 1
     )
-    st.altair_chart(heads_grid(frame, f"{KIND_TITLES[kind]}: all heads", *AXES[kind]), key="grid", width="content")
+    lit = focus(maps, kind, followed, words)
+    if lit.rows or lit.cols:
+        frame = focus_frame(frame, lit.rows, lit.cols)
+    grid = heads_grid(frame, f"{KIND_TITLES[kind]}: all heads", *short_axis_titles(kind, langs))
+    st.altair_chart(
+        teach.grid_aids(grid, shared_scale()),
+        key="grid",
+        width="content",
+        on_select=partial(teach.panel_clicked, kind),
+        selection_mode=PANEL_SELECTION,
+    )
 
 
-def show_alignment(maps: SentenceMaps, dec: int, head: int | None, words: bool) -> None:
+def show_alignment(maps: SentenceMaps, dec: int, head: int | None, words: bool, langs: Languages) -> None:
     st.caption(
-        "Each English unit linked to the Spanish unit it attends to most, in the cross-attention of the "
+        f"Each {langs.tgt} unit linked to the {langs.src} unit it attends to most, in the cross-attention of the "
         "decoder layer and head chosen above."
     )
     st.info(
@@ -310,38 +326,14 @@ def show_alignment(maps: SentenceMaps, dec: int, head: int | None, words: bool) 
     result = align(maps, dec, head, reading, words)
     st.caption(
         f"Left out before the argmax: source {', '.join(result.excluded) or 'nothing'} (end-of-sentence and "
-        "padding soak up attention). The final </s> row has no English word. The maps above are unchanged."
+        f"padding soak up attention). The final </s> row has no {langs.tgt} word. The maps above are unchanged."
     )
     links = [(link.target, link.source, link.weight) for link in result.links]
     tokens, link_frame = alignment_frames(result.source, result.target, links)
     st.altair_chart(alignment_chart(tokens, link_frame, "Alignment"), key="alignment", width="stretch")
     st.dataframe(
-        link_frame[["target", "source", "weight"]].rename(columns={"target": "English", "source": "Spanish"}),
+        link_frame[["target", "source", "weight"]].rename(columns={"target": langs.tgt, "source": langs.src}),
         hide_index=True,
-    )
-
-
-def show_steps(maps: SentenceMaps, dec: int, head: int | None) -> None:
-    st.caption(
-        "Decoding one subword at a time: at each step the decoder sees what it generated so far and "
-        "predicts the next token (subword level: this is how decoding runs)."
-    )
-    total = n_steps(maps)
-    step = st.slider("Step", 1, total, 1, key="step") - 1 if total > 1 else 0
-    s = step_at(maps, step, dec, head)
-    st.text("Generated so far:")
-    with st.container(key="step_generated"):
-        st.code(" ".join(s.generated), language=None, wrap_lines=True)
-    st.text("Predicts next:")
-    with st.container(key="step_predicted"):
-        st.code(s.predicted, language=None)
-    left, right = st.columns(2)
-    left.altair_chart(
-        row_chart(row_frame(s.self_row, s.generated), "Masked self-attention at this step", "decoder input so far"),
-        key="step_self",
-    )
-    right.altair_chart(
-        row_chart(row_frame(s.cross_row, maps.src), "Cross-attention at this step", "Spanish"), key="step_cross"
     )
 
 
@@ -352,7 +344,7 @@ def head_clicked() -> None:
         st.session_state["summary_head"] = (int(picked[0]["layer"]) - 1, int(picked[0]["head"]) - 1)
 
 
-def show_head_summary(maps: SentenceMaps, words: bool) -> None:
+def show_head_summary(maps: SentenceMaps, words: bool, langs: Languages) -> None:
     kind = st.radio("Kind", KINDS, format_func=KIND_TITLES.get, horizontal=True, key="summary_kind")
     patterns = ", ".join(CROSS_PATTERNS if kind == "cross" else PATTERNS)  # cross-attention keys are Spanish tokens
     st.caption(
@@ -378,7 +370,8 @@ def show_head_summary(maps: SentenceMaps, words: bool) -> None:
     if too_big(view):
         st.info(too_big(view))
         return
-    chart = one_map(view, view.weights[layer, head], KIND_TITLES[kind], f"layer {layer + 1}, head {head + 1}")
+    subtitle = f"layer {layer + 1}, head {head + 1}"
+    chart = teach.heatmap(view, view.weights[layer, head], KIND_TITLES[kind], subtitle, langs, None, shared_scale())
     st.altair_chart(chart, key="summary_map", width="stretch")
 
 
@@ -389,6 +382,7 @@ def show_positional(directory: str, maps: SentenceMaps) -> None:
     )
     table = positional_table(load_translator(directory), len(maps.src))
     st.altair_chart(positional_chart(positional_frame(table), "Positional encoding"), key="positional", width="stretch")
+    teach.show_positional_curves(table)
 
 
 def show_downloads(sentence: Sentence, candidate: Candidate, maps: SentenceMaps, charts: list[alt.Chart]) -> None:
@@ -425,36 +419,54 @@ def show_downloads(sentence: Sentence, candidate: Candidate, maps: SentenceMaps,
 def translate_page() -> None:
     set_threads(os.environ.get("LAB_THREADS"))
     st.set_page_config(page_title="Translate · Translation lab", layout="wide")
-    st.title("Spanish → English: look inside the Transformer")
     choice = model_picker()
+    langs = languages(choice.path)
+    st.title(title(langs))
     settings = decoding_settings()
-    source_input(choice, settings)
+    source_input(choice, settings, langs)
     request = st.session_state.get("request")
     if not isinstance(request, Request):
-        st.info("Type a Spanish sentence (or pick an example) and press Translate.")
+        st.info(f"Type a {langs.src} sentence (or pick an example) and press Translate.")
         return
     if not request.text.strip():
-        st.info("Nothing to translate yet: type a Spanish sentence first.")
+        st.info(f"Nothing to translate yet: type a {langs.src} sentence first.")
         return
+    langs = languages(Path(request.model))  # the result's model, which may no longer be the one picked
     try:
         result = translate(request.model, request.text, request.beam_size, request.length_penalty, request.n_best)
     except ModelLoadError as err:
         st.error(f"This model cannot be loaded: {err}")
         return
-    show_output(result, request, page_request(choice, settings))
-    sentence = sentence_picker(result)
+    translator = load_translator(request.model)
+    teach.show_input_check(result, translator, langs)
+    show_output(result, request, page_request(choice, settings), langs)
+    teach.show_example_hint(request.text)
+    sentence = sentence_picker(result, langs)
     candidate = hypothesis_picker(sentence)
     maps = attention(request.model, tuple(sentence.src_ids), tuple(candidate.tokens))
     for problem in problems(maps):
         st.error(f"Broken attention invariant: {problem}")
-    enc, dec, head, words = display_controls(maps)
-    charts = show_views(maps, enc, dec, head, words)
+    enc, dec, head, words = display_controls(maps, langs)
+    followed = teach.follow_picker(maps, langs)
+    teach.show_legend()
+    charts = show_views(maps, enc, dec, head, words, langs, followed)
     tabs = st.tabs(TABS, key="view", on_change="rerun")
     sections = (
-        lambda: show_alignment(maps, dec, head, words),
-        lambda: show_steps(maps, dec, head),
-        lambda: show_head_summary(maps, words),
-        lambda: show_all_heads(maps, enc, dec, words),
+        lambda: show_alignment(maps, dec, head, words, langs),
+        lambda: teach.show_steps(
+            translator,
+            request.model,
+            sentence.src_ids,
+            candidate.tokens,
+            maps,
+            teach.beam_settings(request.beam_size, request.length_penalty),
+            dec,
+            head,
+            langs,
+        ),
+        lambda: teach.show_arithmetic(translator, maps, enc, dec, head, langs),
+        lambda: show_head_summary(maps, words, langs),
+        lambda: show_all_heads(maps, enc, dec, words, langs, followed),
         lambda: show_positional(request.model, maps),
         lambda: show_downloads(sentence, candidate, maps, charts),
     )

@@ -7,13 +7,16 @@ import json
 import shutil
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
+import pyarrow as pa
 import pytest
 import streamlit as st
 import torch
 from streamlit.testing.v1 import AppTest
 
 from bench.app_latency import long_input
-from lab.explain import EMPTY, Explanation
+from lab.explain import EMPTY, Explanation, maps_of
 from lab.maps import KIND_TITLES
 from lab.models import MODEL_FILES
 from model.tokenizer import JOINT_FILE
@@ -356,3 +359,161 @@ def test_an_output_cut_at_the_length_limit_is_reported_and_an_empty_one_is_shown
     assert any("length limit" in w.value and "had not finished" in w.value for w in at.warning)
     assert view(at, "cross")["encoding"]["y"]["sort"] == ["</s>"]
     st.cache_data.clear()
+
+
+# --- issue 13: the lab teaches (follow a token, arithmetic, steps with probabilities, readable views, languages) ---
+
+
+def chart_data(at: AppTest, title_prefix: str) -> pd.DataFrame:
+    """The data of the one chart whose title starts with ``title_prefix`` (sent to the browser as Arrow)."""
+    (chart,) = [c for c in at.get("vega_lite_chart") if title_of(json.loads(c.proto.spec)).startswith(title_prefix)]
+    (dataset,) = chart.proto.datasets
+    return pa.ipc.open_stream(dataset.data.data).read_all().to_pandas()
+
+
+def lit_rows_and_cols(at: AppTest, kind: str) -> tuple[set[int], set[int]]:
+    """(rows entirely lit, columns entirely lit) of the main view of ``kind``; empty when nothing is lit."""
+    data = chart_data(at, f"{KIND_TITLES[kind]} — layer")
+    if "focus" not in data.columns:
+        return set(), set()
+    rows = {int(r) for r, g in data.groupby("row") if g["focus"].all()}
+    cols = {int(c) for c, g in data.groupby("col") if g["focus"].all()}
+    return rows, cols
+
+
+def test_following_a_token_lights_its_rows_and_columns_in_all_three_views(model_env: Path) -> None:
+    at = translate(start(), "El gato rojo 3.")
+    picker = at.selectbox(key="follow")
+    assert picker.value is None and all(lit_rows_and_cols(at, kind) == (set(), set()) for kind in KIND_TITLES)
+    n_src = sum(1 for o in picker.options if "Spanish" in str(o))
+    picker.select_index(2).run()  # the second Spanish token
+    assert not at.exception
+    assert lit_rows_and_cols(at, "encoder") == ({1}, {1})
+    assert lit_rows_and_cols(at, "cross")[1] == {1} and lit_rows_and_cols(at, "decoder") == (set(), set())
+    assert "opacity" in view(at, "encoder")["encoding"] and "opacity" not in view(at, "decoder")["encoding"]
+    at.selectbox(key="follow").select_index(1 + n_src + 1).run()  # the second English token
+    assert lit_rows_and_cols(at, "decoder") == ({1}, {2})  # the row predicting it; the column where it is input
+    assert lit_rows_and_cols(at, "cross")[0] == {1} and lit_rows_and_cols(at, "encoder") == (set(), set())
+    at.session_state["view"] = "All heads"
+    at.run()
+    grid = chart_data(at, "Encoder self-attention: all heads")
+    assert "focus" not in grid.columns  # an English token is no part of the encoder
+    at.radio(key="grid_kind").set_value("cross").run()
+    grid = chart_data(at, "Cross-attention: all heads")
+    assert grid.loc[grid.row == 1, "focus"].all() and not grid.loc[grid.row != 1, "focus"].any()
+    (spec,) = titled(at, "Cross-attention: all heads")
+    assert [p["name"] for p in spec["params"]] == ["panel_pick"]  # a click on a panel chooses layer and head
+    at = translate(at, "El perro azul 7.")
+    assert at.selectbox(key="follow").value is None  # a new sentence: nothing followed
+
+
+def test_maps_are_clickable_and_the_colour_scale_can_be_shared(model_env: Path) -> None:
+    at = translate(start(), "El gato rojo 3.")
+    for kind in KIND_TITLES:
+        assert [p["name"] for p in view(at, kind)["params"]] == ["cell_pick"]
+        assert "domain" not in view(at, kind)["encoding"]["color"]["scale"]
+    at.toggle(key="shared_scale").set_value(True).run()
+    assert not at.exception
+    assert all(view(at, kind)["encoding"]["color"]["scale"]["domain"] == [0, 1] for kind in KIND_TITLES)
+
+
+def test_every_view_names_query_and_key_and_the_tokens_are_explained(model_env: Path) -> None:
+    at = translate(start(), "El gato rojo 3.")
+    for kind in KIND_TITLES:
+        encoding = view(at, kind)["encoding"]
+        assert encoding["y"]["title"].startswith("query") and encoding["x"]["title"].startswith("key")
+    assert "predicts English" in view(at, "decoder")["encoding"]["y"]["title"]
+    (legend,) = [e for e in at.expander if "Reading the tokens" in e.label]
+    assert all(token in legend.markdown[0].value for token in ("`▁`", "`<s>`", "`</s>`", "`<unk>`"))
+
+
+def test_the_arithmetic_tab_recomputes_the_shown_row(model_env: Path) -> None:
+    at = translate(start(), "El gato rojo 3.")
+    at.session_state["view"] = "Arithmetic of a weight"
+    at.run()
+    assert not at.exception and at.get("latex")
+    table = at.main.get_by_key("arith_table").dataframe[0].value
+    assert list(table.columns) == ["position", "key", "q·k", "score", "mask M", "e^(s − max s)", "weight"]
+    assert table["weight"].sum() == pytest.approx(1.0)
+    translator = Translator.load(model_env)
+    result = translator.translate("El gato rojo 3.")
+    maps = maps_of(translator, result.src_ids, result.hypotheses[0].tokens)
+    layer = maps.n_layers("encoder") - 1
+    np.testing.assert_allclose(table["weight"], maps.encoder[layer, 0, 0], atol=1e-6)  # the shown map's row
+    at.selectbox(key="arith_kind").set_value("decoder").run()
+    at.selectbox(key="arith_query_decoder").set_value(1).run()
+    assert not at.exception
+    table = at.main.get_by_key("arith_table").dataframe[0].value
+    assert (table["weight"][2:] == 0.0).all() and (table["mask M"][2:] == "−∞").all()
+    assert "exactly 0" in at.main.get_by_key("why_zero").info[0].value
+    assert titled(at, "1. Scores") and titled(at, "2. Softmax")
+
+
+def test_steps_show_the_choice_its_probability_and_play(model_env: Path) -> None:
+    at = translate(start(), "El gato rojo 3.")
+    at.session_state["view"] = "Step by step"
+    at.run()
+    assert titled(at, "Step 1: the top")
+    assert any(c.value.startswith("Chosen:") and "probability" in c.value for c in at.caption)
+    data = chart_data(at, "Masked self-attention at this step")
+    assert data.loc[data.row == 0, "focus"].all() and not data.loc[data.row != 0, "focus"].any()
+    at.button(key="step_next").click().run()
+    assert at.slider(key="step").value == 2 and titled(at, "Step 2: the top")
+    at.button(key="step_prev").click().run()
+    assert at.slider(key="step").value == 1
+    at.button(key="step_play").click().run()
+    assert not at.exception and at.session_state["playing"]
+    at.run()  # a tick of the player
+    assert at.slider(key="step").value >= 2
+    at.button(key="step_play").click().run()
+    assert not at.session_state["playing"]
+
+
+def test_beam_search_steps_list_the_hypotheses_alive(model_env: Path) -> None:
+    at = start()
+    at.radio(key="search").set_value("beam search").run()
+    at = translate(at, "El perro azul 7.")
+    at.session_state["view"] = "Step by step"
+    at.run()
+    table = at.main.get_by_key("beam_table").dataframe[0].value
+    assert len(table) >= 1 and str(table.iloc[0, 0]).startswith("alive")
+
+
+def test_input_that_is_not_spanish_is_flagged_and_examples_say_what_to_look_for(model_env: Path) -> None:
+    at = translate(start(), "12345 !!!")
+    assert any("translates Spanish" in w.value for w in at.main.get_by_key("input_check").warning)
+    at = start()
+    at.selectbox(key="example").select_index(0).run()
+    at.button(key="translate").click().run()
+    assert not at.exception
+    assert at.main.get_by_key("look_for").info[0].value.startswith("What to look for:")
+
+
+def test_language_names_come_from_the_model_directory(
+    model_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    other = copy_model(model_env, tmp_path / "pt-en")
+    config = json.loads((model_env / "train_config.json").read_text())
+    config["data"].update(src_lang="pt", tgt_lang="en")
+    (other / "train_config.json").write_text(json.dumps(config))
+    monkeypatch.setenv("LAB_MODEL_DIR", str(other))
+    at = translate(start(), "O gato vermelho 3.")
+    assert at.title[0].value.startswith("Portuguese → English")
+    assert at.text_area(key="source").label == "Portuguese sentence"
+    views = [view(at, kind) for kind in KIND_TITLES]  # the alignment chart (viz/alignment.py) still says Spanish
+    words = [c.value for c in at.caption] + [at.title[0].value] + [json.dumps(s) for s in views]
+    assert not [w for w in words if "Spanish" in w]
+    assert "Portuguese" in view(at, "cross")["encoding"]["x"]["title"]
+
+
+def test_positional_encoding_as_curves(model_env: Path) -> None:
+    at = translate(start(), "El gato rojo 3.")
+    at.session_state["view"] = "Positional encoding"
+    at.run()
+    assert titled(at, "Positional encoding, one curve per dimension")
+    at.multiselect(key="pe_dims").set_value([0, 1]).run()
+    assert not at.exception
+    assert sorted(chart_data(at, "Positional encoding, one curve per dimension")["dimension"].unique()) == [
+        "dim 0",
+        "dim 1",
+    ]

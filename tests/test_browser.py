@@ -124,3 +124,36 @@ def test_translate_in_a_real_browser(app_url: str, tmp_path: Path) -> None:
     assert not page_errors, page_errors
     assert (tmp_path / "translate.png").stat().st_size > 0
     assert 0 < long_bytes <= MAX_PAGE_BYTES, long_bytes
+
+
+def test_clicking_a_cell_follows_its_token_in_all_three_views(app_url: str, tmp_path: Path) -> None:
+    """Click a cell of the encoder map: its row's Spanish token becomes the one followed in every view."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    page_errors: list[str] = []
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1600, "height": 1000})
+            page.on("pageerror", lambda error: page_errors.append(str(error)))
+            page.goto(app_url)
+            box = page.get_by_label("Spanish sentence")
+            box.wait_for(timeout=PATIENCE_MS)
+            box.fill("El gato rojo 3.")
+            page.get_by_role("button", name="Translate").click()
+            page.wait_for_function(f"({RENDERED_VIEWS})() >= 3 && ({SETTLED})()", timeout=PATIENCE_MS)
+            picker = page.locator(".st-key-follow input")  # the selectbox shows its value in an input
+            before = picker.input_value()
+            encoder = page.locator('.st-key-views [data-testid="stVegaLiteChart"]').first.locator("canvas, svg").first
+            width = encoder.bounding_box()["width"]
+            encoder.click(position={"x": width * 0.6, "y": 60})  # just below the title: a cell of an upper row
+            page.wait_for_function(
+                f"document.querySelector('.st-key-follow input').value !== {before!r}", timeout=PATIENCE_MS
+            )
+            page.wait_for_function(f"({RENDERED_VIEWS})() >= 3 && ({SETTLED})()", timeout=PATIENCE_MS)
+            followed = picker.input_value()
+            page.screenshot(path=str(tmp_path / "follow.png"), full_page=True)
+            exceptions = page.locator('[data-testid="stException"]').count()
+        finally:
+            browser.close()
+    assert "Spanish" not in before and followed.startswith("Spanish"), (before, followed)
+    assert exceptions == 0 and not page_errors, page_errors

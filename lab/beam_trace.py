@@ -1,0 +1,113 @@
+"""Beam search replayed one step at a time, for display: the hypotheses alive and those that ended at each step.
+
+``model.decode.beam_search`` is the fast, batched search and keeps no history. This is the same rule for one
+sentence without a cache (each step re-reads the whole prefix): keep the ``beam_size`` best prefixes by summed
+log-probability; EOS ends a hypothesis only among the top ``beam_size`` candidates; stop when ``beam_size``
+hypotheses have ended. A test checks that it ends with the hypotheses ``beam_search`` returns.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from model.decode import max_output_lengths
+from model.tokenizer import Tokenizer
+from model.transformer import Transformer
+
+
+@dataclass(frozen=True)
+class Beam:
+    """One hypothesis: output ids so far (EOS last once it has ended) and their summed log-probability."""
+
+    ids: list[int]
+    pieces: list[str]
+    text: str
+    log_prob: float
+    score: float  # log_prob / length**length_penalty (what the final ranking uses)
+
+
+@dataclass(frozen=True)
+class BeamStep:
+    step: int  # 0-based: the step that chose output token ``step + 1``
+    alive: list[Beam]  # prefixes kept for the next step, best first
+    ended: list[Beam]  # hypotheses that took EOS at this step
+
+
+def _normalised(log_prob: float, length: int, length_penalty: float) -> float:
+    return log_prob / (length**length_penalty) if length_penalty and length else log_prob
+
+
+@torch.inference_mode()
+def beam_trace(
+    model: Transformer,
+    tokenizer: Tokenizer,
+    src_ids: list[int],
+    beam_size: int = 4,
+    length_penalty: float = 1.0,
+    max_len_a: float = 1.5,
+    max_len_b: int = 10,
+) -> list[BeamStep]:
+    """Every step of beam search over one source sentence ``src_ids`` (EOS last)."""
+    if model.training:
+        raise ValueError("the model is in training mode (dropout): call .eval() first")
+    c, k = model.config, beam_size
+    device = next(model.parameters()).device
+    src = torch.tensor([src_ids], device=device)  # (1, S)
+    limit = int(max_output_lengths((src != c.pad_id).sum(1), max_len_a, max_len_b, c.max_positions)[0])
+    memory, src_mask, _ = model.encode(src)
+
+    def beam(ids: list[int], log_prob: float) -> Beam:
+        pieces = [tokenizer.tgt.id_to_piece(i) for i in ids]
+        return Beam(ids, pieces, tokenizer.decode_tgt(ids), log_prob, _normalised(log_prob, len(ids), length_penalty))
+
+    alive, steps, n_ended = [beam([], 0.0)], [], 0
+    for step in range(limit):
+        n = len(alive)
+        tgt_in = torch.tensor([[c.bos_id, *b.ids] for b in alive], device=device)  # (n, step + 1)
+        hidden = model.decode(tgt_in, memory.expand(n, -1, -1), src_mask.expand(n, -1, -1, -1)).hidden
+        logp = model.output(hidden[:, -1]).float().log_softmax(-1)  # (n, V)
+        if step == limit - 1:  # out of room: only EOS may follow
+            logp = torch.full_like(logp, float("-inf")).index_copy(1, torch.tensor([c.eos_id]), logp[:, [c.eos_id]])
+        vocab = logp.size(1)
+        totals = torch.tensor([b.log_prob for b in alive], device=device)[:, None] + logp  # (n, V)
+        top_lp, top_index = totals.view(-1).topk(min(2 * k, totals.numel()))
+        kept, ended = [], []
+        for rank, (lp, index) in enumerate(zip(top_lp.tolist(), top_index.tolist(), strict=True)):
+            if lp == float("-inf"):
+                break
+            origin, token = divmod(index, vocab)
+            if token == c.eos_id and rank >= k:  # EOS counts only among the top k (as model.decode)
+                continue
+            if token == c.eos_id:
+                ended.append(beam([*alive[origin].ids, token], lp))
+                if n_ended + len(ended) >= k:
+                    break
+            elif len(kept) < k:
+                kept.append(beam([*alive[origin].ids, token], lp))
+        steps.append(BeamStep(step, kept, ended))
+        n_ended += len(ended)
+        if n_ended >= k or not kept:
+            break
+        alive = kept
+    return steps
+
+
+def final_hypotheses(steps: list[BeamStep], n_best: int) -> list[Beam]:
+    """The ``n_best`` ended hypotheses by normalised score, best first (what beam search returns)."""
+    ended = [b for s in steps for b in s.ended]
+    return sorted(ended, key=lambda b: b.score, reverse=True)[:n_best]
+
+
+def step_table(step: BeamStep) -> list[dict[str, object]]:
+    """Rows for a table of one step: the hypotheses kept (best first), then those that ended here."""
+    rows: list[dict[str, object]] = [
+        {"": f"alive #{rank + 1}", "hypothesis": " ".join(b.pieces), "log-probability": b.log_prob, "score": None}
+        for rank, b in enumerate(step.alive)
+    ]
+    rows += [
+        {"": "ended", "hypothesis": " ".join(b.pieces), "log-probability": b.log_prob, "score": b.score}
+        for b in step.ended
+    ]
+    return rows

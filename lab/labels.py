@@ -1,0 +1,61 @@
+"""The page's words for a language pair: title, axis titles that name query and key, captions, the token legend."""
+
+from __future__ import annotations
+
+from lab.languages import Languages
+from lab.maps import Kind
+
+TOKEN_LEGEND = (
+    ("▁", "starts a new word: SentencePiece splits words into pieces, and ▁ marks the first piece of each word"),
+    ("<s>", "beginning of sentence: the decoder's first input, before any output token exists"),
+    ("</s>", "end of sentence: closes the source, and the decoder predicts it to stop"),
+    ("<unk>", "unknown: a character the vocabulary does not have (the model cannot read it)"),
+)
+
+
+def title(langs: Languages) -> str:
+    return f"{langs.src} → {langs.tgt}: look inside the Transformer"
+
+
+def axis_titles(kind: Kind, langs: Languages) -> tuple[str, str]:
+    """(row title, column title): rows are queries, columns keys; decoder rows named by what they predict."""
+    if kind == "encoder":
+        return f"query: {langs.src} token", f"key: {langs.src} token"
+    predicts = f"query → predicts {langs.tgt} token"
+    if kind == "decoder":
+        return predicts, f"key: {langs.tgt} input so far (<s> first)"
+    return predicts, f"key: {langs.src} token"
+
+
+def short_axis_titles(kind: Kind, langs: Languages) -> tuple[str, str]:
+    """(row title, column title) for small panels: "query (English)", "key (Spanish)"."""
+    rows = langs.src if kind == "encoder" else langs.tgt
+    cols = langs.tgt if kind == "decoder" else langs.src
+    return f"query ({rows})", f"key ({cols})"
+
+
+def captions(langs: Languages) -> dict[Kind, str]:
+    """One line under each view: what a row is, what a column is, what to notice."""
+    return {
+        "encoder": f"Each {langs.src} token (query, row) gathers information from every {langs.src} token "
+        "(keys, columns). Rows sum to 1.",
+        "decoder": f"Row i is computed at {langs.tgt} input token i (the key on the diagonal) and predicts the row's "
+        "label; it may look only at tokens already produced. Grey cells are the future: masked, exactly 0.",
+        "cross": f"Row i predicts {langs.tgt} token i and looks at the {langs.src} sentence. Much weight often lands "
+        "on </s> or the final period: a resting place, not a translation.",
+    }
+
+
+def source_label(langs: Languages) -> str:
+    return f"{langs.src} sentence" if langs.known else "Sentence to translate"
+
+
+def legend_markdown() -> str:
+    """The token legend as a Markdown list (the tokens in code spans, so ``<s>`` is never read as HTML)."""
+    return "\n".join(f"- `{token}` {meaning}" for token, meaning in TOKEN_LEGEND)
+
+
+def placeholder(langs: Languages) -> str:
+    """The empty text box's hint, in the source language when it is Spanish."""
+    hint = "Escribe una frase en español…" if langs.src_code == "es" else f"Type a {langs.src} sentence…"
+    return f"{hint} (a longer text is translated sentence by sentence)"

@@ -1,0 +1,62 @@
+"""The language pair of a model directory, read from the training configuration saved beside the weights."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from model.run_dir import TRAIN_CONFIG_FILE
+
+NAMES = {
+    "ar": "Arabic",
+    "ca": "Catalan",
+    "de": "German",
+    "en": "English",
+    "es": "Spanish",
+    "eu": "Basque",
+    "fr": "French",
+    "gl": "Galician",
+    "it": "Italian",
+    "ja": "Japanese",
+    "nl": "Dutch",
+    "pl": "Polish",
+    "pt": "Portuguese",
+    "ru": "Russian",
+    "tr": "Turkish",
+    "zh": "Chinese",
+}
+
+
+@dataclass(frozen=True)
+class Languages:
+    """Source and target language: codes as trained (empty when unknown) and names to show."""
+
+    src_code: str
+    tgt_code: str
+    src: str  # "Spanish", the code itself for a language not in NAMES, "source language" when unknown
+    tgt: str
+
+    @property
+    def known(self) -> bool:
+        return bool(self.src_code and self.tgt_code)
+
+
+UNKNOWN = Languages("", "", "source language", "target language")
+
+
+def name_of(code: str) -> str:
+    """English name of an ISO 639-1 code ("es" -> "Spanish"); other codes as written."""
+    return NAMES.get(code.strip().lower().split("-")[0].split("_")[0], code.strip())
+
+
+def languages(model_dir: Path) -> Languages:
+    """data.src_lang / data.tgt_lang of ``model_dir``'s train_config.json; UNKNOWN when missing or unreadable."""
+    try:
+        data = json.loads((Path(model_dir) / TRAIN_CONFIG_FILE).read_text(encoding="utf-8"))["data"]
+        src, tgt = str(data["src_lang"]).strip(), str(data["tgt_lang"]).strip()
+    except (OSError, ValueError, KeyError, TypeError):
+        return UNKNOWN
+    if not src or not tgt:
+        return UNKNOWN
+    return Languages(src, tgt, name_of(src), name_of(tgt))

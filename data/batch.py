@@ -68,17 +68,16 @@ class TrainingSet:
     def _clean(self) -> list[Example]:
         return encode_pairs(self.pairs, self.tokenizer, self.max_len)
 
-    def __len__(self) -> int:
-        return len(self.pairs)
-
     def epoch(self, epoch: int) -> list[Example]:
         if not self.noise.enabled and self.sampling_alpha <= 0:
             return self._clean
         rng = random.Random(self.seed * 1_000_003 + epoch)
         sources = [add_noise(p.src, self.noise, rng) for p in self.pairs]
-        if self.sampling_alpha <= 0:
-            src_ids = [self.tokenizer.encode_src(s) for s in sources]
-            return [Example(_truncate(ids, self.max_len), ex.tgt) for ids, ex in zip(src_ids, self._clean, strict=True)]
+        if self.sampling_alpha <= 0:  # only the sentences the noise changed need encoding again
+            return [
+                ex if s == p.src else Example(_truncate(self.tokenizer.encode_src(s), self.max_len), ex.tgt)
+                for s, p, ex in zip(sources, self.pairs, self._clean, strict=True)
+            ]
         spm.set_random_generator_seed(self.seed * 1_000_003 + epoch)
         t = self.tokenizer
         sample = {"enable_sampling": True, "alpha": self.sampling_alpha, "nbest_size": -1}

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from data import readers
 from data.config import FORMATS
+from data.noise import typed
 from data.readers import CorpusError, Pair, ReadReport
 
 # ----------------------------------------------------------------------------------------- reading
@@ -120,8 +121,6 @@ def clean(pairs: list[Pair], config: CleanConfig, report: ReadReport) -> list[Pa
 
 def typed_key(text: str) -> str:
     """Key that ignores how a sentence was typed (case, accents, ¿¡, final punctuation): for held-out lists."""
-    from data.noise import typed  # noise imports nothing from here; kept local to keep the cleaning code light
-
     return match_key(typed(normalise(text)))
 
 

@@ -14,7 +14,7 @@ import random
 import unicodedata
 from dataclasses import dataclass, fields
 
-from model.config import ConfigError
+from model.typed_config import ConfigError
 
 FINAL_PUNCTUATION = ".!?…;:"
 INVERTED_MARKS = "¿¡"

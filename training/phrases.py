@@ -7,12 +7,13 @@ extra spaces, it equals one of the answers: "Hello, world!" and "hello world" ar
 
 from __future__ import annotations
 
+import argparse
 import re
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
-from model.translate import DecodeOptions, Translator
+from model.translate import DEFAULT_MODEL, DecodeOptions, Translator
 
 EVERYDAY = Path(__file__).resolve().parent.parent / "data" / "everyday-es-en.tsv"
 _SPACE = re.compile(r"\s+")
@@ -75,10 +76,6 @@ def score_phrases(
 
 
 def main(argv: list[str] | None = None) -> int:
-    import argparse
-
-    from model.translate import DEFAULT_MODEL
-
     parser = argparse.ArgumentParser(prog="python -m training.phrases", description=__doc__.splitlines()[0])
     parser.add_argument("--model", type=Path, default=DEFAULT_MODEL, help="model directory")
     parser.add_argument("--phrases", type=Path, default=EVERYDAY, help="phrase list (source<TAB>answers)")

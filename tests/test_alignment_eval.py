@@ -152,12 +152,16 @@ def test_shift_att_joins_subwords_into_words_by_any_link() -> None:
 
 
 def test_eflomal_links_english_word_to_spanish_word(toy_corpus: Path) -> None:
+    """eflomal samples (seeded from /dev/urandom, no seed option): check the share of pairs it gets right,
+    which stays near 1.0 from run to run, rather than one sentence, which it misses now and then."""
     pytest.importorskip("eflomal")
     lines = toy_corpus.read_text(encoding="utf-8").splitlines()  # "El gato rojo 3.<TAB>The red cat 3."
     corpus = [(tokenize(en), tokenize(es)) for es, en in (line.split("\t") for line in lines)]
-    links = eflomal_links([*corpus, (["red", "cat", "7", "."], ["El", "gato", "rojo", "7", "."])])
-    assert len(links) == len(corpus) + 1
-    assert {(0, 2), (1, 1), (2, 3)} <= links[-1]  # (English, Spanish): red-rojo, cat-gato, 7-7
+    links = eflomal_links(corpus)
+    assert len(links) == len(corpus)
+    # (English, Spanish): red-rojo, cat-gato, 3-3
+    right = sum({(1, 2), (2, 1), (3, 3)} <= pair_links for pair_links in links)
+    assert right >= 0.9 * len(corpus)
 
 
 def test_without_eflomal_installed_its_row_is_skipped(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -289,3 +289,22 @@ def test_cosine_with_a_minutes_budget_follows_wall_clock_time() -> None:
     spent = Progress(step=60, elapsed=700.0, warmup_elapsed=60.0)
     assert lr_at(60, optim, time_budget_progress(spent, optim)) == pytest.approx(0.0, abs=1e-12)
     assert time_budget_progress(halfway, OptimConfig(max_minutes=0.0)) == 0.0
+
+
+def test_init_from_starts_with_the_parents_tokenizer_shape_and_weights(
+    tmp_path: Path, toy_corpus: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A second run started from a model directory: at lr 0 it evaluates exactly like its parent."""
+    parent = tmp_path / "parent"
+    assert main(tiny(toy_corpus, parent, "--optim.max_steps=20", "--run.eval_every=20")) == 0
+    child = tmp_path / "child"
+    assert main(tiny(toy_corpus, child, "--init-from", str(parent), "--optim.lr=0", "--optim.max_steps=5")) == 0
+    assert (child / "spm.model").read_bytes() == (parent / "spm.model").read_bytes()
+    assert ModelConfig.from_json_file(child / "config.json") == ModelConfig.from_json_file(parent / "config.json")
+    assert records(child, "eval")[-1]["dev_loss"] == pytest.approx(records(parent, "eval")[-1]["dev_loss"], abs=1e-5)
+    assert [r["step"] for r in records(child, "train")][0] <= 5  # the step count starts afresh
+    # The parent's shape wins; a --model.* override contradicting its weights is an error naming the key.
+    assert main(tiny(toy_corpus, tmp_path / "bad", "--init-from", str(parent), "--model.d_model=64")) == 2
+    assert "model.d_model" in capsys.readouterr().err
+    assert main(tiny(toy_corpus, tmp_path / "bad2", "--init-from", str(tmp_path / "nowhere"))) == 2
+    assert "nowhere" in capsys.readouterr().err

@@ -49,6 +49,9 @@ class RunConfig:
     dev_bleu_sentences: int = 500
     patience: int = 0  # evaluations without dev-loss improvement before stopping (0 = never)
     compile: bool = False
+    # A model directory to start from (fine-tuning, or a second cycle of the schedule): its tokenizer, model shape
+    # and weights; the optimizer, schedule and step count start fresh. Empty: random initial weights.
+    init_from: str = ""
 
     def __post_init__(self) -> None:
         check_at_least("run", self, ("log_every", "eval_every"))

@@ -27,7 +27,7 @@ from model.run_dir import (
     WEIGHTS_FILE,
     split_file,
 )
-from model.tokenizer import Tokenizer
+from model.tokenizer import Tokenizer, TokenizerError
 from model.transformer import Transformer
 from training import checkpoint, distributed
 from training.config import TrainConfig, build_train_config, load_train_config
@@ -105,6 +105,11 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, list[str]]:
     parser.add_argument("--corpus", action="append", default=[], help="parallel corpus file (repeatable)")
     parser.add_argument("--out", type=Path, required=True, help="run directory (becomes the model directory)")
     parser.add_argument(
+        "--init-from",
+        type=Path,
+        help="start from this model directory's tokenizer, shape and weights (same as --run.init_from=DIR)",
+    )
+    parser.add_argument(
         "--resume",
         action="store_true",
         help="continue exactly from the run's last saved state, with its saved configuration",
@@ -113,7 +118,10 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, list[str]]:
     bad = [a for a in rest if not (a.startswith("--") and "." in a.split("=")[0] and "=" in a)]
     if bad:
         parser.error(f"unrecognised arguments {bad}: overrides look like --optim.lr=5e-4")
-    return args, [a[2:] for a in rest]
+    overrides = [a[2:] for a in rest]
+    if args.init_from:
+        overrides.append(f"run.init_from={args.init_from}")
+    return args, overrides
 
 
 def resume_config(run_dir: Path, overrides: list[str]) -> TrainConfig:
@@ -148,7 +156,23 @@ def new_config(args: argparse.Namespace, overrides: list[str]) -> TrainConfig:
         raise ConfigError("no corpus: pass --corpus FILE (repeatable) or set data.corpora")
     if (args.out / checkpoint.STATE_FILE).exists() or (args.out / METRICS_LOG_FILE).exists():
         raise ConfigError(f"{args.out} already holds a training run: continue it with --resume, or choose a new --out")
+    if config.run.init_from:
+        config = dataclasses.replace(config, model=parent_shape(Path(config.run.init_from), overrides))
     return config
+
+
+def parent_shape(parent: Path, overrides: list[str]) -> ModelConfig:
+    """With run.init_from, the model's shape is the parent's: a --model.* override would contradict its weights."""
+    changed = [item.split("=")[0] for item in overrides if item.startswith("model.")]
+    if changed:
+        raise ConfigError(f"{', '.join(changed)}: the model's shape comes from run.init_from ({parent / CONFIG_FILE})")
+    if not (parent / WEIGHTS_FILE).is_file():
+        raise ConfigError(f"run.init_from: {parent / WEIGHTS_FILE} not found (expected a model directory)")
+    try:
+        Tokenizer.load(parent)
+    except TokenizerError as err:
+        raise ConfigError(f"run.init_from: {err}") from None
+    return ModelConfig.from_json_file(parent / CONFIG_FILE)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -171,7 +195,8 @@ def main(argv: list[str] | None = None) -> int:
             (run_dir / TRAIN_CONFIG_FILE).write_text(json.dumps(config.as_dict(), indent=2) + "\n")
             try:
                 if not args.resume:
-                    prepare_data(config.data, run_dir)
+                    parent = config.run.init_from
+                    prepare_data(config.data, run_dir, Tokenizer.load(Path(parent)) if parent else None)
             except CorpusError as err:
                 print(f"error: {err}", file=sys.stderr)
                 failed = True
@@ -187,7 +212,11 @@ def run(config: TrainConfig, env: distributed.Env, run_dir: Path, resume: bool) 
     tokenizer = Tokenizer.load(run_dir)
     parts = {name: read_split(split_file(run_dir, name)) for name in SPLITS}
     torch.manual_seed(config.optim.seed)
-    model = Transformer(model_config(config, tokenizer)).to(env.device)
+    model = Transformer(model_config(config, tokenizer))
+    if config.run.init_from and not resume:  # on --resume the saved state holds newer weights
+        load_weights(model, Path(config.run.init_from) / WEIGHTS_FILE)
+        log.info("initial weights: %s", Path(config.run.init_from) / WEIGHTS_FILE)
+    model = model.to(env.device)
     if env.is_main:
         (run_dir / CONFIG_FILE).write_text(model.config.to_json())
         log.info(

@@ -6,9 +6,13 @@ the row that outputs the word; "shift": the row where it is the decoder input), 
 intersection and grow-diag-final-and, and by Shift-Att (Chen et al. 2020). ``--dev`` picks each extraction's
 layer / head / reading / threshold; ``--gold`` is only scored. Beside them: the diagonal baseline, and eflomal
 trained on the model's training corpus (or ``--corpus``) plus the gold sentences, tokenised like the gold.
+A model trained with guided alignment (``optim.guided_alignment``) also gets a row for the head it taught, read
+as it was taught: argmax of the row that predicts each word.
+``--save`` stores the figures (never the gold text) in the model directory, where the app's alignment tab reads its
+best aligner from (``lab.alignment_result``).
 
     python -m bench.alignment --model checkpoints/es-en --gold ../shared/data/xl-wa-es/test.tsv \\
-        --dev ../shared/data/xl-wa-es/dev.tsv --json alignment.json
+        --dev ../shared/data/xl-wa-es/dev.tsv --json alignment.json --save
 """
 
 from __future__ import annotations
@@ -25,10 +29,14 @@ from typing import Any
 import torch
 from tqdm import tqdm
 
+from data.alignments import eflomal_links
 from data.corpus import read_corpus
 from lab.alignment_eval import GoldPair, Link, Score, diagonal, read_gold, score, tokenize
-from lab.alignment_methods import EXTRACTIONS, ForcedPair, Method, eflomal_links, force_decode, methods
+from lab.alignment_methods import EXTRACTIONS, ForcedPair, Method, force_decode, methods
+from lab.alignment_result import EFLOMAL, gold_file_of, save_alignment
+from model.config import from_dict
 from model.translate import DEFAULT_MODEL, Translator
+from training.config import TrainConfig
 from training_jobs.run_progress import CONFIG_FILE
 
 Extract = Callable[[ForcedPair], set[Link]]
@@ -68,6 +76,16 @@ def training_corpora(model_dir: Path) -> list[Path]:
     return [Path(p) for p in json.loads(path.read_text(encoding="utf-8")).get("data", {}).get("corpora", [])]
 
 
+def guided_head(model_dir: Path, n_layers: int) -> Method | None:
+    """The head guided alignment taught eflomal's links (from the saved training configuration), read as it was
+    taught: argmax of the row that predicts each word. None for a model trained without it."""
+    path = model_dir / CONFIG_FILE
+    if not path.is_file():
+        return None
+    guided = from_dict(TrainConfig, json.loads(path.read_text(encoding="utf-8"))).optim.guided_alignment
+    return Method("argmax", range(n_layers)[guided.layer], guided.head, "predicts") if guided.enabled else None
+
+
 def eflomal_record(corpora: list[Path], test: GoldSet, dev: GoldSet | None) -> tuple[dict[str, Any] | None, str]:
     """eflomal's record, trained on the corpora plus every gold sentence; or None and why it was skipped."""
     if not corpora:
@@ -81,7 +99,7 @@ def eflomal_record(corpora: list[Path], test: GoldSet, dev: GoldSet | None) -> t
     n = len(test.pairs)
     name = f"eflomal, grow-diag-final-and ({len(corpus):,} corpus + {len(gold)} gold pairs)"
     on_dev = score(ours[n:], [p.links for p in dev.pairs]) if dev else None
-    return record(name, score(ours[:n], [p.links for p in test.pairs]), on_dev), ""
+    return record(name, score(ours[:n], [p.links for p in test.pairs]), on_dev, baseline=EFLOMAL), ""
 
 
 def print_table(title: str, records: list[dict[str, Any]]) -> None:
@@ -101,8 +119,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--no-eflomal", action="store_true", help="leave the eflomal row out")
     parser.add_argument("--json", type=Path, default=None, help="write the records as a JSON list here")
+    parser.add_argument("--save", action="store_true", help="store the figures in the model directory (needs --dev)")
+    parser.add_argument("--benchmark", default="XL-WA", help="the gold data's name, as the app shows it")
     parser.add_argument("--threads", type=int, default=0, help="torch threads (0 = torch's default)")
     args = parser.parse_args(argv)
+    if args.save and not args.dev:
+        parser.error("--save needs --dev: the stored result names the layer and head chosen on dev")
     if args.threads:
         torch.set_num_threads(args.threads)
     started = time.perf_counter()
@@ -113,12 +135,18 @@ def main(argv: list[str] | None = None) -> int:
     def diag(f: ForcedPair) -> set[Link]:
         return diagonal(*f.shape)
 
-    summary = [record("diagonal (same relative position)", test.score(diag), dev.score(diag) if dev else None)]
+    diagonal_dev = dev.score(diag) if dev else None
+    summary = [record("diagonal (same relative position)", test.score(diag), diagonal_dev, baseline="diagonal")]
     candidates = methods(translator.model.config.n_decoder_layers, translator.model.config.n_heads)
     if dev:
         for group in candidates.values():
             best = min(group, key=lambda m: dev.score(m.links).aer)  # the first on ties
             summary.append(measure(best, test, dev, chosen_on_dev=True, **best.fields()))
+    taught = guided_head(args.model, translator.model.config.n_decoder_layers)
+    if taught:
+        on_dev = dev.score(taught.links) if dev else None
+        name = f"guided alignment's head: {taught.name}"
+        summary.append(record(name, test.score(taught.links), on_dev, guided_alignment=True, **taught.fields()))
     grid = [measure(m, test, dev, **m.fields()) for m in candidates["argmax"] + candidates["Shift-Att"]]
     attention_s = time.perf_counter() - started
     corpora = args.corpus or training_corpora(args.model)
@@ -135,10 +163,13 @@ def main(argv: list[str] | None = None) -> int:
     if dev is None:
         print("No --dev: nothing chosen, only the fixed readings are reported.")
     print(f"Time: {attention_s:.0f} s model and attention, {time.perf_counter() - started:.0f} s in all.")
+    names = {r["method"] for r in summary}
+    records = summary + [r for r in grid if r["method"] not in names]
     if args.json:
-        names = {r["method"] for r in summary}
-        records = summary + [r for r in grid if r["method"] not in names]
         args.json.write_text(json.dumps(records, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    if args.save and dev:
+        gold = gold_file_of(args.gold, len(test.pairs)), gold_file_of(args.dev, len(dev.pairs))
+        print(f"Stored in {save_alignment(args.model, args.benchmark, records, *gold)}")
     return 0
 
 

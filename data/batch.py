@@ -10,6 +10,7 @@ import sentencepiece as spm
 import torch
 from torch import Tensor
 
+from data.alignments import Link, attention_target
 from data.corpus import Pair
 from data.noise import NoiseConfig, add_noise
 from model.tokenizer import Tokenizer
@@ -19,6 +20,7 @@ from model.tokenizer import Tokenizer
 class Example:
     src: list[int]  # x1 … xS </s>
     tgt: list[int]  # y1 … yT </s>
+    links: tuple[Link, ...] = ()  # guided alignment: (target piece, source piece) links; () = none this epoch
 
 
 @dataclass(frozen=True)
@@ -27,6 +29,7 @@ class Batch:
     tgt_in: Tensor  # (B, T): <s> y1 … yT
     tgt_out: Tensor  # (B, T): y1 … yT </s>
     n_tgt_tokens: int  # real (non-pad) target tokens
+    alignment: Tensor | None = None  # (B, T, S): guided alignment's target rows (data/alignments.py), or None
 
     def to(self, device: torch.device) -> Batch:
         return Batch(
@@ -34,6 +37,7 @@ class Batch:
             self.tgt_in.to(device, non_blocking=True),
             self.tgt_out.to(device, non_blocking=True),
             self.n_tgt_tokens,
+            None if self.alignment is None else self.alignment.to(device, non_blocking=True),
         )
 
 
@@ -55,6 +59,8 @@ class TrainingSet:
     ``noise`` (see data/noise.py) changes the Spanish side only. ``sampling_alpha`` > 0 turns on SentencePiece
     subword sampling (Kudo 2018) on both sides. Both draw from (seed, epoch) alone, so an epoch's examples are
     the same after ``--resume`` and on every process. With neither, every epoch is the same list, encoded once.
+    ``links`` (guided alignment) holds eflomal's links of each pair's clean pieces: an example keeps them only
+    while its source is the clean one (a noised source has other pieces).
     """
 
     pairs: list[Pair]
@@ -63,10 +69,14 @@ class TrainingSet:
     noise: NoiseConfig = field(default_factory=NoiseConfig)
     sampling_alpha: float = 0.0
     seed: int = 1
+    links: list[tuple[Link, ...]] | None = None  # one per pair, or None without guided alignment
 
     @cached_property
     def _clean(self) -> list[Example]:
-        return encode_pairs(self.pairs, self.tokenizer, self.max_len)
+        examples = encode_pairs(self.pairs, self.tokenizer, self.max_len)
+        if self.links is None:
+            return examples
+        return [Example(e.src, e.tgt, links) for e, links in zip(examples, self.links, strict=True)]
 
     def epoch(self, epoch: int) -> list[Example]:
         if not self.noise.enabled and self.sampling_alpha <= 0:
@@ -118,8 +128,8 @@ def batch_indices(
     return batches
 
 
-def collate(examples: list[Example], pad_id: int, bos_id: int) -> Batch:
-    """Pad a list of examples into one Batch."""
+def collate(examples: list[Example], pad_id: int, bos_id: int, alignment: bool = False) -> Batch:
+    """Pad a list of examples into one Batch; with ``alignment``, guided alignment's target rows too."""
     b = len(examples)
     s = max(len(e.src) for e in examples)
     t = max(len(e.tgt) for e in examples)
@@ -130,7 +140,12 @@ def collate(examples: list[Example], pad_id: int, bos_id: int) -> Batch:
         src[row, : len(e.src)] = torch.tensor(e.src)
         tgt_in[row, : len(e.tgt)] = torch.tensor([bos_id] + e.tgt[:-1])
         tgt_out[row, : len(e.tgt)] = torch.tensor(e.tgt)
-    return Batch(src, tgt_in, tgt_out, sum(len(e.tgt) for e in examples))
+    targets = None
+    if alignment:
+        targets = torch.zeros(b, t, s)  # (B, T, S): padded rows and columns stay zero (not supervised)
+        for row, e in enumerate(examples):
+            targets[row, : len(e.tgt), : len(e.src)] = attention_target(e.links, len(e.tgt), len(e.src))
+    return Batch(src, tgt_in, tgt_out, sum(len(e.tgt) for e in examples), targets)
 
 
 def padding_fraction(examples: list[Example], batches: list[list[int]]) -> float:

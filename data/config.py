@@ -16,9 +16,10 @@ FORMATS: tuple[str, ...] = get_args(Format)
 class DataConfig:
     corpora: tuple[str, ...] = ()
     format: Format = "auto"
-    src_lang: str = "es"
+    src_lang: str = "es"  # the corpus pair as read: a TSV's first column, PREFIX.es of a Moses pair, ...
     tgt_lang: str = "en"
     columns: tuple[str, ...] = ()  # languages of the tsv/anki columns in order, e.g. ["en", "es"]; () = format default
+    reverse: bool = False  # train the other direction, tgt_lang -> src_lang: every pair swapped after the split
     skip_bad_lines: bool = False
     vocab_size: int = 8000
     joint_vocab: bool = True
@@ -36,3 +37,23 @@ class DataConfig:
     def __post_init__(self) -> None:
         if not 0.0 <= self.sampling_alpha <= 1.0:
             raise ConfigError(f"data.sampling_alpha must be in [0, 1], got {self.sampling_alpha!r}")
+        for name in ("src_lang", "tgt_lang"):
+            if not getattr(self, name).strip():
+                raise ConfigError(f"data.{name} must name a language (e.g. 'es'), got {getattr(self, name)!r}")
+        if self.src_lang == self.tgt_lang:
+            raise ConfigError(f"data.src_lang and data.tgt_lang are both {self.src_lang!r}")
+        if self.columns and (self.columns.count(self.src_lang) != 1 or self.columns.count(self.tgt_lang) != 1):
+            raise ConfigError(
+                f"data.columns {list(self.columns)} must name data.src_lang {self.src_lang!r} and data.tgt_lang "
+                f"{self.tgt_lang!r} exactly once each (the corpus as read: data.reverse swaps afterwards)"
+            )
+
+    @property
+    def direction(self) -> tuple[str, str]:
+        """(source, target) language codes of the trained model."""
+        return direction(self.src_lang, self.tgt_lang, self.reverse)
+
+
+def direction(src_lang: str, tgt_lang: str, reverse: bool) -> tuple[str, str]:
+    """(source, target) of a model trained on a ``src_lang``/``tgt_lang`` corpus: swapped by ``data.reverse``."""
+    return (tgt_lang, src_lang) if reverse else (src_lang, tgt_lang)

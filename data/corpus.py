@@ -197,6 +197,12 @@ def split(pairs: list[Pair], dev_size: int, test_size: int, seed: int = 1234) ->
     return Split(train, held["dev"], held["test"])
 
 
+def swapped(parts: Split) -> Split:
+    """Every pair the other way round (``data.reverse``): the same split, the target sentences now the source."""
+    train, dev, test = ([Pair(p.tgt, p.src, p.origin) for p in part] for part in (parts.train, parts.dev, parts.test))
+    return Split(train, dev, test)
+
+
 def write_pairs(pairs: list[Pair], path: Path) -> None:
     """Write ``src<TAB>tgt`` lines (the project's own TSV layout); the pairs must be cleaned (no tabs, newlines)."""
     for index, pair in enumerate(pairs):

@@ -15,11 +15,9 @@ from pathlib import Path
 import numpy as np
 import sentencepiece as spm
 
+from data.alignments import Link  # (target word, source word)
 from lab.alignment import hard_links
 from lab.words import merge_columns, merge_rows
-
-Link = tuple[int, int]  # (target word, source word)
-NEIGHBOURS = ((-1, 0), (0, -1), (1, 0), (0, 1), (-1, -1), (-1, 1), (1, -1), (1, 1))
 
 
 class GoldFormatError(ValueError):
@@ -194,30 +192,3 @@ def subword_argmax(rows: np.ndarray, target_words: Sequence[int], source_words: 
     """Shift-Att's induction (Chen et al. 2020): each target subword's row argmax over the source subwords;
     two words are aligned when any of their subwords are. Pass the "shift" rows, source EOS dropped."""
     return {(target_words[i], source_words[j]) for i, j in enumerate(rows.argmax(axis=-1))} if rows.size else set()
-
-
-def grow_diag_final_and(forward: set[Link], backward: set[Link]) -> set[Link]:
-    """Koehn et al.'s symmetrisation: start from the intersection, grow into neighbouring union links that
-    cover a new row or column, then add directional links whose row and column are both still unaligned."""
-    union, links = forward | backward, forward & backward
-    rows, cols = {i for i, _ in links}, {j for _, j in links}
-
-    def add(i: int, j: int) -> None:
-        links.add((i, j))
-        rows.add(i)
-        cols.add(j)
-
-    grown = True
-    while grown:
-        grown = False
-        for i, j in sorted(links):
-            for di, dj in NEIGHBOURS:
-                n = (i + di, j + dj)
-                if n in union and n not in links and (n[0] not in rows or n[1] not in cols):
-                    add(*n)
-                    grown = True
-    for direction in (forward, backward):
-        for i, j in sorted(direction):
-            if i not in rows and j not in cols:
-                add(i, j)
-    return links

@@ -1,23 +1,23 @@
-"""The aligners the alignment bench compares: readings of the model's cross-attention, and eflomal."""
+"""The attention aligners the alignment bench compares: readings of the model's cross-attention (eflomal, the
+statistical aligner beside them, lives in data/alignments.py)."""
 
 from __future__ import annotations
 
-import tempfile
-from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 
+from data.alignments import grow_diag_final_and
 from lab.alignment import READINGS, Reading, target_rows
 from lab.alignment_eval import (
     GoldPair,
     Link,
+    Score,
     column_argmax,
-    grow_diag_final_and,
     piece_words,
     row_argmax,
+    score,
     subword_argmax,
     threshold,
     word_matrix,
@@ -114,6 +114,20 @@ class Method:
             "threshold": self.tau,
         }
 
+    @classmethod
+    def from_fields(cls, fields: dict[str, Any]) -> Method:
+        """The method ``fields()`` describes (a stored bench record); KeyError or ValueError when it is not one."""
+        extraction, reading, head = fields["extraction"], fields["reading"], fields["head_index"]
+        if extraction not in EXTRACTIONS or reading not in READINGS:
+            raise ValueError(f"unknown extraction {extraction!r} or reading {reading!r}")
+        tau = fields.get("threshold")
+        layer = int(fields["layer_index"])
+        return cls(extraction, layer, None if head is None else int(head), reading, None if tau is None else float(tau))
+
+    def score_on(self, pair: ForcedPair, gold: GoldPair) -> Score:
+        """Precision, recall and AER of this method on one gold pair, counted as the bench counts a whole set."""
+        return score([self.links(pair)], [gold.links])
+
 
 def methods(n_layers: int, n_heads: int) -> dict[Extraction, list[Method]]:
     """Every candidate of each extraction; dev picks one per extraction."""
@@ -126,30 +140,3 @@ def methods(n_layers: int, n_heads: int) -> dict[Extraction, list[Method]]:
         "grow-diag-final-and": [Method("grow-diag-final-and", *r) for r in readouts],
         "Shift-Att": [Method("Shift-Att", layer, None, "shift") for layer in range(n_layers)],
     }
-
-
-def read_links(path: Path) -> list[set[Link]]:
-    """Pharaoh-format links (``i-j`` per pair, one line per sentence)."""
-    lines = path.read_text(encoding="utf-8").splitlines()
-    return [{(int(i), int(j)) for i, j in (x.split("-") for x in line.split())} for line in lines]
-
-
-def eflomal_links(pairs: Sequence[tuple[Sequence[str], Sequence[str]]]) -> list[set[Link]] | None:
-    """eflomal (Östling & Tiedemann 2016) on (target tokens, source tokens) pairs, both directions symmetrised
-    with grow-diag-final-and; one link set per pair, or None when the package is not installed."""
-    try:
-        from eflomal import Aligner
-    except ImportError:
-        return None
-    with tempfile.TemporaryDirectory() as tmp:
-        forward, backward = Path(tmp) / "forward", Path(tmp) / "backward"
-        Aligner().align(
-            [" ".join(target) for target, _ in pairs],
-            [" ".join(source) for _, source in pairs],
-            links_filename_fwd=str(forward),
-            links_filename_rev=str(backward),
-        )
-        forward_links, backward_links = read_links(forward), read_links(backward)
-    if not len(forward_links) == len(backward_links) == len(pairs):
-        raise RuntimeError(f"eflomal returned {len(forward_links)}/{len(backward_links)} lines for {len(pairs)} pairs")
-    return [grow_diag_final_and(f, b) for f, b in zip(forward_links, backward_links, strict=True)]

@@ -8,7 +8,7 @@ import numpy as np
 
 # Positional patterns, each a key position per row: the row's own position, the one before, the first, the last.
 PATTERNS = ("self", "previous token", "first token", "last token")  # self-attention: keys are the same sequence
-CROSS_PATTERNS = ("same position", "position before", "first Spanish token", "Spanish </s>")  # keys: the source
+CROSS_PATTERNS = ("same position", "position before", "first source token", "source </s>")  # keys: the source
 BROAD = "broad"  # spreads its weight: on average no key gets half of it
 CONTENT = "content"  # sharp, but on different positions from row to row: depends on the words
 LABELS = (*PATTERNS, *CROSS_PATTERNS, BROAD, CONTENT)
@@ -37,7 +37,7 @@ def pattern(weights: np.ndarray, allowed: np.ndarray, names: tuple[str, ...] = P
     """Label one head's (rows, cols) map; ``allowed`` (rows, cols) marks the keys each row may attend to.
 
     ``names`` words the four positional patterns: PATTERNS for self-attention, CROSS_PATTERNS for cross-attention
-    (where key position i is a Spanish token, not the row's own token).
+    (where key position i is a source token, not the row's own token).
     """
     n_allowed = allowed.sum(axis=1)
     rows = np.flatnonzero(n_allowed >= 2)  # a row with one possible key tells nothing

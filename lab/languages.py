@@ -6,6 +6,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from data.config import direction
 from model.run_dir import TRAIN_CONFIG_FILE
 
 NAMES = {
@@ -51,10 +52,11 @@ def name_of(code: str) -> str:
 
 
 def languages(model_dir: Path) -> Languages:
-    """data.src_lang / data.tgt_lang of ``model_dir``'s train_config.json; UNKNOWN when missing or unreadable."""
+    """The model's direction from ``model_dir``'s train_config.json (data.src_lang / data.tgt_lang, swapped by
+    data.reverse); UNKNOWN when missing or unreadable."""
     try:
         data = json.loads((Path(model_dir) / TRAIN_CONFIG_FILE).read_text(encoding="utf-8"))["data"]
-        src, tgt = str(data["src_lang"]).strip(), str(data["tgt_lang"]).strip()
+        src, tgt = direction(str(data["src_lang"]).strip(), str(data["tgt_lang"]).strip(), data.get("reverse") is True)
     except (OSError, ValueError, KeyError, TypeError):
         return UNKNOWN
     if not src or not tgt:

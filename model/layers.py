@@ -142,22 +142,25 @@ class DecoderLayer(nn.Module):
         tgt_mask: Tensor | None,
         need_weights: bool = False,
         cache: KVCache | None = None,
+        need_cross_weights: bool = False,
     ) -> tuple[Tensor, Tensor | None, Tensor | None]:
         """y: (B, T, d_model), the decoder input at the T positions after those in ``cache`` (all of them without one).
 
-        Returns y and, if ``need_weights``, self weights (B, H, T, past + T) and cross weights (B, H, T, S).
+        Returns y and, if ``need_weights``, self weights (B, H, T, past + T) and cross weights (B, H, T, S);
+        ``need_cross_weights`` asks for the cross weights alone (guided alignment), self-attention staying fused.
         ``memory`` (B, S, d_model) is needed only without a cache; ``tgt_mask`` (1 or B, 1, T, past + T).
         """
+        need_cross = need_weights or need_cross_weights
         if self.pre_norm:  # pre-norm: x + Sublayer(LayerNorm(x))
             attn_out, self_w = self.masked_self_attention(self.self_attn_norm(y), tgt_mask, need_weights, cache)
             y = y + self.dropout(attn_out)
-            attn_out, cross_w = self.cross_attention(self.cross_attn_norm(y), memory, src_mask, need_weights, cache)
+            attn_out, cross_w = self.cross_attention(self.cross_attn_norm(y), memory, src_mask, need_cross, cache)
             y = y + self.dropout(attn_out)
             y = y + self.dropout(self.ffn(self.ffn_norm(y)))
         else:  # post-norm, the paper's: LayerNorm(x + Sublayer(x))
             attn_out, self_w = self.masked_self_attention(y, tgt_mask, need_weights, cache)
             y = self.self_attn_norm(y + self.dropout(attn_out))
-            attn_out, cross_w = self.cross_attention(y, memory, src_mask, need_weights, cache)
+            attn_out, cross_w = self.cross_attention(y, memory, src_mask, need_cross, cache)
             y = self.cross_attn_norm(y + self.dropout(attn_out))
             y = self.ffn_norm(y + self.dropout(self.ffn(y)))
         return y, self_w, cross_w

@@ -20,11 +20,13 @@ JOINT_TOKENIZER_FILE = "spm.model"  # one SentencePiece model for both languages
 SRC_TOKENIZER_FILE = "spm.src.model"
 TGT_TOKENIZER_FILE = "spm.tgt.model"
 MODEL_CARD_FILE = "MODEL_CARD.md"
+ALIGNMENT_FILE = "alignment.json"  # bench.alignment --save: its figures on gold alignments, the app's default aligner
 
 # What training writes beside it (a run directory).
 TRAIN_CONFIG_FILE = "train_config.json"  # TrainConfig: what --resume and bench.quality rebuild from
 DATA_REPORT_FILE = "data_report.json"  # pairs read, kept, skipped by reason; split sizes and sha256
 SPLITS_DIR = "splits"  # train.tsv, dev.tsv, test.tsv
+TRAIN_LINKS_FILE = "train.align"  # in splits/, guided alignment: eflomal's piece links, a Pharaoh line per pair
 METRICS_LOG_FILE = "metrics.jsonl"  # one record per line, "kind" is one of the two below
 TRAIN_RECORD, EVAL_RECORD = "train", "eval"
 RESULT_FILE = "metrics.json"  # written when training has finished and the test split is scored
@@ -44,6 +46,11 @@ RUNS_ENV = "LAB_RUNS_DIR"
 def split_file(run_dir: Path, name: str) -> Path:
     """``splits/{train,dev,test}.tsv`` of a run."""
     return Path(run_dir) / SPLITS_DIR / f"{name}.tsv"
+
+
+def train_links_file(run_dir: Path) -> Path:
+    """``splits/train.align`` of a run (guided alignment)."""
+    return Path(run_dir) / SPLITS_DIR / TRAIN_LINKS_FILE
 
 
 def runs_folder(environ: Mapping[str, str] = os.environ) -> Path:

@@ -22,7 +22,7 @@ class Encoded(NamedTuple):
 class Decoded(NamedTuple):
     hidden: Tensor  # (B, T, d_model), final-norm applied
     self_weights: tuple[Tensor, ...] | None  # per layer (B, H, T, past + T)
-    cross_weights: tuple[Tensor, ...] | None  # per layer (B, H, T, S)
+    cross_weights: tuple[Tensor | None, ...] | None  # per layer (B, H, T, S); see decode's cross_weights_layer
 
 
 class Step(NamedTuple):
@@ -94,12 +94,16 @@ class Transformer(nn.Module):
         src_mask: Tensor,
         need_weights: bool = False,
         caches: tuple[KVCache, ...] | None = None,
+        cross_weights_layer: int | None = None,
     ) -> Decoded:
         """The decoder stack, teacher-forced or step by step: tgt_in (B, T) = BOS y1 … y(T-1); row i predicts y(i+1).
 
         Without ``caches`` this is the full pass over ``tgt_in``. With them, ``tgt_in`` holds the next positions
         after those already cached (one per step when decoding), whose keys/values are read from the caches and
         extended in place; ``memory`` is then unused (the caches hold its keys/values).
+        ``cross_weights_layer`` (an index into the decoder layers, negative from the top) returns that layer's
+        cross weights even without ``need_weights``, None at the other layers: guided alignment supervises them
+        while every other attention keeps the fused kernel.
         """
         past = 0 if caches is None else caches[0].length
         t = tgt_in.size(1)
@@ -108,14 +112,16 @@ class Transformer(nn.Module):
         else:  # the cached positions are all visible; only new positions after the first need a mask
             tgt_mask = causal_mask(t, tgt_in.device, past) if t > 1 else None  # (1, 1, T, past + T)
         y = self.embed(tgt_in, self.tgt_embed, self.tgt_pos, offset=past)
+        n_layers = len(self.decoder_layers)
+        wanted = None if cross_weights_layer is None else range(n_layers)[cross_weights_layer]  # IndexError if out
         self_ws, cross_ws = [], []
         for i, layer in enumerate(self.decoder_layers):
             cache = None if caches is None else caches[i]
-            y, self_w, cross_w = layer(y, memory, src_mask, tgt_mask, need_weights, cache)
+            y, self_w, cross_w = layer(y, memory, src_mask, tgt_mask, need_weights, cache, i == wanted)
             self_ws.append(self_w)
             cross_ws.append(cross_w)
         if not need_weights:
-            return Decoded(self.decoder_norm(y), None, None)
+            return Decoded(self.decoder_norm(y), None, None if wanted is None else tuple(cross_ws))
         return Decoded(self.decoder_norm(y), tuple(self_ws), tuple(cross_ws))
 
     def decode_step(

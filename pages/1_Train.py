@@ -15,8 +15,11 @@ import streamlit as st
 
 from data.config import FORMATS
 from data.corpus import CleanConfig
+from lab.languages import name_of
 from training_jobs import job_lock, jobs
 from training_jobs.corpus_check import (
+    SRC_LANG,
+    TGT_LANG,
     CorpusCheck,
     CorpusError,
     CorpusSource,
@@ -115,10 +118,18 @@ def _column_pickers(labels: list[str], default: tuple[int, int]) -> tuple[int, i
     left, right = st.columns(2)
     options = list(range(len(labels)))
     src = left.selectbox(
-        "Source (Spanish) column", options, index=default[0], key="src_column", format_func=lambda i: labels[i]
+        f"Source ({name_of(SRC_LANG)}) column",
+        options,
+        index=default[0],
+        key="src_column",
+        format_func=lambda i: labels[i],
     )
     tgt = right.selectbox(
-        "Target (English) column", options, index=default[1], key="tgt_column", format_func=lambda i: labels[i]
+        f"Target ({name_of(TGT_LANG)}) column",
+        options,
+        index=default[1],
+        key="tgt_column",
+        format_func=lambda i: labels[i],
     )
     return src, tgt
 
@@ -139,16 +150,19 @@ def choose_source(runs_dir: Path, max_mb: int) -> CorpusSource | str | None:
     if kind == SOURCES[1]:
         left, right = st.columns(2)
         with left:
-            src = staged_upload("upload_src", "Spanish (source) sentences, one per line", max_mb, staging, None)
+            src_label = f"{name_of(SRC_LANG)} (source) sentences, one per line"
+            src = staged_upload("upload_src", src_label, max_mb, staging, None)
         with right:
-            tgt = staged_upload("upload_tgt", "English (target) sentences, the same lines", max_mb, staging, None)
+            tgt_label = f"{name_of(TGT_LANG)} (target) sentences, the same lines"
+            tgt = staged_upload("upload_tgt", tgt_label, max_mb, staging, None)
         for saved in (src, tgt):
             if isinstance(saved, str):
                 return saved
         if src is None or tgt is None:
             return None
-        folder = stage_files({"corpus.es": src[0].read_bytes(), "corpus.en": tgt[0].read_bytes()}, staging)
-        shown_as = ((str(folder / "corpus.es"), src[1]), (str(folder / "corpus.en"), tgt[1]))
+        src_file, tgt_file = f"corpus.{SRC_LANG}", f"corpus.{TGT_LANG}"  # a Moses pair, as the checker reads it
+        folder = stage_files({src_file: src[0].read_bytes(), tgt_file: tgt[0].read_bytes()}, staging)
+        shown_as = ((str(folder / src_file), src[1]), (str(folder / tgt_file), tgt[1]))
         return CorpusSource(folder / "corpus", "moses", None, shown_as)
     return choose_server_file(staging)
 

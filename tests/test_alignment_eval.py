@@ -10,12 +10,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from data.alignments import eflomal_links, grow_diag_final_and
 from lab.alignment_eval import (
     GoldFormatError,
     column_argmax,
     detokenize,
     diagonal,
-    grow_diag_final_and,
     piece_words,
     read_gold,
     row_argmax,
@@ -25,7 +25,7 @@ from lab.alignment_eval import (
     tokenize,
     word_matrix,
 )
-from lab.alignment_methods import Method, eflomal_links, forced_pair
+from lab.alignment_methods import Method, forced_pair
 from model.tokenizer import WORD_START, Tokenizer
 
 SHIPPED = Path(__file__).resolve().parent.parent / "checkpoints" / "es-en"
@@ -153,7 +153,7 @@ def test_shift_att_joins_subwords_into_words_by_any_link() -> None:
 
 def test_eflomal_links_english_word_to_spanish_word(toy_corpus: Path) -> None:
     """eflomal samples (seeded from /dev/urandom, no seed option): check the share of pairs it gets right,
-    which stays near 1.0 from run to run, rather than one sentence, which it misses now and then."""
+    (0.82 to 1.0 over 40 runs), rather than one sentence, which it misses now and then."""
     pytest.importorskip("eflomal")
     lines = toy_corpus.read_text(encoding="utf-8").splitlines()  # "El gato rojo 3.<TAB>The red cat 3."
     corpus = [(tokenize(en), tokenize(es)) for es, en in (line.split("\t") for line in lines)]
@@ -161,7 +161,7 @@ def test_eflomal_links_english_word_to_spanish_word(toy_corpus: Path) -> None:
     assert len(links) == len(corpus)
     # (English, Spanish): red-rojo, cat-gato, 3-3
     right = sum({(1, 2), (2, 1), (3, 3)} <= pair_links for pair_links in links)
-    assert right >= 0.9 * len(corpus)
+    assert right >= 0.7 * len(corpus)  # 0.82–1.0 over 40 runs; a diagonal aligner gets 0
 
 
 def test_without_eflomal_installed_its_row_is_skipped(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -196,3 +196,29 @@ def test_bench_writes_one_record_per_method(tmp_path: Path, toy_corpus: Path) ->
         "Shift-Att",
     }
     assert all(0.0 <= r["aer"] <= 1.0 and r["aer"] == pytest.approx(r["dev_aer"]) for r in chosen)
+
+
+def test_bench_scores_the_head_guided_alignment_taught(tmp_path: Path) -> None:
+    """A model trained with optim.guided_alignment gets a row for its taught head ("predicts" rows, argmax), equal
+    to that head's cell of the grid. (The shipped weights stand in for such a model: only the row is checked.)"""
+    from bench.alignment import guided_head, main
+    from lab.alignment_methods import Method
+
+    model = tmp_path / "model"
+    model.mkdir()
+    for name in ("config.json", "model.safetensors", "spm.model"):
+        (model / name).symlink_to(SHIPPED / name)
+    saved = json.loads((SHIPPED / "train_config.json").read_text(encoding="utf-8"))
+    assert guided_head(SHIPPED, 3) is None  # trained without it
+    saved["optim"]["guided_alignment"] = {"weight": 0.05, "layer": -2, "head": 0}
+    (model / "train_config.json").write_text(json.dumps(saved), encoding="utf-8")
+    assert guided_head(model, 3) == Method("argmax", 1, 0, "predicts")
+    gold = tmp_path / "gold.tsv"
+    gold.write_text("The black cat is sleeping .\tEl gato negro está durmiendo .\t0-0 1-2 2-1 3-3 4-4 5-5\n")
+    out = tmp_path / "alignment.json"
+    assert main(["--model", str(model), "--gold", str(gold), "--no-eflomal", "--json", str(out)]) == 0
+    records = json.loads(out.read_text(encoding="utf-8"))
+    (taught,) = [r for r in records if r.get("guided_alignment")]
+    assert taught["method"] == "guided alignment's head: layer 2, head 1, predicts: argmax"
+    (cell,) = [r for r in records if r["method"] == "layer 2, head 1, predicts: argmax"]
+    assert (taught["precision"], taught["recall"], taught["aer"]) == (cell["precision"], cell["recall"], cell["aer"])

@@ -229,7 +229,7 @@ def test_cross_attention_head_summary_does_not_speak_of_self(model_env: Path) ->
     at.radio(key="summary_kind").set_value("cross").run()
     assert not at.exception
     caption = next(c.value for c in at.caption if "Entropy" in c.value)
-    assert "self" not in caption and "Spanish" in caption
+    assert "self" not in caption and "first source token" in caption and "Spanish" not in caption
 
 
 @pytest.mark.parametrize(
@@ -500,10 +500,15 @@ def test_language_names_come_from_the_model_directory(
     at = translate(start(), "O gato vermelho 3.")
     assert at.title[0].value.startswith("Portuguese → English")
     assert at.text_area(key="source").label == "Portuguese sentence"
-    views = [view(at, kind) for kind in KIND_TITLES]  # the alignment chart (viz/alignment.py) still says Spanish
+    views = [view(at, kind) for kind in KIND_TITLES]
     words = [c.value for c in at.caption] + [at.title[0].value] + [json.dumps(s) for s in views]
     assert not [w for w in words if "Spanish" in w]
     assert "Portuguese" in view(at, "cross")["encoding"]["x"]["title"]
+    at.session_state["view"] = "Alignment"
+    at.run()
+    (alignment,) = titled(at, "Alignment")
+    assert "Portuguese" in json.dumps(alignment) and "Spanish" not in json.dumps(alignment)
+    assert "Spanish" not in " ".join(c.value for c in at.caption)
 
 
 def test_positional_encoding_as_curves(model_env: Path) -> None:

@@ -24,7 +24,6 @@ from lab.heads import BROAD, CONTENT, CROSS_PATTERNS, PATTERNS, pattern, row_ent
 from lab.maps import KINDS, SentenceMaps, pick, problems, to_json
 from lab.request import Request, changes, stale_note
 from lab.sentences import MAX_PIECE, fit, pieces, sentences
-from lab.steps import n_steps, step_at
 from lab.views import MAX_GRID_CELLS, MAX_MAP_CELLS, MapView, grid_plan, map_view, too_big
 from lab.words import merge_columns, merge_mask, merge_rows, word_groups, word_labels
 from model.translate import DecodeOptions, Translator
@@ -202,7 +201,7 @@ def test_cross_attention_heads_are_named_in_cross_attention_words() -> None:
     assert summarize(eye, no_mask, cross=True)[0].label == "same position"
     assert summarize(eye, no_mask)[0].label == "self"
     last = np.broadcast_to(np.eye(6)[[5] * 6], (1, 1, 6, 6))
-    assert summarize(last, no_mask, cross=True)[0].label == "Spanish </s>"
+    assert summarize(last, no_mask, cross=True)[0].label == "source </s>"
     maps = synthetic_maps(seed=3)
     for weights in (maps.cross, np.broadcast_to(np.eye(6)[[0, 0, 1, 2, 3, 4]], (1, 1, 6, 6))):
         labels = {h.label for h in summarize(weights, maps.future("cross"), cross=True)}
@@ -217,23 +216,6 @@ def test_summarize_covers_every_layer_and_head_and_respects_the_mask() -> None:
     assert all(h.entropy >= 0 for h in out)
     causal_self = np.broadcast_to(np.eye(6), (1, 1, 6, 6))
     assert summarize(causal_self, maps.future("decoder"))[0].label == "self"
-
-
-# --- step by step ---
-
-
-def test_steps_show_what_was_generated_and_the_rows_of_that_step() -> None:
-    maps = synthetic_maps()
-    assert n_steps(maps) == len(TGT_OUT)
-    for step in range(n_steps(maps)):
-        s = step_at(maps, step, layer=1, head=0)
-        assert s.generated == TGT_IN[: step + 1]
-        assert s.predicted == TGT_OUT[step]
-        np.testing.assert_array_equal(s.self_row, maps.decoder[1, 0, step, : step + 1])
-        np.testing.assert_array_equal(s.cross_row, maps.cross[1, 0, step])
-        assert np.all(maps.decoder[1, 0, step, step + 1 :] == 0.0)  # nothing hidden in the cut-off future
-    with pytest.raises(IndexError):
-        step_at(maps, n_steps(maps), 0, None)
 
 
 # --- checks before display (docs/attention-pitfalls.md §5) ---

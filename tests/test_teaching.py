@@ -96,6 +96,9 @@ def test_languages_come_from_the_training_config(tmp_path: Path) -> None:
     (tmp_path / TRAIN_CONFIG_FILE).write_text("{not json")
     assert languages(tmp_path) == UNKNOWN
     assert languages(DEFAULT_MODEL) == ES_EN
+    reversed_config = {"data": {"src_lang": "es", "tgt_lang": "en", "reverse": True}}  # trained with data.reverse
+    (tmp_path / TRAIN_CONFIG_FILE).write_text(json.dumps(reversed_config))
+    assert languages(tmp_path) == Languages("en", "es", "English", "Spanish")
 
 
 def test_every_axis_names_query_and_key_in_the_models_languages() -> None:

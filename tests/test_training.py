@@ -11,10 +11,14 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
+from data.corpus import ReadReport
+from lab.languages import Languages, languages
 from model.config import ConfigError, ModelConfig
+from model.run_dir import train_links_file
 from model.tokenizer import Tokenizer
 from model.translate import Translator
 from training.config import OptimConfig, load_train_config
+from training.prepare import load_and_split
 from training.train import main
 from training.trainer import lr_at
 
@@ -84,6 +88,10 @@ def test_bad_toml_values_are_errors_naming_file_and_key(tmp_path: Path, toml: st
         ("run.eval_every=true", "run.eval_every"),
         ("optim.betas=0.9", "optim.betas"),
         ("optim=3", "optim"),  # no key
+        ("data.tgt_lang=es", "data.tgt_lang"),  # the corpus pair names one language twice
+        ("data.src_lang=", "data.src_lang"),
+        ("data.columns=['fr', 'en']", "data.columns"),  # columns that do not name data.src_lang
+        ("data.reverse=yes", "data.reverse"),
     ],
 )
 def test_bad_overrides_are_errors_naming_the_key(override: str, named: str) -> None:
@@ -182,6 +190,23 @@ def test_run_directory_is_complete_and_consistent(tiny_model_dir: Path) -> None:
     assert result["test_greedy"]["bleu_signature"].startswith("nrefs:1")
     translator = Translator.load(tiny_model_dir)
     assert translator.translate("El perro azul 7.").text.strip()
+
+
+def test_reverse_trains_the_other_direction_and_the_model_directory_says_so(tmp_path: Path, toy_corpus: Path) -> None:
+    """--data.reverse=true on a Spanish<TAB>English file: the same split, swapped; the model is English→Spanish."""
+    english = {line.split("\t")[1] for line in toy_corpus.read_text(encoding="utf-8").splitlines()}
+    config = load_train_config(CONFIGS / "tiny.toml", [f"data.corpora=['{toy_corpus}']"])
+    forward = load_and_split(config.data, ReadReport())
+    out = tmp_path / "en-es"
+    assert main(tiny(toy_corpus, out, "--data.reverse=true", "--optim.max_steps=2", "--run.eval_every=2")) == 0
+    for name in ("train", "dev", "test"):
+        rows = [tuple(line.split("\t")) for line in (out / "splits" / f"{name}.tsv").read_text().splitlines()]
+        assert rows and rows == [(p.tgt, p.src) for p in getattr(forward, name)]
+        assert all(src in english for src, _ in rows)  # the source column is the file's second (English) one
+    assert languages(out) == Languages("en", "es", "English", "Spanish")
+    saved = json.loads((out / "train_config.json").read_text())["data"]
+    assert (saved["src_lang"], saved["tgt_lang"], saved["reverse"]) == ("es", "en", True)  # the corpus, as read
+    assert load_train_config(None, ["data.reverse=true", "data.src_lang=pt"]).data.direction == ("en", "pt")
 
 
 # ------------------------------------------------------------------------------------------- stopping, saving
@@ -302,9 +327,36 @@ def test_init_from_starts_with_the_parents_tokenizer_shape_and_weights(
     assert (child / "spm.model").read_bytes() == (parent / "spm.model").read_bytes()
     assert ModelConfig.from_json_file(child / "config.json") == ModelConfig.from_json_file(parent / "config.json")
     assert records(child, "eval")[-1]["dev_loss"] == pytest.approx(records(parent, "eval")[-1]["dev_loss"], abs=1e-5)
-    assert [r["step"] for r in records(child, "train")][0] <= 5  # the step count starts afresh
+    assert torch.load(child / "train_state.pt", weights_only=True)["progress"]["step"] == 5  # counted afresh
     # The parent's shape wins; a --model.* override contradicting its weights is an error naming the key.
     assert main(tiny(toy_corpus, tmp_path / "bad", "--init-from", str(parent), "--model.d_model=64")) == 2
     assert "model.d_model" in capsys.readouterr().err
     assert main(tiny(toy_corpus, tmp_path / "bad2", "--init-from", str(tmp_path / "nowhere"))) == 2
     assert "nowhere" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------------------------------- guided alignment
+
+
+def test_guided_alignment_writes_the_links_logs_its_loss_and_resumes(tmp_path: Path, toy_corpus: Path) -> None:
+    """One head of the only decoder layer learns eflomal's links: its alignment loss falls (eflomal is not seeded,
+    so only aggregates are checked); --resume reads the same links file."""
+    pytest.importorskip("eflomal")
+    out = tmp_path / "on"
+    guided = ["--optim.guided_alignment.weight=1", "--optim.guided_alignment.layer=0", "--run.log_every=5"]
+    assert main(tiny(toy_corpus, out, *guided, "--optim.max_steps=20", "--run.eval_every=20")) == 0
+    train_pairs = (out / "splits" / "train.tsv").read_text().splitlines()
+    lines = train_links_file(out).read_text().splitlines()
+    assert len(lines) == len(train_pairs) and sum(bool(line) for line in lines) >= 0.95 * len(lines)
+    align = [r["align_loss"] for r in records(out, "train")]
+    assert len(align) == 4 and all(a >= 0 for a in align) and align[-1] < 0.85 * align[0]
+    assert main(["--out", str(out), "--resume", "--optim.max_steps=25"]) == 0
+    assert [r["step"] for r in records(out, "train") if "align_loss" in r] == [5, 10, 15, 20, 25]
+
+
+def test_guided_alignment_off_changes_nothing(tmp_path: Path, toy_corpus: Path) -> None:
+    out = tmp_path / "off"
+    assert main(tiny(toy_corpus, out, "--optim.max_steps=4", "--run.eval_every=4", "--run.log_every=2")) == 0
+    assert not train_links_file(out).exists()
+    assert all("align_loss" not in r for r in records(out, "train"))
+    assert json.loads((out / "train_config.json").read_text())["optim"]["guided_alignment"]["weight"] == 0

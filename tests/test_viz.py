@@ -22,7 +22,6 @@ from viz.heatmap import (
     unique_labels,
 )
 from viz.positional import positional_chart, positional_frame
-from viz.steps import row_chart, row_frame
 
 ROWS = ["▁The", "▁cat", "▁the", "</s>"]  # what each row predicts
 COLS = ["<s>", "▁The", "▁cat", "▁the"]  # decoder inputs
@@ -127,30 +126,53 @@ def test_heads_grid_is_a_layers_by_heads_facet() -> None:
 
 
 def test_alignment_frames_link_each_target_to_its_source() -> None:
-    tokens, links = alignment_frames(["El", "gato", "</s>"], ["The", "cat"], [(0, 0, 0.9), (1, 1, 0.6)])
+    tokens, links = alignment_frames(
+        ["El", "gato", "</s>"], ["The", "cat"], [(0, 0, 0.9), (1, 1, 0.6)], "Spanish", "English"
+    )
     assert list(tokens.side) == ["Spanish"] * 3 + ["English"] * 2
     assert tokens.x.between(0, 1).all()
     assert list(links.target) == ["The", "cat"] and list(links.source) == ["El", "gato"]
     first = links.iloc[0]
     assert first.x == tokens[(tokens.side == "English") & (tokens.position == 0)].x.iloc[0]
     assert first.x2 == tokens[(tokens.side == "Spanish") & (tokens.position == 0)].x.iloc[0]
-    spec = alignment_chart(tokens, links, "Alignment").to_dict()
+    spec = alignment_chart(tokens, links, "Alignment", "Spanish", "English").to_dict()
     marks = [layer["mark"]["type"] for layer in spec["layer"]]
     assert marks[0] == "rule" and "text" in marks
     assert {t["field"] for t in spec["layer"][0]["encoding"]["tooltip"]} == {"target", "source", "weight"}
 
 
+@pytest.mark.parametrize(("src", "tgt"), [("Portuguese", "English"), ("English", "Spanish")])
+def test_alignment_chart_names_the_models_languages(src: str, tgt: str) -> None:
+    """Sides, colours, tooltips and word layers name the model's languages; "Spanish" only when it is one."""
+    tokens, links = alignment_frames(["O", "gato", "</s>"], ["The", "cat"], [(0, 0, 0.9), (1, 1, 0.6)], src, tgt)
+    assert set(tokens.side) == {src, tgt}
+    spec = alignment_chart(tokens, links, "Alignment", src, tgt).to_dict()
+    rules, points, above, below = spec["layer"]
+    assert [t.get("title") for t in rules["encoding"]["tooltip"][:2]] == [tgt, src]
+    assert points["encoding"]["color"]["scale"]["domain"] == [src, tgt]
+    text = json.dumps(spec)
+    assert src in json.dumps(above["transform"]) and tgt in json.dumps(below["transform"])
+    assert ("Spanish" in text) == ("Spanish" in (src, tgt))
+
+
+def test_alignment_sides_of_one_language_stay_apart() -> None:
+    tokens, links = alignment_frames(["a", "b"], ["c"], [(0, 1, 1.0)], "Portuguese", "Portuguese")
+    assert list(tokens.side) == ["Portuguese (source)"] * 2 + ["Portuguese (target)"]
+    spec = alignment_chart(tokens, links, "Alignment", "Portuguese", "Portuguese").to_dict()
+    assert len(set(spec["layer"][1]["encoding"]["color"]["scale"]["domain"])) == 2
+
+
 def test_alignment_writes_every_kth_token_of_a_long_side() -> None:
     source = [f"s{i}" for i in range(100)]
-    tokens, _ = alignment_frames(source, ["a", "b"], [])
+    tokens, _ = alignment_frames(source, ["a", "b"], [], "Spanish", "English")
     spanish = tokens[tokens.side == "Spanish"]
     assert 0 < spanish.written.sum() <= MAX_WORDS_SHOWN and tokens[tokens.side == "English"].written.all()
 
 
 def test_alignment_with_no_links_still_draws() -> None:
-    tokens, links = alignment_frames(["</s>"], [], [])
+    tokens, links = alignment_frames(["</s>"], [], [], "Spanish", "English")
     assert links.empty
-    assert alignment_chart(tokens, links, "empty").to_dict()["layer"]
+    assert alignment_chart(tokens, links, "empty", "Spanish", "English").to_dict()["layer"]
 
 
 def test_head_summary_chart_is_clickable_and_labelled() -> None:
@@ -163,17 +185,6 @@ def test_head_summary_chart_is_clickable_and_labelled() -> None:
     assert cells["encoding"]["color"]["field"] == "entropy"
     assert labels["mark"]["type"] == "text" and labels["encoding"]["text"]["field"] == "label"
     assert "params" not in heads_chart(frame, "heads", selectable=False).to_dict()
-
-
-def test_step_row_chart_keeps_key_order() -> None:
-    frame = row_frame(np.array([0.5, 0.25, 0.25]), ["<s>", "▁the", "▁the"])
-    assert list(frame.label) == ["<s>", "▁the", "▁the (2)"]
-    spec = row_chart(frame, "step", "input").to_dict()
-    assert spec["mark"]["type"] == "bar" and spec["encoding"]["x"]["sort"] == list(frame.label)
-    long = row_chart(row_frame(np.full(90, 1 / 90), [f"k{i}" for i in range(90)]), "step", "input").to_dict()
-    assert len(long["encoding"]["x"]["axis"]["values"]) <= MAX_AXIS_LABELS
-    with pytest.raises(ValueError):
-        row_frame(np.ones(2), ["a"])
 
 
 def test_positional_frame_and_chart() -> None:

@@ -15,6 +15,23 @@ from model.typed_config import ConfigError, check_at_least, from_dict
 
 
 @dataclass(frozen=True)
+class GuidedAlignmentConfig:
+    """Guided alignment (Garg et al. 2019): one cross-attention head is taught eflomal's links of the training
+    pairs ([optim.guided_alignment] in a preset; training/guided_alignment.py). Needs eflomal installed."""
+
+    weight: float = 0.0  # of the alignment loss beside the translation loss; 0 = off (Garg et al. used 0.05)
+    layer: int = -2  # the decoder layer, 0-based, negative from the top: -2 = the penultimate (Garg et al.)
+    head: int = 0  # 0-based (bench.alignment names layers and heads 1-based)
+
+    def __post_init__(self) -> None:
+        check_at_least("optim.guided_alignment", self, ("weight", "head"), 0)
+
+    @property
+    def enabled(self) -> bool:
+        return self.weight > 0
+
+
+@dataclass(frozen=True)
 class OptimConfig:
     max_tokens: int = 4096  # padded tokens per batch (per process)
     accumulate: int = 1
@@ -30,6 +47,7 @@ class OptimConfig:
     max_epochs: int = 100
     max_minutes: float = 0.0  # 0 = no limit; a cosine schedule then decays by time too (not bitwise-resumable)
     seed: int = 1
+    guided_alignment: GuidedAlignmentConfig = field(default_factory=GuidedAlignmentConfig)
 
     def __post_init__(self) -> None:
         check_at_least("optim", self, ("max_tokens", "accumulate", "max_steps", "max_epochs"))
@@ -65,6 +83,23 @@ class TrainConfig:
     model: ModelConfig = field(default_factory=ModelConfig)  # vocabulary sizes and special ids: from the tokenizer
     optim: OptimConfig = field(default_factory=OptimConfig)
     run: RunConfig = field(default_factory=RunConfig)
+
+    def __post_init__(self) -> None:
+        guided, m = self.optim.guided_alignment, self.model
+        if not guided.enabled:
+            return
+        if not -m.n_decoder_layers <= guided.layer < m.n_decoder_layers:
+            raise ConfigError(
+                f"optim.guided_alignment.layer={guided.layer}: the decoder has {m.n_decoder_layers} layer(s) "
+                f"(model.n_decoder_layers), so it must be in {-m.n_decoder_layers} … {m.n_decoder_layers - 1}"
+            )
+        if guided.head >= m.n_heads:
+            raise ConfigError(f"optim.guided_alignment.head={guided.head}: heads are 0 … {m.n_heads - 1}")
+        if self.data.sampling_alpha > 0:
+            raise ConfigError(
+                "optim.guided_alignment.weight > 0 with data.sampling_alpha > 0: sampled subwords are not the "
+                "pieces eflomal aligned, so no pair would carry links"
+            )
 
     def as_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

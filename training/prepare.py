@@ -19,6 +19,7 @@ from data.corpus import (
     read_corpus,
     read_held_out,
     split,
+    swapped,
     write_pairs,
 )
 from data.noise import add_noise
@@ -32,7 +33,10 @@ SPLITS = ("train", "dev", "test")
 
 
 def load_and_split(d: DataConfig, report: ReadReport) -> Split:
-    """Read every corpus, clean, and split deterministically (same config -> same split, on any machine)."""
+    """Read every corpus, clean, and split deterministically (same config -> same split, on any machine).
+
+    With ``d.reverse`` the pairs are swapped last: the same split as the forward direction's, the other way round
+    (``data.exclude`` matches the ``src_lang`` side, as read)."""
     pairs: list[Pair] = []
     for corpus in d.corpora:
         pairs += read_corpus(
@@ -46,7 +50,8 @@ def load_and_split(d: DataConfig, report: ReadReport) -> Split:
         raise CorpusError(f"{', '.join(d.corpora)}: only {len(pairs)} usable pairs after cleaning")
     dev_size = min(d.dev_size, max(1, len(pairs) // 10))
     test_size = min(d.test_size, max(1, len(pairs) // 10))
-    return split(pairs, dev_size, test_size, d.split_seed)
+    parts = split(pairs, dev_size, test_size, d.split_seed)
+    return swapped(parts) if d.reverse else parts
 
 
 def split_fingerprint(pairs: list[Pair]) -> str:
@@ -70,7 +75,7 @@ def prepare_data(d: DataConfig, run_dir: Path, tokenizer: Tokenizer | None = Non
     if tokenizer is not None:
         tokenizer.save(run_dir)
         return
-    # With source noise on, the vocabulary also sees one noised draw of the Spanish side (the forms training sees).
+    # With source noise on, the vocabulary also sees one noised draw of the source side (the forms training sees).
     rng = random.Random(d.split_seed)
     drawn = ((p.src, add_noise(p.src, d.noise, rng)) for p in parts.train) if d.noise.enabled else ()
     extra_src = [noised for clean, noised in drawn if noised != clean]

@@ -32,6 +32,7 @@ from model.transformer import Transformer
 from training import checkpoint, distributed
 from training.config import TrainConfig, build_train_config, load_train_config
 from training.evaluate import score, typed_pairs
+from training.guided_alignment import check_aligner, read_alignments, write_alignments
 from training.prepare import SPLITS, prepare_data
 from training.trainer import evaluate_loss, train
 
@@ -154,6 +155,8 @@ def new_config(args: argparse.Namespace, overrides: list[str]) -> TrainConfig:
         raise ConfigError("model.src_vocab_size/tgt_vocab_size come from the tokenizer: set data.vocab_size instead")
     if not config.data.corpora:
         raise ConfigError("no corpus: pass --corpus FILE (repeatable) or set data.corpora")
+    if config.optim.guided_alignment.enabled:
+        check_aligner()
     if (args.out / checkpoint.STATE_FILE).exists() or (args.out / METRICS_LOG_FILE).exists():
         raise ConfigError(f"{args.out} already holds a training run: continue it with --resume, or choose a new --out")
     if config.run.init_from:
@@ -197,6 +200,8 @@ def main(argv: list[str] | None = None) -> int:
                 if not args.resume:
                     parent = config.run.init_from
                     prepare_data(config.data, run_dir, Tokenizer.load(Path(parent)) if parent else None)
+                    if config.optim.guided_alignment.enabled:
+                        write_alignments(read_split(split_file(run_dir, "train")), Tokenizer.load(run_dir), run_dir)
             except CorpusError as err:
                 print(f"error: {err}", file=sys.stderr)
                 failed = True
@@ -227,8 +232,9 @@ def run(config: TrainConfig, env: distributed.Env, run_dir: Path, resume: bool) 
             env.world_size,
         )
     max_len = min(config.data.max_len, model.config.max_positions)
-    d = config.data
-    train_set = TrainingSet(parts["train"], tokenizer, max_len, d.noise, d.sampling_alpha, config.optim.seed)
+    d, guided = config.data, config.optim.guided_alignment
+    links = read_alignments(run_dir, len(parts["train"])) if guided.enabled else None
+    train_set = TrainingSet(parts["train"], tokenizer, max_len, d.noise, d.sampling_alpha, config.optim.seed, links)
     train_examples = train_set.epoch(0)
     dev_examples = encode_pairs(parts["dev"], tokenizer, max_len)
     if env.is_main:
@@ -238,6 +244,10 @@ def run(config: TrainConfig, env: distributed.Env, run_dir: Path, resume: bool) 
             train_examples, batch_indices(train_examples, o.max_tokens, o.seed, 0, bucketing=False)
         )
         log.info("padding fraction: %.1f%% with bucketing, %.1f%% without", 100 * bucketed, 100 * plain)
+        if guided.enabled:
+            layer = range(model.config.n_decoder_layers)[guided.layer] + 1
+            log.info("guided alignment: weight %g on decoder layer %d, head %d (1-based, as bench.alignment names "
+                     "them)", guided.weight, layer, guided.head + 1)  # fmt: skip
     start = time.perf_counter()
     progress = train(model, tokenizer, train_set, dev_examples, parts["dev"], config, env, run_dir, resume)
     if env.world_size > 1:

@@ -26,9 +26,10 @@ from model.tokenizer import Tokenizer
 from model.transformer import Transformer
 from model.translate import Translator
 from training import checkpoint
-from training.config import OptimConfig, TrainConfig
+from training.config import GuidedAlignmentConfig, OptimConfig, TrainConfig
 from training.distributed import Env, all_gather, all_reduce_sum, any_rank
 from training.evaluate import corpus_scores
+from training.guided_alignment import alignment_loss
 
 log = logging.getLogger("training")
 
@@ -52,23 +53,33 @@ def lr_at(step: int, optim: OptimConfig, time_progress: float = 0.0) -> float:
 
 
 class TranslationLoss(nn.Module):
-    """Label-smoothed cross-entropy summed over real target tokens; projects only non-pad positions."""
+    """Label-smoothed cross-entropy summed over real target tokens; projects only non-pad positions.
 
-    def __init__(self, model: Transformer, label_smoothing: float) -> None:
+    Given guided alignment's targets it also scores the supervised head (training/guided_alignment.py).
+    """
+
+    def __init__(self, model: Transformer, label_smoothing: float, guided: GuidedAlignmentConfig | None = None) -> None:
         super().__init__()
         self.model = model
         self.label_smoothing = label_smoothing
+        self.guided = guided or GuidedAlignmentConfig()
 
-    def forward(self, src: Tensor, tgt_in: Tensor, tgt_out: Tensor) -> tuple[Tensor, Tensor]:
-        """Returns (smoothed loss sum, plain NLL sum) over the real tokens of ``tgt_out`` (B, T)."""
+    def forward(
+        self, src: Tensor, tgt_in: Tensor, tgt_out: Tensor, alignment: Tensor | None = None
+    ) -> tuple[Tensor, Tensor, Tensor]:
+        """Returns (smoothed loss sum, plain NLL sum) over the real tokens of ``tgt_out`` (B, T), and the alignment
+        loss sum of the supervised head against ``alignment`` (B, T, S) target rows (0 without them)."""
         memory, src_mask, _ = self.model.encode(src)
-        hidden = self.model.decode(tgt_in, memory, src_mask).hidden  # (B, T, d_model)
+        layer = None if alignment is None else self.guided.layer
+        hidden, _, cross = self.model.decode(tgt_in, memory, src_mask, cross_weights_layer=layer)  # (B, T, d_model)
         real = tgt_out != self.model.config.pad_id
         logits = self.model.output(hidden[real]).float()  # (N, V): real positions only
         target = tgt_out[real]
         loss = F.cross_entropy(logits, target, label_smoothing=self.label_smoothing, reduction="sum")
         nll = F.cross_entropy(logits.detach(), target, reduction="sum")
-        return loss, nll
+        if alignment is None:
+            return loss, nll, loss.new_zeros(())
+        return loss, nll, alignment_loss(cross[layer][:, self.guided.head], alignment)  # head's rows (B, T, S)
 
 
 @dataclass
@@ -101,14 +112,16 @@ def train_step(
     env: Env,
     step: int,
     time_progress: float = 0.0,
-) -> tuple[float, float, int]:
-    """One optimizer step over ``micro_batches`` (gradient accumulation); returns (loss, nll, tokens) summed."""
+) -> tuple[float, float, float, int]:
+    """One optimizer step over ``micro_batches`` (gradient accumulation); returns (loss, nll, alignment loss,
+    tokens) summed; the objective is loss + guided_alignment.weight × alignment loss."""
     for group in optimizer.param_groups:
         group["lr"] = lr_at(step, config.optim, time_progress)
     local_tokens = sum(b.n_tgt_tokens for b in micro_batches)
     total_tokens = all_reduce_sum(local_tokens, env)
     ddp = getattr(loss_module, "_orig_mod", loss_module)  # torch.compile wraps the DDP module
-    loss_sum = nll_sum = 0.0
+    weight = config.optim.guided_alignment.weight
+    loss_sum = nll_sum = align_sum = 0.0
     for i, batch in enumerate(micro_batches):
         batch = batch.to(env.device)
         last = i == len(micro_batches) - 1
@@ -116,16 +129,17 @@ def train_step(
         sync = ddp.no_sync() if isinstance(ddp, DistributedDataParallel) and not last else contextlib.nullcontext()
         with sync:
             with env.autocast():
-                loss, nll = loss_module(batch.src, batch.tgt_in, batch.tgt_out)
+                loss, nll, align = loss_module(batch.src, batch.tgt_in, batch.tgt_out, batch.alignment)
             # DDP averages gradients over processes; scaling by world/total makes it a per-token mean.
-            (loss * env.world_size / total_tokens).backward()
+            ((loss + weight * align) * env.world_size / total_tokens).backward()
         loss_sum += float(loss.detach())
         nll_sum += float(nll)
+        align_sum += float(align.detach())
     if config.optim.clip_norm > 0:
         torch.nn.utils.clip_grad_norm_(loss_module.parameters(), config.optim.clip_norm)
     optimizer.step()
     optimizer.zero_grad(set_to_none=True)
-    return loss_sum, nll_sum, local_tokens
+    return loss_sum, nll_sum, align_sum, local_tokens
 
 
 @torch.inference_mode()
@@ -140,7 +154,7 @@ def evaluate_loss(model: Transformer, examples: list[Example], config: TrainConf
     for indices in batch_indices(shard, config.optim.max_tokens, 0, 0, bucketing=True, shuffle=False):
         batch = collate([shard[i] for i in indices], c.pad_id, c.bos_id).to(env.device)
         with env.autocast():
-            _, nll = loss_module(batch.src, batch.tgt_in, batch.tgt_out)
+            _, nll, _ = loss_module(batch.src, batch.tgt_in, batch.tgt_out)
         nll_sum += float(nll)
         tokens += batch.n_tgt_tokens
     model.train(was_training)
@@ -203,6 +217,7 @@ class Window:
     tokens: int = 0
     loss: float = 0.0
     nll: float = 0.0
+    align: float = 0.0  # guided alignment's loss
     lr: float = 0.0  # learning rate of the window's last step
 
 
@@ -263,7 +278,7 @@ def train(
     else:
         progress = Progress()
         metrics.start_fresh()
-    loss_module: nn.Module = TranslationLoss(model, o.label_smoothing)
+    loss_module: nn.Module = TranslationLoss(model, o.label_smoothing, o.guided_alignment)
     if env.world_size > 1:
         loss_module = DistributedDataParallel(
             loss_module, device_ids=[env.device.index] if env.device.type == "cuda" else None
@@ -287,20 +302,28 @@ def train(
     while not stop and progress.epoch < o.max_epochs:
         train_examples = train_set.epoch(progress.epoch)  # re-noised each epoch when data.noise is on
         mine = epoch_batches(train_examples, o, env, progress.epoch)
+        guided = o.guided_alignment.enabled
+        if guided and env.is_main:  # a pair without links: its source was noised, or eflomal found none
+            linked = sum(bool(e.links) for e in train_examples)
+            log.info(
+                "guided alignment: %d of %d pairs carry links in epoch %d", linked, len(train_examples), progress.epoch
+            )
         while not stop and progress.batch_in_epoch + o.accumulate <= len(mine):
             chunk = mine[progress.batch_in_epoch : progress.batch_in_epoch + o.accumulate]
-            micro = [collate([train_examples[i] for i in idx], c.pad_id, c.bos_id) for idx in chunk]
+            micro = [collate([train_examples[i] for i in idx], c.pad_id, c.bos_id, guided) for idx in chunk]
             progress.step += 1
             if progress.step > o.warmup_steps and progress.warmup_elapsed < 0:
                 progress.warmup_elapsed = progress.elapsed
             # Wall-clock time differs between processes: average it so that every rank uses the same lr.
             time_progress = all_reduce_sum(time_budget_progress(progress, o), env) / env.world_size
-            loss, nll, tokens = train_step(loss_module, optimizer, micro, config, env, progress.step, time_progress)
+            loss, nll, align, tokens = train_step(
+                loss_module, optimizer, micro, config, env, progress.step, time_progress
+            )
             progress.batch_in_epoch += o.accumulate
             progress.tokens += tokens
             progress.elapsed = time.perf_counter() - session_start
             window.steps, window.tokens = window.steps + 1, window.tokens + tokens
-            window.loss, window.nll = window.loss + loss, window.nll + nll
+            window.loss, window.nll, window.align = window.loss + loss, window.nll + nll, window.align + align
             window.lr = optimizer.param_groups[0]["lr"]
             bar.update(1)
             if progress.step % r.log_every == 0:
@@ -357,6 +380,8 @@ def _log_train(window: Window, progress: Progress, o: OptimConfig, env: Env, met
         "elapsed_s": progress.elapsed,
         "max_steps": o.max_steps,
     }
+    if o.guided_alignment.enabled:  # per target token, like loss: KL of the supervised head's rows, summed
+        record["align_loss"] = all_reduce_sum(window.align, env) / max(1, tokens)
     metrics.write(kind=TRAIN_RECORD, **record)
     bar.set_postfix(loss=f"{record['loss']:.3f}", lr=f"{record['lr']:.2e}", tok_s=f"{record['tokens_per_s']:.0f}")
 

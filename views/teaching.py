@@ -1,4 +1,4 @@
-"""The Translate page's teaching views — Streamlit wiring only, called from ``app.py``.
+"""The Translate page's teaching views — Streamlit wiring only, called from the views and ``app.py``.
 
 Follow one token through the three views; the arithmetic behind one weight; decoding step by step with the
 probabilities of the choice; warnings when the input is not in the model's source language; guided examples.

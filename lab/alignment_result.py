@@ -1,0 +1,92 @@
+"""A model's alignment bench result, stored in its directory: figures only, never a word of the gold data.
+
+``python -m bench.alignment --save`` writes it (gold files named by path, sha256 and size; one record per method
+with precision, recall and AER on the scored set, AER on dev, and what dev chose); the app's alignment tab reads
+it to name the model's best aligner and to offer that layer, head and reading by default.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from lab.alignment_methods import Method
+from model.run_dir import ALIGNMENT_FILE
+
+APP_EXTRACTION = "argmax"  # what the app's alignment tab draws: each target word to the source word it attends to most
+EFLOMAL = "eflomal"  # the ``baseline`` field of the bench's eflomal record
+
+
+class AlignmentFileError(ValueError):
+    """A stored alignment result that cannot be read; the message names the file."""
+
+
+@dataclass(frozen=True)
+class GoldFile:
+    """Which gold file was used, without its text: path as given, sha256, number of pairs."""
+
+    path: str
+    sha256: str
+    pairs: int
+
+
+def gold_file_of(path: Path, pairs: int) -> GoldFile:
+    return GoldFile(str(path), hashlib.sha256(Path(path).read_bytes()).hexdigest(), pairs)
+
+
+@dataclass(frozen=True)
+class StoredAlignment:
+    """The app's aligner at the layer, head and reading dev chose, its scores on the scored (test) set, eflomal's."""
+
+    benchmark: str  # "XL-WA"
+    best: Method
+    precision: float
+    recall: float
+    aer: float
+    dev_aer: float
+    eflomal_aer: float | None  # None when eflomal was not run
+    test: GoldFile
+    dev: GoldFile
+
+
+def save_alignment(
+    model_dir: Path, benchmark: str, records: Sequence[dict[str, Any]], test: GoldFile, dev: GoldFile
+) -> Path:
+    """Write ``alignment.json`` into ``model_dir`` (records as ``bench.alignment`` makes them); returns its path."""
+    path = Path(model_dir) / ALIGNMENT_FILE
+    payload = {"benchmark": benchmark, "test": asdict(test), "dev": asdict(dev), "records": list(records)}
+    path.write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return path
+
+
+def load_alignment(model_dir: Path) -> StoredAlignment | None:
+    """The stored result of ``model_dir``; None when it has none; AlignmentFileError when it is broken."""
+    path = Path(model_dir) / ALIGNMENT_FILE
+    if not path.is_file():
+        return None
+    try:
+        payload = json.loads(path.read_text(encoding="utf-8"))
+        records = payload["records"]
+        best = next(
+            r for r in records if r.get("chosen_on_dev") and r.get("extraction") == APP_EXTRACTION
+        )  # the app's extraction at its dev choice
+        eflomal = next((r for r in records if r.get("baseline") == EFLOMAL), None)
+        return StoredAlignment(
+            str(payload["benchmark"]),
+            Method.from_fields(best),
+            float(best["precision"]),
+            float(best["recall"]),
+            float(best["aer"]),
+            float(best["dev_aer"]),
+            None if eflomal is None else float(eflomal["aer"]),
+            GoldFile(**payload["test"]),
+            GoldFile(**payload["dev"]),
+        )
+    except StopIteration:
+        raise AlignmentFileError(f"{path}: no {APP_EXTRACTION} record chosen on dev") from None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:
+        raise AlignmentFileError(f"{path}: unreadable ({type(err).__name__}: {err})") from None

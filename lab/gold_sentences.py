@@ -1,0 +1,49 @@
+"""The gold-aligned sentences the app offers: a few short dev pairs, read at run time from outside the repository.
+
+The gold data (XL-WA, CC BY-NC-SA) is never copied into the repository: ``$LAB_GOLD_ALIGNMENTS`` names the file,
+by default XL-WA's English–Spanish dev set in ``../shared/data`` beside the repository. Point it at dev, never at
+test: test is for reporting (``bench.alignment``), not for looking at while choosing a layer and head.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from lab.alignment_eval import GoldPair, detokenize
+from model.run_dir import REPO_ROOT
+
+GOLD_ENV = "LAB_GOLD_ALIGNMENTS"
+DEFAULT_GOLD = REPO_ROOT.parent / "shared" / "data" / "xl-wa-es" / "dev.tsv"
+OFFERED = 25  # the shortest pairs, by Spanish tokens: a small list of sentences short enough to read at a glance
+
+
+def gold_path(environ: Mapping[str, str] = os.environ) -> Path:
+    """The gold file the app offers sentences from: ``$LAB_GOLD_ALIGNMENTS`` (``~`` expanded) when set, else XL-WA dev.
+
+    The one reader of ``LAB_GOLD_ALIGNMENTS``; a relative path is taken from the repository root.
+    """
+    value = environ.get(GOLD_ENV, "").strip()
+    return (REPO_ROOT / Path(value).expanduser() if value else DEFAULT_GOLD).resolve()
+
+
+def offered(pairs: Sequence[GoldPair], n: int = OFFERED) -> list[int]:
+    """Indices of the ``n`` pairs with the fewest Spanish tokens (the earlier on ties), in file order."""
+    shortest = sorted(range(len(pairs)), key=lambda i: (len(pairs[i].source), i))[:n]
+    return sorted(shortest)
+
+
+def source_text(pair: GoldPair) -> str:
+    """The Spanish side as running text, as it goes into the text box (and, detokenised alike, into the bench)."""
+    return detokenize(pair.source)[0]
+
+
+def target_text(pair: GoldPair) -> str:
+    return detokenize(pair.target)[0]
+
+
+def pair_for(pairs: Sequence[GoldPair], text: str) -> GoldPair | None:
+    """The gold pair whose Spanish side is ``text`` (surrounding spaces aside), or None."""
+    text = text.strip()
+    return next((p for p in pairs if source_text(p) == text), None)

@@ -1,0 +1,209 @@
+"""The alignment tab (issue 14, item 3): the model's stored best aligner, offered by default, and the score of the
+chosen layer and head on a gold sentence, equal to what the bench's own code computes. Gold files are written here
+(toy sentences): the real gold data is never copied into the repository."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from lab.alignment_eval import read_gold
+from lab.alignment_methods import Method, force_decode
+from lab.alignment_result import AlignmentFileError, GoldFile, load_alignment, save_alignment
+from lab.gold_sentences import DEFAULT_GOLD, GOLD_ENV, gold_path, offered, pair_for, source_text
+from model.run_dir import ALIGNMENT_FILE, REPO_ROOT
+from model.translate import DEFAULT_MODEL, Translator
+
+APP = str(REPO_ROOT / "app.py")
+GOLD = (  # English, Spanish, links (English index - Spanish index), as XL-WA writes them
+    "The red cat 3 .\tEl gato rojo 3 .\t0-0 1-2 2-1 3-3 4-4\n"
+    "The big blue dog is sleeping in the garden today .\tEl perro azul grande duerme hoy en el jardín .\t"
+    "0-0 1-3 2-2 3-1 5-4 6-6 7-7 8-8 9-5 10-9\n"
+    "The green book 7 .\tEl libro verde 7 .\t0-0 1-2 2-1 3-3 4-4\n"
+)
+
+
+def write_gold(folder: Path) -> Path:
+    path = folder / "gold.tsv"
+    path.write_text(GOLD, encoding="utf-8")
+    return path
+
+
+def stored_records(layer: int, head: int | None, reading: str) -> list[dict]:
+    method = Method("argmax", layer, head, reading)  # type: ignore[arg-type]
+    return [
+        {"method": "diagonal", "precision": 0.3, "recall": 0.3, "aer": 0.7, "dev_aer": 0.7, "baseline": "diagonal"},
+        {"method": method.name, "precision": 0.6, "recall": 0.55, "aer": 0.4251, "dev_aer": 0.4}
+        | {"chosen_on_dev": True, **method.fields()},
+        {"method": "eflomal", "precision": 0.8, "recall": 0.8, "aer": 0.2149, "dev_aer": 0.2, "baseline": "eflomal"},
+    ]
+
+
+@pytest.fixture
+def model_dir(tiny_model_dir: Path, tmp_path: Path) -> Path:
+    """A copy of the tiny model (one decoder layer, two heads) that a test may store a result in."""
+    return Path(shutil.copytree(tiny_model_dir, tmp_path / "model"))
+
+
+@pytest.fixture
+def app_env(monkeypatch: pytest.MonkeyPatch, model_dir: Path, tmp_path: Path) -> Path:
+    monkeypatch.setenv("LAB_MODEL_DIR", str(model_dir))
+    monkeypatch.setenv("LAB_RUNS_DIR", str(tmp_path / "runs"))
+    monkeypatch.setenv("LAB_THREADS", "1")
+    monkeypatch.setenv(GOLD_ENV, str(write_gold(tmp_path)))
+    return model_dir
+
+
+def alignment_tab(at: AppTest) -> AppTest:
+    at.session_state["view"] = "Alignment"
+    at.run()
+    assert not at.exception, [e.message for e in at.exception]
+    return at
+
+
+def translate(at: AppTest) -> AppTest:
+    at.button(key="translate").click().run()
+    assert not at.exception, [e.message for e in at.exception]
+    return at
+
+
+# --- lab: where the gold file is, which sentences are offered, the stored result ---
+
+
+def test_the_gold_file_comes_from_one_variable_with_a_default_beside_the_repository(tmp_path: Path) -> None:
+    assert gold_path({}) == DEFAULT_GOLD.resolve() and DEFAULT_GOLD.parent.name == "xl-wa-es"
+    assert gold_path({GOLD_ENV: str(tmp_path / "dev.tsv")}) == tmp_path / "dev.tsv"
+    assert gold_path({GOLD_ENV: "gold/dev.tsv"}) == REPO_ROOT / "gold" / "dev.tsv"  # relative: from the repository
+
+
+def test_the_shortest_pairs_are_offered_in_file_order_and_found_again_by_their_text(tmp_path: Path) -> None:
+    pairs = read_gold(write_gold(tmp_path))
+    assert offered(pairs, 2) == [0, 2]  # the long second sentence is left out
+    assert source_text(pairs[0]) == "El gato rojo 3."
+    assert pair_for(pairs, " El gato rojo 3.\n") == pairs[0] and pair_for(pairs, "El gato rojo") is None
+
+
+def test_bench_save_stores_figures_only_and_the_app_reads_back_its_dev_choice(model_dir: Path, tmp_path: Path) -> None:
+    from bench.alignment import main
+
+    gold = write_gold(tmp_path)
+    assert main(["--model", str(model_dir), "--gold", str(gold), "--dev", str(gold), "--no-eflomal", "--save"]) == 0
+    text = (model_dir / ALIGNMENT_FILE).read_text(encoding="utf-8")
+    words = {w for line in GOLD.splitlines() for side in line.split("\t")[:2] for w in side.split() if len(w) > 2}
+    assert not words & set(re.findall(r"\w+", text))  # no gold word, only figures
+    payload = json.loads(text)
+    assert payload["test"]["pairs"] == 3 and len(payload["test"]["sha256"]) == 64
+    (record,) = [r for r in payload["records"] if r.get("chosen_on_dev") and r["extraction"] == "argmax"]
+    stored = load_alignment(model_dir)
+    assert stored is not None and stored.best == Method.from_fields(record)
+    assert (stored.aer, stored.dev_aer, stored.eflomal_aer) == (record["aer"], record["dev_aer"], None)
+
+
+def test_a_model_without_a_stored_result_has_none_and_a_broken_one_says_where(tmp_path: Path) -> None:
+    assert load_alignment(tmp_path) is None
+    (tmp_path / ALIGNMENT_FILE).write_text('{"records": []}', encoding="utf-8")
+    with pytest.raises(AlignmentFileError, match=ALIGNMENT_FILE):
+        load_alignment(tmp_path)
+
+
+def test_the_shipped_model_stores_its_best_aligner_as_figures_only() -> None:
+    stored = load_alignment(DEFAULT_MODEL)
+    assert stored is not None and stored.best.extraction == "argmax" and stored.eflomal_aer is not None
+    assert stored.test.pairs > stored.dev.pairs > 0 and 0 < stored.eflomal_aer < stored.aer < 1
+    payload = json.loads((DEFAULT_MODEL / ALIGNMENT_FILE).read_text(encoding="utf-8"))
+    assert set(payload) == {"benchmark", "test", "dev", "records"}
+    allowed = {
+        "method",
+        "precision",
+        "recall",
+        "aer",
+        "dev_aer",
+        "baseline",
+        "chosen_on_dev",
+        *Method.fields(stored.best),
+    }
+    assert all(set(r) <= allowed for r in payload["records"])  # names and figures: no room for a sentence
+
+
+# --- the app ---
+
+
+def test_the_tab_names_the_stored_best_aligner_and_starts_on_it(app_env: Path, tmp_path: Path) -> None:
+    gold = GoldFile("gold.tsv", "0" * 64, 3)
+    save_alignment(app_env, "XL-WA", stored_records(0, 1, "shift"), gold, gold)
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    at.text_area(key="source").set_value("El perro azul 7.")
+    at = alignment_tab(translate(at))
+    caption = at.main.get_by_key("best_aligner").caption[0].value
+    assert caption.startswith("Best aligner of this model on XL-WA test: layer 1, head 2")
+    assert "(AER 0.43; eflomal 0.21)" in caption
+    assert at.selectbox(key="align_layer").value == 0 and at.selectbox(key="align_head").value == 1
+    assert at.radio(key="reading").value == "shift"
+    assert at.selectbox(key="head").value == -1  # the maps above keep their own default (mean of heads)
+
+
+def test_without_a_stored_result_the_tab_starts_on_the_last_layer_and_can_follow_the_maps(app_env: Path) -> None:
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    at.text_area(key="source").set_value("El perro azul 7.")
+    at = alignment_tab(translate(at))
+    with pytest.raises(KeyError):
+        at.main.get_by_key("best_aligner")
+    assert at.selectbox(key="align_head").value == -1 and at.radio(key="reading").value == "predicts"
+    at.selectbox(key="head").select(1).run()
+    at.button(key="align_follow").click().run()
+    assert not at.exception
+    assert at.selectbox(key="align_layer").value == 0 and at.selectbox(key="align_head").value == 1
+
+
+def test_a_picked_gold_sentence_is_scored_as_the_bench_scores_it(app_env: Path, tmp_path: Path) -> None:
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    picker = at.selectbox(key="gold")
+    assert picker.options == ["El gato rojo 3.", "El perro azul grande duerme hoy en el jardín.", "El libro verde 7."]
+    picker.select_index(0).run()
+    assert at.text_area(key="source").value == "El gato rojo 3."
+    at = alignment_tab(translate(at))
+    pair = read_gold(tmp_path / "gold.tsv")[0]
+    forced = force_decode(Translator.load(app_env), pair)
+    for head in (None, 0, 1):
+        at.selectbox(key="align_head").select(-1 if head is None else head).run()
+        assert not at.exception
+        expected = Method("argmax", 0, head, "predicts").score_on(forced, pair)
+        shown = {m.label: m.value for m in at.main.get_by_key("gold_score").metric}
+        assert shown == {
+            "Precision": f"{expected.precision:.3f}",
+            "Recall": f"{expected.recall:.3f}",
+            "AER": f"{expected.aer:.3f}",
+        }
+        caption = at.main.get_by_key("gold_score").caption[0].value
+        assert caption.startswith(f"{expected.correct} of the {expected.predicted} links drawn")
+        assert f"among the {expected.gold} links people drew" in caption
+        table = at.dataframe[-1].value
+        assert (table["drawn by"] != "attention").sum() == expected.gold == 5
+
+
+def test_an_edited_gold_sentence_is_not_scored(app_env: Path) -> None:
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    at.selectbox(key="gold").select_index(0).run()
+    at.text_area(key="source").set_value("El gato rojo 4.")
+    at = alignment_tab(translate(at))
+    with pytest.raises(KeyError):
+        at.main.get_by_key("gold_score")
+
+
+def test_without_a_gold_file_there_is_no_picker_and_no_error(
+    app_env: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv(GOLD_ENV, str(tmp_path / "absent.tsv"))
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    assert not at.exception
+    assert not [s for s in at.selectbox if s.key == "gold"]
+    assert any("absent.tsv not found" in c.value for c in at.caption)
+    at.text_area(key="source").set_value("El gato rojo 3.")
+    at = alignment_tab(translate(at))
+    with pytest.raises(KeyError):
+        at.main.get_by_key("gold_score")

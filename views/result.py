@@ -1,0 +1,84 @@
+"""The result of a translation: the text, what was cut, what it was computed from, and which sentence and
+hypothesis the maps below show."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from lab.explain import EMPTY, Candidate, Explanation, Sentence, notices
+from lab.languages import Languages
+from lab.request import Request, stale_note
+
+SNIPPET = 70  # characters of a sentence in the sentence picker
+
+
+def show_output(result: Explanation, request: Request, now: Request, langs: Languages) -> None:
+    """The whole translation, what was cut, and what it was computed from (marked when the page has changed since)."""
+    note = stale_note(request, now)
+    if note:
+        with st.container(key="stale"):
+            st.warning(note)
+    st.subheader(langs.tgt)
+    with st.container(key="translation"):
+        st.code(result.text or EMPTY, language=None, wrap_lines=True)  # plain text: never rendered as HTML/markdown
+    for notice in notices(result):
+        st.warning(notice)
+    with st.container(key="provenance"):
+        st.text(f"Model: {request.model_label}  ·  decoding: {request.settings}")  # plain text, never markdown
+        with st.expander(f"{langs.src} source of this result", expanded=len(request.text) <= 400):
+            st.code(request.text, language=None, wrap_lines=True)
+
+
+def sentence_picker(result: Explanation, langs: Languages) -> Sentence:
+    """The sentence whose n-best list and maps are shown (no picker for a one-piece input)."""
+    sentences = result.sentences
+    if len(sentences) == 1:
+        return sentences[0]
+    st.info(
+        f"This text was translated in {len(sentences)} pieces, sentence by sentence (a long sentence at its commas "
+        f"or between words): the model reads at most {result.max_src_len} subwords and learned from single "
+        "sentences. The maps below are those of one piece at a time: choose it here."
+    )
+    with st.container(key="sentences"):
+        st.dataframe(
+            [
+                {"#": i + 1, langs.src: s.source, langs.tgt: s.best.shown, "cut": s.best.truncated or s.cut}
+                for i, s in enumerate(sentences)
+            ],
+            hide_index=True,
+            height=min(400, 36 + 35 * len(sentences)),
+        )
+
+    def snippet(i: int) -> str:
+        text = sentences[i].source
+        return f"{i + 1}. {text if len(text) <= SNIPPET else text[: SNIPPET - 1] + '…'}"
+
+    index = st.selectbox("Show the attention of sentence", range(len(sentences)), key="sentence", format_func=snippet)
+    return sentences[index if index is not None and index < len(sentences) else 0]
+
+
+def hypothesis_picker(sentence: Sentence) -> Candidate:
+    """The n-best list of the shown sentence and the hypothesis whose attention is shown."""
+    if len(sentence.candidates) == 1:
+        return sentence.candidates[0]
+    with st.container(key="nbest"):
+        st.dataframe(
+            [
+                {
+                    "rank": i + 1,
+                    "translation": c.shown,
+                    "score": c.score,
+                    "log-probability": c.log_prob,
+                    "cut at the length limit": c.truncated,
+                }
+                for i, c in enumerate(sentence.candidates)
+            ],
+            hide_index=True,
+        )
+    index = st.selectbox(
+        "Show the attention of hypothesis",
+        range(len(sentence.candidates)),
+        key="hypothesis",
+        format_func=lambda i: f"#{i + 1}  (score {sentence.candidates[i].score:.3f})",
+    )
+    return sentence.candidates[index if index is not None and index < len(sentence.candidates) else 0]

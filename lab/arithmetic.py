@@ -192,9 +192,10 @@ def worked_example(arithmetic: WeightArithmetic, key: int | None = None) -> str:
     if not row.allowed[j]:
         return rf"s_{{{j + 1}}} = -\infty \;\Rightarrow\; \alpha_{{{j + 1}}} = e^{{-\infty}} / \textstyle\sum = 0"
     top = float(row.scores[row.allowed].max())
+    minus_top = f"- ({top:.3f})" if top < 0 else f"- {top:.3f}"  # e^{-0.521 - (-0.521)}, never "- -0.521"
     return (
         rf"\text{{key {j + 1} ({token})}}:\; s = \frac{{q \cdot k}}{{\sqrt{{{arithmetic.d_head}}}}}"
         rf" = \frac{{{row.dots[j]:.3f}}}{{{np.sqrt(arithmetic.d_head):.3f}}} = {row.scores[j]:.3f},\quad"
-        rf"\alpha = \frac{{e^{{{row.scores[j]:.3f} - {top:.3f}}}}}{{{row.exps.sum():.3f}}}"
+        rf"\alpha = \frac{{e^{{{row.scores[j]:.3f} {minus_top}}}}}{{{row.exps.sum():.3f}}}"
         rf" = \frac{{{row.exps[j]:.3f}}}{{{row.exps.sum():.3f}}} = {row.weights[j]:.3f}"
     )

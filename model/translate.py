@@ -122,7 +122,10 @@ class Translator:
 def main(argv: list[str] | None = None) -> int:
     from model.ct2 import add_engine_arguments, load_translator  # not at the top: model.ct2 builds on this module
 
-    parser = argparse.ArgumentParser(prog="python -m model.translate", description="Translate Spanish to English.")
+    parser = argparse.ArgumentParser(
+        prog="python -m model.translate",
+        description="Translate with a model directory (the shipped one: Spanish to English).",
+    )
     parser.add_argument("text", nargs="*", help="sentences to translate (default: read standard input line by line)")
     parser.add_argument("--model", type=Path, default=DEFAULT_MODEL, help=f"model directory (default: {DEFAULT_MODEL})")
     parser.add_argument("--beam", type=int, default=1, help="beam size (1 = greedy)")

@@ -8,6 +8,7 @@ import torch
 
 from lab.arithmetic import (
     SentenceIds,
+    WeightArithmetic,
     allowed_keys,
     queries_and_keys,
     sentence_ids,
@@ -139,3 +140,12 @@ def test_the_worked_example_fills_in_the_numbers_of_one_key(translator: Translat
     text = worked_example(a)
     assert f"key {best + 1}" in text and f"{a.row.weights[best]:.3f}" in text and f"{a.row.dots[best]:.3f}" in text
     assert r"-\infty" in worked_example(a, len(a.keys) - 1)  # a future key of row 1
+
+
+def test_the_worked_example_brackets_a_negative_largest_score() -> None:
+    """e^{s − max s} with max s < 0 reads "−0.521 − (−0.521)", never the puzzling "−0.521 − −0.521"."""
+    q, k = np.array([1.0, 0.0]), np.array([[-1.0, 0.0], [-2.0, 0.0]])  # both scores negative
+    row = softmax_row(q, k, np.array([True, True]))
+    a = WeightArithmetic("encoder", 0, 0, 0, "a", None, ["a", "b"], 2, q, k, row, row.weights)
+    text = worked_example(a)
+    assert "e^{-0.707 - (-0.707)}" in text and "- -" not in text

@@ -99,6 +99,13 @@ def test_charts_encode_step_against_value_per_series() -> None:
     assert "score" in score_chart(RECORDS).to_dict()["encoding"]["y"]["title"]
 
 
+def test_charts_keep_their_plot_height_under_title_and_legend() -> None:
+    """The page fits the width only: with "fit" the title, axis and bottom legend took the 260 px, leaving a flat line."""
+    for chart in (loss_chart(RECORDS), score_chart(RECORDS)):
+        spec = chart.to_dict()
+        assert spec["autosize"]["type"] == "fit-x" and spec["height"] >= 200
+
+
 def test_charts_of_an_empty_run_are_still_valid() -> None:
     spec = loss_chart([]).to_dict()
     dataset = next(iter(spec["datasets"].values()))

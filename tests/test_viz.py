@@ -125,6 +125,17 @@ def test_heads_grid_is_a_layers_by_heads_facet() -> None:
     }
 
 
+def test_grid_panels_leave_room_for_token_labels_and_axis_titles() -> None:
+    """A short sentence's panels are tall enough for one label per row and the repeated "query (…)" title (the
+    titles of 72-px panels ran into each other: "query (Spanish)query (Spanish)…"); long ones stay capped."""
+    frame = attention_frame(np.full((2, 2, 6, 6), 1 / 6), [*ROWS, "a", "b"], [*COLS, "c", "d"])
+    spec = heads_grid(frame, "g", "q", "k").to_dict()["spec"]
+    assert spec["height"] >= 100 and spec["width"] >= 100 and spec["height"] / 6 >= 14
+    tokens = [f"t{i}" for i in range(20)]
+    long = heads_grid(attention_frame(np.full((1, 1, 20, 20), 0.05), tokens, tokens), "g", "q", "k").to_dict()
+    assert long["spec"]["height"] <= 240 and long["spec"]["width"] <= 240
+
+
 def test_alignment_frames_link_each_target_to_its_source() -> None:
     tokens, links = alignment_frames(
         ["El", "gato", "</s>"], ["The", "cat"], [(0, 0, 0.9), (1, 1, 0.6)], "Spanish", "English"

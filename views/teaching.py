@@ -31,6 +31,10 @@ from viz.heatmap import attention_frame, attention_heatmap
 from viz.positional_curves import curves_frame, default_dimensions, positional_curves
 
 PLAY_SECONDS = 1.5  # one decoding step per tick while playing
+SCORE_COLUMN = st.column_config.NumberColumn(
+    "score (once ended)",
+    help="log-probability / length^penalty, given when a hypothesis ends with </s>: the alive ones show None.",
+)
 
 
 # --- reading aids on every map: follow a token, one colour scale, click to choose ---
@@ -74,8 +78,10 @@ def follow_picker(maps: SentenceMaps, langs: Languages) -> Followed | None:
         format_func=lambda t: (
             "nothing (click a row of a map)" if t is None else describe(maps, t, langs.src, langs.tgt)
         ),
-        help="Lights the token's row (where it is the query) and column (where it is a key) in all three views and "
-        "in the all-heads grid; the rest is dimmed. Clicking a cell of a map follows that row's token.",
+        help="Lights the token's row (where it is the query) and column (where it is a key) in every view it is in, "
+        f"and in the all-heads grid; the rest is dimmed. A {langs.src} token is in the encoder map and the columns of "
+        f"cross-attention; a {langs.tgt} token in masked self-attention and the rows of cross-attention. Clicking a "
+        "cell of a map follows that row's token.",
     )
 
 
@@ -248,7 +254,7 @@ def step_body(
         with right:
             st.caption(f"Beam search after step {step + 1}: the hypotheses kept, and those that ended here.")
             with st.container(key="beam_table"):
-                st.dataframe(step_table(beams[step]), hide_index=True)
+                st.dataframe(step_table(beams[step]), hide_index=True, column_config={"score": SCORE_COLUMN})
     a, b = st.columns(2)
     for column, kind, title in zip(
         (a, b),

@@ -12,7 +12,8 @@ import pandas as pd
 MASKED_COLOUR = "#e6e6e6"  # masked (future) cells: drawn as blank grey, never as a low weight
 CELL = 18  # pixels per token (row) in a single map
 MIN_HEIGHT, MAX_HEIGHT = 160, 640
-SMALL_CELL = 12  # pixels per token in the small multiples
+SMALL_CELL = 16  # pixels per token in the small multiples: room for a 10-px token label per row
+MIN_PANEL = 100  # pixels: a panel is never shorter than its axis title ("query (English)"), or the titles run on
 MAX_GRID_LABELS = 20  # longer sentences: small multiples without token labels
 MAX_AXIS_LABELS = 24  # more tokens than this on an axis: label every k-th one (beyond ~30 they collide)
 SCHEME = "blues"
@@ -154,7 +155,7 @@ def heads_grid(frame: pd.DataFrame, title: str, row_title: str, col_title: str) 
         alt.Chart(frame)
         .mark_rect()
         .encode(**encodings)
-        .properties(width=max(60, small * n_cols), height=max(60, small * n_rows))
+        .properties(width=max(MIN_PANEL, small * n_cols), height=max(MIN_PANEL, small * n_rows))
         .facet(row=alt.Row("layer:O", title="layer"), column=alt.Column("head:O", title="head"))
         .properties(title=title)
     )

@@ -16,6 +16,8 @@ LOSS_SERIES = {
 }
 SCORE_SERIES = {("eval", "dev_bleu"): "dev BLEU", ("eval", "dev_chrf"): "dev chrF"}
 COLUMNS = ["step", "series", "value"]
+PLOT_HEIGHT = 260  # pixels of plot: the page fills the width, and the title, axis and legend come on top of this
+FIT_X = alt.AutoSizeParams(type="fit-x", contains="padding")  # "fit" squeezed the plot to ~55 px under its legend
 
 
 def metrics_frame(records: Sequence[Mapping[str, Any]], series: Mapping[tuple[str, str], str]) -> pd.DataFrame:
@@ -42,7 +44,7 @@ def _line_chart(frame: pd.DataFrame, title: str, y_title: str) -> alt.Chart:
             color=alt.Color("series:N", title=None, legend=alt.Legend(orient="bottom")),
             tooltip=[alt.Tooltip("series:N"), alt.Tooltip("step:Q"), alt.Tooltip("value:Q", format=".3f")],
         )
-        .properties(height=260)
+        .properties(height=PLOT_HEIGHT, autosize=FIT_X)
     )
 
 

@@ -1,0 +1,174 @@
+"""Screenshots of every view of the lab at 1600×1000, for describing them in a note (issue 13).
+
+Starts ``streamlit run app.py`` on a free port (the shipped model unless LAB_MODEL_DIR says otherwise), drives
+Debian's Chromium with Playwright and saves one PNG per view: the three maps for the first guided example, a
+followed token, the all-heads grid, the arithmetic of one weight, the positional encoding, decoding step by step
+with beam search, the alignment tab for a gold sentence, and the Train page. Prints the files it wrote.
+
+    python -m bench.screenshots --out /tmp/shots
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from bench.app_latency import CHROMIUM, CHROMIUM_ARGS, REPO, free_port
+from lab.examples import EXAMPLES
+
+try:
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+except ImportError:  # reported in main
+    PlaywrightTimeout = TimeoutError
+
+PATIENCE_MS = 240_000  # a loaded 2-core machine: the first translation alone can take half a minute
+VIEWPORT = {"width": 1600, "height": 1000}
+DRAWN = """() => {
+    const running = document.querySelector('[data-testid="stStatusWidget"]')?.innerText.includes('Running');
+    const stale = document.querySelectorAll('[data-stale="true"]').length;
+    const charts = Array.from(document.querySelectorAll('[data-testid="stVegaLiteChart"]')).filter(c => c.offsetParent);
+    return !running && stale === 0 && charts.every(c => c.querySelector('canvas, svg'));
+}"""
+
+
+@contextmanager
+def app_server(log: Path) -> Iterator[str]:
+    """The app on a free local port; stopped on exit."""
+    port = free_port()
+    env = dict(os.environ, LAB_THREADS=os.environ.get("LAB_THREADS", "1"), OMP_NUM_THREADS="1")
+    command = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+               "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"]  # fmt: skip
+    with log.open("w") as out:
+        server = subprocess.Popen(command, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT)
+        url = f"http://127.0.0.1:{port}"
+        try:
+            for _ in range(300):
+                try:
+                    if urllib.request.urlopen(f"{url}/_stcore/health", timeout=1).read() == b"ok":
+                        break
+                except OSError:
+                    time.sleep(0.2)
+            yield url
+        finally:
+            server.terminate()
+            try:
+                server.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                server.kill()
+
+
+class Shooter:
+    """The page and the small moves a learner makes on it; ``shot`` saves the viewport as NAME.png."""
+
+    def __init__(self, page, out: Path) -> None:  # page: playwright's Page
+        self.page, self.out, self.written = page, out, []
+
+    def settle(self) -> None:
+        time.sleep(1.0)  # let the rerun a click triggers begin
+        self.page.wait_for_function(DRAWN, timeout=PATIENCE_MS)
+        time.sleep(1.0)  # Vega draws, fonts settle
+
+    def pick(self, key: str, option: str | None = None) -> None:
+        """Open the selectbox with this key and click the option containing ``option`` (the first when None)."""
+        for attempt in range(3):  # a late rerun can redraw the box and close its list: open it again
+            self.page.locator(f".st-key-{key} button[aria-label='Open']").click()
+            options = self.page.get_by_role("option")
+            try:
+                (options.first if option is None else options.filter(has_text=option).first).click(timeout=20_000)
+                break
+            except PlaywrightTimeout:
+                if attempt == 2:
+                    raise
+                self.settle()
+        self.settle()
+
+    def translate(self) -> None:
+        self.page.get_by_role("button", name="Translate").click()
+        self.page.locator(".st-key-translation code").first.wait_for(timeout=PATIENCE_MS)
+        self.settle()
+
+    def tab(self, name: str) -> None:
+        self.page.get_by_role("tab", name=name).click()
+        self.settle()
+
+    def shot(self, name: str, top: str) -> None:
+        """Scroll ``top`` (a locator string) to the top of the window and save what a 1600×1000 window shows."""
+        below_header = "e => { e.style.scrollMarginTop = '70px'; e.scrollIntoView() }"
+        self.page.locator(top).first.evaluate(below_header)
+        self.page.mouse.move(5, VIEWPORT["height"] - 5)  # no chart's hover toolbar over the text
+        time.sleep(0.5)
+        path = self.out / f"{name}.png"
+        self.page.screenshot(path=str(path))
+        errors = self.page.locator('[data-testid="stException"]').count()
+        self.written.append(f"{path}" + (f"  ({errors} exception box(es) on the page)" if errors else ""))
+
+
+def take(url: str, out: Path) -> list[str]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport=VIEWPORT)
+            page.goto(url)
+            page.get_by_role("button", name="Translate").wait_for(timeout=PATIENCE_MS)
+            s = Shooter(page, out)
+            s.pick("example", EXAMPLES[0].source)
+            s.translate()
+            s.shot("01_translate_result", "h1")
+            s.shot("02_three_views", ".st-key-views")
+            s.pick("follow", "negro")  # a Spanish token: lit in the encoder map and as a column of cross-attention
+            s.shot("03_follow_token", ".st-key-follow")
+            s.tab("All heads")
+            s.shot("04_all_heads", "[role='tablist']")
+            s.tab("Arithmetic of a weight")
+            s.shot("05_arithmetic", "[role='tablist']")
+            s.tab("Positional encoding")
+            s.shot("06_positional", "[role='tablist']")
+            page.locator('[data-testid="stSidebar"]').get_by_text("beam search").click()
+            s.settle()
+            s.translate()
+            s.tab("Step by step")
+            page.get_by_role("button", name="Next ▶").click()  # step 2 predicts "black", which looks at "negro"
+            s.settle()
+            s.shot("07_step_by_step_beam", ".st-key-step")
+            if page.locator(".st-key-gold").count():
+                s.pick("gold")
+                s.translate()
+            s.tab("Alignment")
+            s.shot("08_alignment", "[role='tablist']")
+            if page.locator(".st-key-gold_score").count():
+                s.shot("09_alignment_gold_score", ".st-key-gold_score")
+            page.locator('[data-testid="stSidebarNavLink"]').filter(has_text="Train").click()
+            page.get_by_text("Train on your own corpus").wait_for(timeout=PATIENCE_MS)
+            s.settle()
+            s.shot("10_train", "h1")
+            s.shot("11_train_runs", "h2:has-text('3. Runs')")
+            return s.written
+        finally:
+            browser.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", type=Path, required=True, help="folder for the PNGs (created)")
+    args = parser.parse_args(argv)
+    if not Path(CHROMIUM).exists():
+        print(f"{CHROMIUM} is not installed (apt-get install -y chromium)", file=sys.stderr)
+        return 1
+    args.out.mkdir(parents=True, exist_ok=True)
+    with app_server(args.out / "streamlit.log") as url:
+        for line in take(url, args.out):
+            print(line)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

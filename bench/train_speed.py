@@ -24,12 +24,13 @@ from bench.model_speed import TorchBaseline
 from data.batch import batch_indices, collate, encode_pairs, padding_fraction
 from data.corpus import ReadReport
 from data.tokenizer import train_tokenizer
+from model.run_dir import SHARED_DATA
 from model.transformer import Transformer
 from training.config import load_train_config
 from training.prepare import load_and_split
 from training.trainer import TranslationLoss
 
-CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "tatoeba-spa-eng" / "spa-eng.tsv"
+CORPUS = SHARED_DATA / "tatoeba-spa-eng" / "spa-eng.tsv"
 
 
 def run(module: torch.nn.Module, batches: list, steps: int) -> tuple[float, float]:

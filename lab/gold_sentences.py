@@ -12,10 +12,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from lab.alignment_eval import GoldPair, detokenize
-from model.run_dir import REPO_ROOT
+from model.run_dir import REPO_ROOT, SHARED_DATA
 
 GOLD_ENV = "LAB_GOLD_ALIGNMENTS"
-DEFAULT_GOLD = REPO_ROOT.parent / "shared" / "data" / "xl-wa-es" / "dev.tsv"
+DEFAULT_GOLD = SHARED_DATA / "xl-wa-es" / "dev.tsv"
 OFFERED = 25  # the shortest pairs, by Spanish tokens: a small list of sentences short enough to read at a glance
 
 

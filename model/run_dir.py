@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+SHARED_DATA = REPO_ROOT.parent / "shared" / "data"  # the team's corpora and gold sets, beside the repository
 
 # What inference reads (a model directory).
 CONFIG_FILE = "config.json"  # ModelConfig

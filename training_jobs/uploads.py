@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from data.readers import moses_paths
-from model.run_dir import REPO_ROOT, runs_folder
+from model.run_dir import REPO_ROOT, SHARED_DATA, runs_folder
 from training_jobs.corpus_check import SRC_LANG, TGT_LANG
 
 MAX_UPLOAD_ENV = "LAB_MAX_UPLOAD_MB"
@@ -75,7 +75,7 @@ def corpus_folders(environ: Mapping[str, str] = os.environ) -> tuple[Path, ...]:
     if value:
         folders = [Path(part.strip()).expanduser() for part in value.split(os.pathsep) if part.strip()]
     else:
-        folders = [runs_folder(environ), REPO_ROOT / "data", REPO_ROOT.parent / "shared" / "data"]
+        folders = [runs_folder(environ), REPO_ROOT / "data", SHARED_DATA]
     return tuple(dict.fromkeys(folder.resolve() for folder in folders))
 
 

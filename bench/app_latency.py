@@ -18,24 +18,19 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
 import statistics
-import subprocess
-import sys
 import time
-import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+import altair as alt
 
-import altair as alt  # noqa: E402
-
-from lab.explain import explain, maps_of, set_threads  # noqa: E402
-from lab.maps import KIND_TITLES, KINDS, pick  # noqa: E402
-from lab.views import map_view  # noqa: E402
-from model.translate import DEFAULT_MODEL, Translator  # noqa: E402
-from viz.heatmap import attention_frame, attention_heatmap  # noqa: E402
+from bench.app_server import CHROMIUM, CHROMIUM_ARGS, REPO, running_app
+from lab.explain import explain, maps_of, set_threads
+from lab.maps import KIND_TITLES, KINDS, pick
+from lab.views import map_view
+from model.translate import DEFAULT_MODEL, Translator
+from viz.heatmap import attention_frame, attention_heatmap
 
 SENTENCE_15 = "Mañana mis amigos y yo vamos a ir a la playa con el perro grande."
 BROWSER_SENTENCES = (
@@ -57,15 +52,12 @@ PARAGRAPH = (  # varied everyday Spanish, cycled to make a long input
     "Me gustaría reservar una mesa para cuatro personas el sábado por la noche.",
     "Este invierno ha hecho mucho frío y ha nevado en las montañas.",
 )
-CHROMIUM = "/usr/bin/chromium"
 TAB_DRAWN = """() => {
     const panel = Array.from(document.querySelectorAll('[role="tabpanel"]')).find(p => !p.hidden && p.offsetParent);
     const stale = document.querySelectorAll('[data-stale="true"]').length;
     return panel && stale === 0 && (panel.querySelector('[data-testid="stVegaLiteChart"] canvas, '
         + '[data-testid="stVegaLiteChart"] svg, [data-testid="stAlert"]') !== null);
 }"""
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run", "--disable-quic"]  # fmt: skip
 VIEWS_DRAWN = """expected => {
     const code = document.querySelector('.st-key-translation code');
     const charts = Array.from(document.querySelectorAll('.st-key-views [data-testid="stVegaLiteChart"]'));
@@ -176,12 +168,6 @@ def page_chart_bytes(model: Path) -> None:
               f"{runs['translate click']:,}; largest page run {runs[worst]:,} ({worst})   target <= 5,000,000")  # fmt: skip
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def browser_latency(model: Path, rounds: int) -> None:
     if not Path(CHROMIUM).exists():
         print("browser: skipped, /usr/bin/chromium is not installed (apt-get install -y chromium)")
@@ -191,55 +177,40 @@ def browser_latency(model: Path, rounds: int) -> None:
     long_text, worst_text = long_input(5000), long_input(5000, punctuation=False)
     translator = Translator.load(model)
     expected = {s: explain(translator, s).text for s in (*BROWSER_SENTENCES, long_text, worst_text)}
-    port = free_port()
     env = dict(os.environ, LAB_MODEL_DIR=str(model), LAB_THREADS=os.environ.get("LAB_THREADS", "1"))
-    command = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port",
-               str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"]  # fmt: skip
-    server = subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(150):
-            try:
-                if urllib.request.urlopen(f"{url}/_stcore/health", timeout=1).read() == b"ok":
-                    break
-            except OSError:
-                time.sleep(0.2)
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-            page = browser.new_page(viewport={"width": 1600, "height": 1200})
-            received = [0]  # bytes the page received over its websocket (Streamlit's messages)
-            page.on("websocket", lambda ws: ws.on("framereceived", lambda data: received.__setitem__(0, received[0] + len(data))))  # fmt: skip
-            page.goto(url)
-            box = page.get_by_label("Spanish sentence")
-            box.wait_for(timeout=60_000)
+    with running_app(env) as url, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1600, "height": 1200})
+        received = [0]  # bytes the page received over its websocket (Streamlit's messages)
+        page.on("websocket", lambda ws: ws.on("framereceived", lambda data: received.__setitem__(0, received[0] + len(data))))  # fmt: skip
+        page.goto(url)
+        box = page.get_by_label("Spanish sentence")
+        box.wait_for(timeout=60_000)
 
-            def click_to_charts(sentence: str) -> float:
-                box.fill(sentence)
-                start = time.perf_counter()
-                page.get_by_role("button", name="Translate").click()
-                page.wait_for_function(VIEWS_DRAWN, arg=expected[sentence], timeout=60_000)
-                return (time.perf_counter() - start) * 1000
-
-            first = click_to_charts(BROWSER_SENTENCES[0])  # includes loading the model into the server
-            new = [click_to_charts(s) for s in BROWSER_SENTENCES[1:]]
-            again = [click_to_charts(BROWSER_SENTENCES[i % len(BROWSER_SENTENCES)]) for i in range(rounds)]
-            before = received[0]
-            long_ms = click_to_charts(long_text)
-            long_bytes = received[0] - before
-            before = received[0]
+        def click_to_charts(sentence: str) -> float:
+            box.fill(sentence)
             start = time.perf_counter()
-            page.get_by_role("tab", name="All heads").click()
-            page.wait_for_function(TAB_DRAWN, timeout=60_000)
-            grid_ms, grid_bytes = (time.perf_counter() - start) * 1000, received[0] - before
-            page.get_by_role("tab", name="Alignment").click()
-            page.wait_for_function(TAB_DRAWN, timeout=60_000)
-            before = received[0]
-            worst_ms = click_to_charts(worst_text)
-            worst_bytes = received[0] - before
-            browser.close()
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
+            page.get_by_role("button", name="Translate").click()
+            page.wait_for_function(VIEWS_DRAWN, arg=expected[sentence], timeout=60_000)
+            return (time.perf_counter() - start) * 1000
+
+        first = click_to_charts(BROWSER_SENTENCES[0])  # includes loading the model into the server
+        new = [click_to_charts(s) for s in BROWSER_SENTENCES[1:]]
+        again = [click_to_charts(BROWSER_SENTENCES[i % len(BROWSER_SENTENCES)]) for i in range(rounds)]
+        before = received[0]
+        long_ms = click_to_charts(long_text)
+        long_bytes = received[0] - before
+        before = received[0]
+        start = time.perf_counter()
+        page.get_by_role("tab", name="All heads").click()
+        page.wait_for_function(TAB_DRAWN, timeout=60_000)
+        grid_ms, grid_bytes = (time.perf_counter() - start) * 1000, received[0] - before
+        page.get_by_role("tab", name="Alignment").click()
+        page.wait_for_function(TAB_DRAWN, timeout=60_000)
+        before = received[0]
+        worst_ms = click_to_charts(worst_text)
+        worst_bytes = received[0] - before
+        browser.close()
     print(f"browser Translate -> output + 3 charts, first click (loads the model):  {first:7.1f} ms")
     print(f"browser Translate -> output + 3 charts, new sentence:   {summary(new)}")
     print(f"browser Translate -> output + 3 charts, cached result:  {summary(again)}")

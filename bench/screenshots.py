@@ -12,15 +12,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
 import time
-import urllib.request
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
-from bench.app_latency import CHROMIUM, CHROMIUM_ARGS, REPO, free_port
+from bench.app_server import CHROMIUM, CHROMIUM_ARGS, running_app
 from lab.examples import EXAMPLES
 
 try:
@@ -36,32 +32,6 @@ DRAWN = """() => {
     const charts = Array.from(document.querySelectorAll('[data-testid="stVegaLiteChart"]')).filter(c => c.offsetParent);
     return !running && stale === 0 && charts.every(c => c.querySelector('canvas, svg'));
 }"""
-
-
-@contextmanager
-def app_server(log: Path) -> Iterator[str]:
-    """The app on a free local port; stopped on exit."""
-    port = free_port()
-    env = dict(os.environ, LAB_THREADS=os.environ.get("LAB_THREADS", "1"), OMP_NUM_THREADS="1")
-    command = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-               "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"]  # fmt: skip
-    with log.open("w") as out:
-        server = subprocess.Popen(command, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT)
-        url = f"http://127.0.0.1:{port}"
-        try:
-            for _ in range(300):
-                try:
-                    if urllib.request.urlopen(f"{url}/_stcore/health", timeout=1).read() == b"ok":
-                        break
-                except OSError:
-                    time.sleep(0.2)
-            yield url
-        finally:
-            server.terminate()
-            try:
-                server.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                server.kill()
 
 
 class Shooter:
@@ -164,7 +134,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{CHROMIUM} is not installed (apt-get install -y chromium)", file=sys.stderr)
         return 1
     args.out.mkdir(parents=True, exist_ok=True)
-    with app_server(args.out / "streamlit.log") as url:
+    env = dict(os.environ, LAB_THREADS=os.environ.get("LAB_THREADS", "1"), OMP_NUM_THREADS="1")
+    with running_app(env, args.out / "streamlit.log") as url:
         for line in take(url, args.out):
             print(line)
     return 0

@@ -3,30 +3,15 @@
 from __future__ import annotations
 
 import os
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from bench.app_latency import long_input
+from bench.app_server import CHROMIUM, CHROMIUM_ARGS, running_app
 
-CHROMIUM = Path("/usr/bin/chromium")
 PATIENCE_MS = 120_000  # generous: a loaded 2-core machine is slow to start Chromium and the app's first run
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-quic",
-]
-REPO = Path(__file__).resolve().parent.parent
 RENDERED_VIEWS = """() => Array.from(document.querySelectorAll('.st-key-views [data-testid="stVegaLiteChart"]'))
     .filter(chart => chart.querySelector('canvas, svg')).length"""
 SETTLED = "() => document.querySelectorAll('[data-stale=\"true\"]').length === 0"
@@ -38,29 +23,9 @@ pytestmark = [
 ]
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_healthy(url: str, server: subprocess.Popen, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            raise RuntimeError(f"streamlit exited with code {server.returncode}")
-        try:
-            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=1).read() == b"ok":
-                return
-        except OSError:
-            time.sleep(0.2)
-    raise TimeoutError(f"streamlit did not answer at {url} within {timeout:.0f} s")
-
-
 @pytest.fixture
 def app_url(tiny_model_dir: Path, tmp_path: Path) -> Iterator[str]:
     """``streamlit run app.py`` on a free local port with the tiny model as the default; stopped afterwards."""
-    port = free_port()
     env = dict(
         os.environ,
         LAB_MODEL_DIR=str(tiny_model_dir),
@@ -68,21 +33,8 @@ def app_url(tiny_model_dir: Path, tmp_path: Path) -> Iterator[str]:
         LAB_THREADS="1",
         OMP_NUM_THREADS="1",
     )
-    command = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-               "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"]  # fmt: skip
-    log = (tmp_path / "streamlit.log").open("w")
-    server = subprocess.Popen(command, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
-    try:
-        url = f"http://127.0.0.1:{port}"
-        wait_healthy(url, server)
+    with running_app(env, tmp_path / "streamlit.log", timeout=30) as url:
         yield url
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            server.kill()
-        log.close()
 
 
 def test_translate_in_a_real_browser(app_url: str, tmp_path: Path) -> None:

@@ -1,12 +1,54 @@
-"""Shared fixtures: a toy parallel corpus and a tiny model trained on it with the project's own CLI."""
+"""Shared fixtures: a toy parallel corpus and a tiny model trained on it with the project's own CLI; and the small
+builders several test files use (``from conftest import ...``): a tiny model config, one sentence's maps."""
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
+
+from lab.maps import SentenceMaps
+from model.config import ModelConfig
+
+
+def tiny_config(**changes: object) -> ModelConfig:
+    """A model small enough to build in milliseconds (2+2 layers, d_model 32, 4 heads), with ``changes``."""
+    base = ModelConfig(
+        src_vocab_size=40,
+        tgt_vocab_size=40,
+        d_model=32,
+        n_heads=4,
+        d_ff=64,
+        n_encoder_layers=2,
+        n_decoder_layers=2,
+        dropout=0.0,
+        max_positions=64,
+    )
+    return dataclasses.replace(base, **changes)
+
+
+def unpadded_maps(
+    encoder: np.ndarray, decoder: np.ndarray, cross: np.ndarray, src: list[str], tgt_in: list[str], tgt_out: list[str]
+) -> SentenceMaps:
+    """One unpadded sentence's maps: </s> and <s> are the special tokens, nothing is padding."""
+    return SentenceMaps(
+        encoder=encoder,
+        decoder=decoder,
+        cross=cross,
+        src=src,
+        tgt_in=tgt_in,
+        tgt_out=tgt_out,
+        src_special=[p == "</s>" for p in src],
+        tgt_in_special=[p == "<s>" for p in tgt_in],
+        tgt_out_special=[p == "</s>" for p in tgt_out],
+        src_pad=[False] * len(src),
+        tgt_in_pad=[False] * len(tgt_in),
+    )
+
 
 COLOURS = {"rojo": "red", "azul": "blue", "verde": "green", "negro": "black", "blanco": "white"}
 NOUNS = {"gato": "cat", "perro": "dog", "libro": "book", "coche": "car", "árbol": "tree"}

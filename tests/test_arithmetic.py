@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from conftest import tiny_config
 
 from lab.arithmetic import (
     SentenceIds,
@@ -19,7 +20,6 @@ from lab.arithmetic import (
 )
 from lab.explain import sentence_maps
 from lab.maps import KINDS
-from model.config import ModelConfig
 from model.inspect import inspect
 from model.transformer import Transformer
 from model.translate import DEFAULT_MODEL, Translator
@@ -29,18 +29,7 @@ TOLERANCE = 1e-6
 
 def random_model(norm: str, positional: str = "sinusoidal") -> Transformer:
     torch.manual_seed(0)
-    config = ModelConfig(
-        src_vocab_size=40,
-        tgt_vocab_size=40,
-        d_model=32,
-        n_heads=4,
-        d_ff=48,
-        n_encoder_layers=2,
-        n_decoder_layers=2,
-        norm=norm,
-        positional=positional,
-        max_positions=32,
-    )
+    config = tiny_config(d_ff=48, norm=norm, positional=positional, max_positions=32)
     return Transformer(config).eval()
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import unpadded_maps
 
 from lab.alignment import align, hard_links, target_rows
 from lab.explain import (
@@ -46,18 +47,13 @@ def synthetic_maps(seed: int = 0, layers: int = 2, heads: int = 3) -> SentenceMa
     rng = np.random.default_rng(seed)
     s, t = len(SRC), len(TGT_OUT)
     causal = np.tril(np.ones((t, t), dtype=bool))
-    return SentenceMaps(
-        encoder=random_rows(rng, (layers, heads, s, s)),
-        decoder=random_rows(rng, (layers, heads, t, t), causal),
-        cross=random_rows(rng, (layers, heads, t, s)),
-        src=SRC,
-        tgt_in=TGT_IN,
-        tgt_out=TGT_OUT,
-        src_special=[p == "</s>" for p in SRC],
-        tgt_in_special=[p == "<s>" for p in TGT_IN],
-        tgt_out_special=[p == "</s>" for p in TGT_OUT],
-        src_pad=[False] * s,
-        tgt_in_pad=[False] * t,
+    return unpadded_maps(
+        random_rows(rng, (layers, heads, s, s)),
+        random_rows(rng, (layers, heads, t, t), causal),
+        random_rows(rng, (layers, heads, t, s)),
+        SRC,
+        TGT_IN,
+        TGT_OUT,
     )
 
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 import pytest
 import torch
 import torch.nn.functional as F
+from conftest import tiny_config
 
 from model.attention import MultiHeadAttention, causal_mask, padding_mask
 from model.config import ConfigError, ModelConfig
@@ -16,21 +16,6 @@ from model.inspect import inspect
 from model.transformer import Transformer
 
 PAD, BOS, EOS = 0, 2, 3
-
-
-def tiny_config(**changes: object) -> ModelConfig:
-    base = ModelConfig(
-        src_vocab_size=40,
-        tgt_vocab_size=40,
-        d_model=32,
-        n_heads=4,
-        d_ff=64,
-        n_encoder_layers=2,
-        n_decoder_layers=2,
-        dropout=0.0,
-        max_positions=64,
-    )
-    return dataclasses.replace(base, **changes)
 
 
 def tiny_model(seed: int = 0, **changes: object) -> Transformer:

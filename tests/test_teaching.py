@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import unpadded_maps
 
 from lab.examples import EXAMPLES, by_source, is_accepted, normalise
 from lab.focus import Followed, describe, focus, options, token_at
@@ -25,18 +26,13 @@ ES_EN = Languages("es", "en", "Spanish", "English")
 
 def maps() -> SentenceMaps:
     s, t = len(SRC), len(TGT_OUT)
-    return SentenceMaps(
-        encoder=np.full((1, 1, s, s), 1 / s),
-        decoder=np.tril(np.ones((1, 1, t, t))) / np.arange(1, t + 1)[:, None],
-        cross=np.full((1, 1, t, s), 1 / s),
-        src=SRC,
-        tgt_in=TGT_IN,
-        tgt_out=TGT_OUT,
-        src_special=[p == "</s>" for p in SRC],
-        tgt_in_special=[p == "<s>" for p in TGT_IN],
-        tgt_out_special=[p == "</s>" for p in TGT_OUT],
-        src_pad=[False] * s,
-        tgt_in_pad=[False] * t,
+    return unpadded_maps(
+        np.full((1, 1, s, s), 1 / s),
+        np.tril(np.ones((1, 1, t, t))) / np.arange(1, t + 1)[:, None],
+        np.full((1, 1, t, s), 1 / s),
+        SRC,
+        TGT_IN,
+        TGT_OUT,
     )
 
 

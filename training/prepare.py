@@ -27,6 +27,7 @@ from data.tokenizer import train_tokenizer
 from model.run_dir import DATA_REPORT_FILE, SPLITS_DIR, split_file
 from model.tokenizer import Tokenizer
 from training.config import DataConfig
+from training.guided_alignment import write_alignments
 
 log = logging.getLogger("training")
 SPLITS = ("train", "dev", "test")
@@ -59,9 +60,9 @@ def split_fingerprint(pairs: list[Pair]) -> str:
     return hashlib.sha256("".join(f"{p.src}\t{p.tgt}\n" for p in pairs).encode()).hexdigest()
 
 
-def prepare_data(d: DataConfig, run_dir: Path, tokenizer: Tokenizer | None = None) -> None:
+def prepare_data(d: DataConfig, run_dir: Path, tokenizer: Tokenizer | None = None, align: bool = False) -> None:
     """Read, clean and split the corpora, train the tokenizer (or keep the given one, e.g. the parent model's
-    when fine-tuning); everything is written into ``run_dir``."""
+    when fine-tuning) and, with ``align``, write guided alignment's links; everything goes into ``run_dir``."""
     report = ReadReport()
     parts = load_and_split(d, report)
     (run_dir / SPLITS_DIR).mkdir(parents=True, exist_ok=True)
@@ -72,12 +73,12 @@ def prepare_data(d: DataConfig, run_dir: Path, tokenizer: Tokenizer | None = Non
     summary = {**report.as_dict(), "splits": sizes, "sha256": fingerprints}
     (run_dir / DATA_REPORT_FILE).write_text(json.dumps(summary, indent=2) + "\n")
     log.info("pairs: read %d, kept %d, skipped %s; split %s", report.read, report.kept, dict(report.skipped), sizes)
-    if tokenizer is not None:
-        tokenizer.save(run_dir)
-        return
-    # With source noise on, the vocabulary also sees one noised draw of the source side (the forms training sees).
-    rng = random.Random(d.split_seed)
-    drawn = ((p.src, add_noise(p.src, d.noise, rng)) for p in parts.train) if d.noise.enabled else ()
-    extra_src = [noised for clean, noised in drawn if noised != clean]
-    tokenizer = train_tokenizer(parts.train, d.vocab_size, d.joint_vocab, extra_src)
+    if tokenizer is None:
+        # With source noise on, the vocabulary also sees one noised draw of the source side (the forms training sees).
+        rng = random.Random(d.split_seed)
+        drawn = ((p.src, add_noise(p.src, d.noise, rng)) for p in parts.train) if d.noise.enabled else ()
+        extra_src = [noised for clean, noised in drawn if noised != clean]
+        tokenizer = train_tokenizer(parts.train, d.vocab_size, d.joint_vocab, extra_src)
     tokenizer.save(run_dir)
+    if align:
+        write_alignments(parts.train, tokenizer, run_dir)

@@ -32,7 +32,7 @@ from model.transformer import Transformer
 from training import checkpoint, distributed
 from training.config import TrainConfig, build_train_config, load_train_config
 from training.evaluate import score, typed_pairs
-from training.guided_alignment import check_aligner, read_alignments, write_alignments
+from training.guided_alignment import check_aligner, read_alignments
 from training.prepare import SPLITS, prepare_data
 from training.trainer import evaluate_loss, train
 
@@ -199,9 +199,8 @@ def main(argv: list[str] | None = None) -> int:
             try:
                 if not args.resume:
                     parent = config.run.init_from
-                    prepare_data(config.data, run_dir, Tokenizer.load(Path(parent)) if parent else None)
-                    if config.optim.guided_alignment.enabled:
-                        write_alignments(read_split(split_file(run_dir, "train")), Tokenizer.load(run_dir), run_dir)
+                    parent_tokenizer = Tokenizer.load(Path(parent)) if parent else None
+                    prepare_data(config.data, run_dir, parent_tokenizer, config.optim.guided_alignment.enabled)
             except CorpusError as err:
                 print(f"error: {err}", file=sys.stderr)
                 failed = True

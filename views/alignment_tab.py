@@ -29,13 +29,19 @@ GOLD_CREDIT = "XL-WA dev (Martelli et al. 2023, CC BY-NC-SA 4.0)"
 # --- gold sentences: picked beside the input, scored in the tab ---
 
 
+@st.cache_data(show_spinner=False, max_entries=4)
+def parsed_gold(path: str, mtime_ns: int) -> list[GoldPair]:
+    """The gold file's pairs, parsed once per version of the file (the picker and the tab both ask on every rerun)."""
+    return read_gold(Path(path))
+
+
 def gold_pairs() -> tuple[Path, list[GoldPair] | None, str]:
     """(gold file, its pairs, "") or (gold file, None, why there are none)."""
     path = gold_path()
     if not path.is_file():
         return path, None, f"{path} not found (set {GOLD_ENV} to XL-WA's dev.tsv)"
     try:
-        return path, read_gold(path), ""
+        return path, parsed_gold(str(path), path.stat().st_mtime_ns), ""
     except (OSError, ValueError) as err:  # GoldFormatError, or not UTF-8
         return path, None, f"{path} unreadable: {err}"
 

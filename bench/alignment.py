@@ -35,9 +35,9 @@ from lab.alignment_eval import GoldPair, Link, Score, diagonal, read_gold, score
 from lab.alignment_methods import EXTRACTIONS, ForcedPair, Method, force_decode, methods
 from lab.alignment_result import EFLOMAL, gold_file_of, save_alignment
 from model.config import from_dict
+from model.run_dir import TRAIN_CONFIG_FILE
 from model.translate import DEFAULT_MODEL, Translator
 from training.config import TrainConfig
-from training_jobs.run_progress import CONFIG_FILE
 
 Extract = Callable[[ForcedPair], set[Link]]
 
@@ -70,7 +70,7 @@ def measure(method: Method, test: GoldSet, dev: GoldSet | None, **fields: Any) -
 
 def training_corpora(model_dir: Path) -> list[Path]:
     """The corpora the model was trained on, from its saved training configuration (when it has one)."""
-    path = model_dir / CONFIG_FILE
+    path = model_dir / TRAIN_CONFIG_FILE
     if not path.is_file():
         return []
     return [Path(p) for p in json.loads(path.read_text(encoding="utf-8")).get("data", {}).get("corpora", [])]
@@ -79,7 +79,7 @@ def training_corpora(model_dir: Path) -> list[Path]:
 def guided_head(model_dir: Path, n_layers: int) -> Method | None:
     """The head guided alignment taught eflomal's links (from the saved training configuration), read as it was
     taught: argmax of the row that predicts each word. None for a model trained without it."""
-    path = model_dir / CONFIG_FILE
+    path = model_dir / TRAIN_CONFIG_FILE
     if not path.is_file():
         return None
     guided = from_dict(TrainConfig, json.loads(path.read_text(encoding="utf-8"))).optim.guided_alignment

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import sentencepiece as spm
 
-from data.alignments import Link  # (target word, source word)
+from data.alignments import Link, parse_links  # Link: (target word, source word)
 from lab.alignment import hard_links
 from lab.words import merge_columns, merge_rows
 
@@ -43,7 +43,7 @@ def read_gold(path: Path) -> list[GoldPair]:
             raise GoldFormatError(f"{where}: expected 3 tab-separated columns, found {len(fields)}")
         target, source = fields[0].split(" "), fields[1].split(" ")
         try:
-            links = frozenset((int(i), int(j)) for i, j in (link.split("-") for link in fields[2].split()))
+            links = frozenset(parse_links(fields[2]))
         except ValueError:
             raise GoldFormatError(f"{where}: links must be i-j with integer indices") from None
         if any(not (0 <= i < len(target) and 0 <= j < len(source)) for i, j in links):

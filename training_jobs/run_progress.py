@@ -7,9 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from model.run_dir import METRICS_LOG_FILE as METRICS_FILE
-from model.run_dir import RESULT_FILE
-from model.run_dir import TRAIN_CONFIG_FILE as CONFIG_FILE
+from model.run_dir import METRICS_LOG_FILE, RESULT_FILE, TRAIN_CONFIG_FILE
 
 
 @dataclass(frozen=True)
@@ -60,7 +58,7 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
 
 def read_metrics(run_dir: Path) -> list[dict[str, Any]]:
     """Every record of metrics.jsonl that names its step."""
-    return [r for r in read_jsonl(run_dir / METRICS_FILE) if isinstance(r.get("step"), int)]
+    return [r for r in read_jsonl(run_dir / METRICS_LOG_FILE) if isinstance(r.get("step"), int)]
 
 
 def latest_records(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -71,7 +69,7 @@ def latest_records(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def read_budget(run_dir: Path) -> Budget | None:
     """The run's limits from its saved configuration (rewritten on resume), None before training has begun."""
-    config = read_json(run_dir / CONFIG_FILE)
+    config = read_json(run_dir / TRAIN_CONFIG_FILE)
     optim = config.get("optim") if config else None
     if not isinstance(optim, dict):
         return None

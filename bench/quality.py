@@ -4,7 +4,7 @@ Regenerates the model's test split from its own ``train_config.json`` (checked a
 ``data_report.json``), translates it with the model (greedy and beam search) and, when installed, with
 Apertium (``apt-get install apertium apertium-eng-spa``; this script installs nothing), and prints
 sacrebleu BLEU / chrF and sentences/s side by side: once with the sources as written and once as people
-type them (``data.noise.typed``: lowercase, no accents, no ¿¡, no final punctuation). Then the everyday
+type them (``data.noise.typed``: lowercase, no accents, no ¿¡, no commas, no final punctuation). Then the everyday
 phrase list (``data/everyday-es-en.tsv``), scored by exact match.
 
     python -m bench.quality                                   # shipped model, greedy + beam 4, Apertium
@@ -113,7 +113,7 @@ def main() -> None:
     written = score_rows(translate_systems(translator, [p.src for p in pairs], beams), refs)
     as_typed = score_rows(translate_systems(translator, [typed(p.src) for p in pairs], beams), refs)
     print(
-        f"\n{len(pairs)} test sentences of {args.model} (held out from training); typed = lowercase, no accents, no ¿¡, no final punctuation"
+        f"\n{len(pairs)} test sentences of {args.model} (held out from training); typed = lowercase, no accents, no ¿¡, no commas, no final punctuation"
     )
     print("| system | BLEU | chrF | typed BLEU | typed chrF | hyp/ref length (typed) | sentences/s |")
     print("|---|---:|---:|---:|---:|---:|---:|")

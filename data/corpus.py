@@ -6,12 +6,12 @@ import hashlib
 import random
 import re
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from data import readers
 from data.config import FORMATS
-from data.noise import typed
+from data.noise import TYPED, add_noise
 from data.readers import CorpusError, Pair, ReadReport
 
 # ----------------------------------------------------------------------------------------- reading
@@ -119,13 +119,15 @@ def clean(pairs: list[Pair], config: CleanConfig, report: ReadReport) -> list[Pa
     return kept
 
 
-def typed_key(text: str) -> str:
-    """Key that ignores how a sentence was typed (case, accents, ¿¡, final punctuation): for held-out lists."""
-    return match_key(typed(normalise(text)))
+def typed_key(text: str, drop_commas: bool = True) -> str:
+    """Key that ignores how a sentence was typed (case, accents, ¿¡, final punctuation and, unless told
+    otherwise, commas): for held-out lists."""
+    noise = TYPED if drop_commas else replace(TYPED, drop_commas=0.0)
+    return match_key(add_noise(normalise(text), noise, random.Random(0)))
 
 
 def read_held_out(path: Path) -> set[str]:
-    """Typed keys of the first column of a TSV of held-out sentences (``#`` lines are comments)."""
+    """The first column of a TSV of held-out sentences (``#`` lines are comments), normalised."""
     path = Path(path)
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
@@ -133,18 +135,25 @@ def read_held_out(path: Path) -> set[str]:
         raise CorpusError(f"{path}: held-out sentence file not found (data.exclude)") from None
     except UnicodeDecodeError as err:
         raise CorpusError(f"{path}: not UTF-8 text ({err})") from None
-    return {typed_key(line.split("\t")[0]) for line in lines if line.strip() and not line.startswith("#")}
+    return {normalise(line.split("\t")[0]) for line in lines if line.strip() and not line.startswith("#")}
 
 
-def exclude(pairs: list[Pair], held_out: set[str], report: ReadReport) -> list[Pair]:
-    """Drop every pair whose source sentence is held out (e.g. an evaluation list); counts each drop."""
+def exclude(pairs: list[Pair], held_out: set[str], report: ReadReport, drop_commas: bool = False) -> list[Pair]:
+    """Drop every pair whose source is a held-out sentence however it was typed (``typed_key``); counts each drop.
+
+    Before the split commas count (``drop_commas=False``), as they did when model v2's split was made, so that
+    split stays the same; the training split then also loses what differs from a held-out sentence only by
+    commas (training/prepare.py), since typing noise drops commas.
+    """
+    keys = {typed_key(s, drop_commas) for s in held_out}
+    reason = "held out (data.exclude, ignoring commas)" if drop_commas else "held out (data.exclude)"
     kept = []
     for index, pair in enumerate(pairs):
-        if typed_key(pair.src) in held_out:
-            report.skip("held out (data.exclude)", pair.origin or f"pair {index + 1}")
+        if typed_key(pair.src, drop_commas) in keys:
+            report.skip(reason, pair.origin or f"pair {index + 1}")
         else:
             kept.append(pair)
-    report.kept = len(kept)
+    report.kept -= len(pairs) - len(kept)
     return kept
 
 

@@ -1,9 +1,10 @@
-"""Source-side noise that looks like what people type: no final punctuation, no ¿¡, lowercase, no accents.
+"""Source-side noise that looks like what people type: no final punctuation, no ¿¡, lowercase, no accents, no commas.
 
 Every Tatoeba sentence starts with a capital and ends with punctuation, so a model trained on it alone
 learns to stop only after a period, and reads "hola mundo" as something it has never seen. Training on
 a noised copy of some Spanish sentences (a new draw each epoch) teaches it both forms; the English side
-is never noised, so "hola mundo" still asks for "Hello world.".
+is never noised, so "hola mundo" still asks for "Hello world.". People skip commas too: model v2, trained
+without that transform, read "Hola, mundo" as "Hi, world." and "Hola mundo" as "Hide world.".
 
 ``typed`` applies every transform: the "typed" evaluation scores each test set that way.
 """
@@ -11,6 +12,7 @@ is never noised, so "hola mundo" still asks for "Hello world.".
 from __future__ import annotations
 
 import random
+import re
 import unicodedata
 from dataclasses import dataclass, fields
 
@@ -18,6 +20,7 @@ from model.typed_config import ConfigError
 
 FINAL_PUNCTUATION = ".!?…;:"
 INVERTED_MARKS = "¿¡"
+PAUSE_COMMA = re.compile(r",(?=\s|$)")  # a comma between words; "3,5" keeps its decimal comma
 
 
 @dataclass(frozen=True)
@@ -29,6 +32,7 @@ class NoiseConfig:
     drop_inverted: float = 0.5
     lowercase: float = 0.5
     strip_accents: float = 0.3
+    drop_commas: float = 0.0  # 0 keeps the draws of runs made before this transform existed
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -41,7 +45,7 @@ class NoiseConfig:
         return self.p > 0
 
 
-TYPED = NoiseConfig(p=1.0, drop_final_punct=1.0, drop_inverted=1.0, lowercase=1.0, strip_accents=1.0)
+TYPED = NoiseConfig(p=1.0, drop_final_punct=1.0, drop_inverted=1.0, lowercase=1.0, strip_accents=1.0, drop_commas=1.0)
 
 
 def drop_final_punctuation(text: str) -> str:
@@ -50,6 +54,11 @@ def drop_final_punctuation(text: str) -> str:
 
 def drop_inverted_marks(text: str) -> str:
     return "".join(ch for ch in text if ch not in INVERTED_MARKS).replace("  ", " ").strip()
+
+
+def drop_commas(text: str) -> str:
+    """ "Hola, mundo" → "Hola mundo": every comma between words goes, as when typing in a hurry."""
+    return PAUSE_COMMA.sub("", text)
 
 
 def strip_accents(text: str) -> str:
@@ -61,9 +70,10 @@ def strip_accents(text: str) -> str:
 def add_noise(text: str, noise: NoiseConfig, rng: random.Random) -> str:
     """``text`` unchanged with probability 1 - p, else with each transform drawn independently.
 
-    Always draws the same number of random numbers, so one sentence's outcome never shifts the next's.
+    Always draws the same number of random numbers for a given config, so one sentence's outcome never shifts
+    the next's (the comma draw is taken only when that transform is on, so older configs keep their draws).
     """
-    draws = [rng.random() for _ in range(5)]
+    draws = [rng.random() for _ in range(6 if noise.drop_commas > 0 else 5)]
     if draws[0] >= noise.p:
         return text
     out = text
@@ -75,6 +85,8 @@ def add_noise(text: str, noise: NoiseConfig, rng: random.Random) -> str:
         out = out.lower()
     if draws[4] < noise.strip_accents:
         out = strip_accents(out)
+    if noise.drop_commas > 0 and draws[5] < noise.drop_commas:
+        out = drop_commas(out)
     return out or text  # a sentence made only of punctuation keeps its form
 
 

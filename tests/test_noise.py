@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from pathlib import Path
 
@@ -9,11 +10,12 @@ import pytest
 
 from data.batch import TrainingSet, encode_pairs
 from data.corpus import Pair, ReadReport, exclude, read_held_out
-from data.noise import NoiseConfig, add_noise, typed
+from data.noise import NoiseConfig, add_noise, drop_commas, typed
 from data.tokenizer import train_tokenizer
 from model.config import ConfigError
 from model.tokenizer import Tokenizer
 from training.config import load_train_config
+from training.prepare import load_and_split
 
 PAIRS = [
     Pair("¡Hola, mundo!", "Hello, world!"),
@@ -29,19 +31,40 @@ def tiny_tokenizer() -> Tokenizer:
 
 
 def test_typed_is_lowercase_without_accents_inverted_marks_or_final_punctuation() -> None:
-    assert typed("¡Hola, mundo!") == "hola, mundo"
+    assert typed("¡Hola, mundo!") == "hola mundo"
     assert typed("¿Cómo estás?") == "como estas"
     assert typed("El niño pequeño...") == "el nino pequeno"
     for p in PAIRS:
         out = typed(p.src)
-        assert out == out.lower() and not set(out) & set("¿¡.?!áéíóúñü")
+        assert out == out.lower() and not set(out) & set("¿¡.,?!áéíóúñü")
 
 
 def test_no_noise_keeps_every_sentence_and_full_noise_is_typed() -> None:
     rng = random.Random(0)
     assert [add_noise(p.src, NoiseConfig(p=0.0), rng) for p in PAIRS] == [p.src for p in PAIRS]
-    full = NoiseConfig(p=1.0, drop_final_punct=1.0, drop_inverted=1.0, lowercase=1.0, strip_accents=1.0)
+    full = NoiseConfig(
+        p=1.0, drop_final_punct=1.0, drop_inverted=1.0, lowercase=1.0, strip_accents=1.0, drop_commas=1.0
+    )
     assert [add_noise(p.src, full, rng) for p in PAIRS] == [typed(p.src) for p in PAIRS]
+
+
+def test_commas_between_words_go_and_decimal_commas_stay() -> None:
+    assert drop_commas("Sí, claro, ven.") == "Sí claro ven."
+    assert drop_commas("Pesa 3,5 kilos, más o menos.") == "Pesa 3,5 kilos más o menos."
+    only_commas = NoiseConfig(p=1.0, drop_final_punct=0, drop_inverted=0, lowercase=0, strip_accents=0, drop_commas=1)
+    assert add_noise("Hola, mundo.", only_commas, random.Random(0)) == "Hola mundo."
+
+
+def test_without_the_comma_transform_the_draws_are_those_of_older_runs() -> None:
+    """A config from before drop_commas existed takes five draws per sentence, so its epochs are unchanged;
+    with the transform on it takes six, the same number for every sentence."""
+    for noise, draws in ((NoiseConfig(p=0.5), 5), (NoiseConfig(p=0.5, drop_commas=0.3), 6)):
+        rng, reference = random.Random(7), random.Random(7)
+        for p in PAIRS:
+            add_noise(p.src, noise, rng)
+            for _ in range(draws):
+                reference.random()
+        assert rng.random() == reference.random()
 
 
 def test_epochs_are_seeded_different_and_only_the_source_changes(tiny_tokenizer: Tokenizer) -> None:
@@ -71,3 +94,24 @@ def test_held_out_sentences_are_dropped_however_they_are_typed(tmp_path: Path) -
     kept = exclude(PAIRS, read_held_out(held), report)
     assert len(kept) == len(PAIRS) - 10 and all(p.src != "¿Cómo estás?" for p in kept)
     assert report.skipped["held out (data.exclude)"] == 10
+
+
+def test_the_training_split_also_loses_held_out_sentences_that_differ_only_by_commas(tmp_path: Path) -> None:
+    """Commas count for the split (older splits stay the same); typing noise drops them, so a pair that a
+    comma alone tells from a held-out sentence leaves the training split too."""
+    corpus = tmp_path / "c.tsv"
+    # Five sources of one target make a group too big for dev or test (data.corpus.split): all go to train.
+    fine = ["Estoy bien, gracias.", "Estoy bien.", "Me encuentro bien.", "Yo estoy bien.", "Todo bien."]
+    pairs = [(f"Frase número {i}.", f"Sentence number {i}.") for i in range(40)] + [(f, "I'm fine.") for f in fine]
+    corpus.write_text("".join(f"{s}\t{t}\n" for s, t in pairs), encoding="utf-8")
+    held = tmp_path / "held.tsv"
+    held.write_text("estoy bien gracias\tI'm fine, thanks\n", encoding="utf-8")
+    config = load_train_config(None, [f"data.corpora=['{corpus}']", "data.dev_size=4", "data.test_size=4"])
+    before, after = ReadReport(), ReadReport()
+    plain = load_and_split(config.data, before)
+    held_out = load_and_split(dataclasses.replace(config.data, exclude=(str(held),)), after)
+    assert "Estoy bien, gracias." in [p.src for p in plain.train]
+    assert held_out.dev == plain.dev and held_out.test == plain.test  # the split itself is unchanged
+    assert held_out.train == [p for p in plain.train if p.src != "Estoy bien, gracias."]
+    assert after.skipped == {"held out (data.exclude, ignoring commas)": 1}
+    assert after.kept == before.kept - 1

@@ -126,7 +126,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--no-typed",
         action="store_true",
-        help="skip the second pass on the sources as people type them (lowercase, no accents/¿¡/final punctuation)",
+        help="skip the second pass on the sources as people type them (lowercase, no accents/¿¡/commas/final punctuation)",
     )
     args = parser.parse_args(argv)
     pairs_mode, files_mode = args.pairs is not None, args.src is not None and args.ref is not None
@@ -189,7 +189,9 @@ def main(argv: list[str] | None = None) -> int:
         }
         if "typed" in results:
             report["typed"] = {k: v for k, v in results["typed"].items() if k != "hypotheses"}
-            report["typed"]["transform"] = "data.noise.typed: lowercase, no accents, no ¿¡, no final punctuation"
+            report["typed"]["transform"] = (
+                "data.noise.typed: lowercase, no accents, no ¿¡, no commas, no final punctuation"
+            )
         args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     return 0
 

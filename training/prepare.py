@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import logging
@@ -44,14 +45,16 @@ def load_and_split(d: DataConfig, report: ReadReport) -> Split:
             Path(corpus), d.format, d.src_lang, d.tgt_lang, report, d.skip_bad_lines, d.columns or None
         )
     pairs = clean(pairs, CleanConfig(d.min_tokens, d.max_tokens, d.max_ratio), report)
-    if d.exclude:
-        held_out = set().union(*(read_held_out(Path(path)) for path in d.exclude))
+    held_out = set().union(*(read_held_out(Path(path)) for path in d.exclude))
+    if held_out:
         pairs = exclude(pairs, held_out, report)
     if len(pairs) < 3:
         raise CorpusError(f"{', '.join(d.corpora)}: only {len(pairs)} usable pairs after cleaning")
     dev_size = min(d.dev_size, max(1, len(pairs) // 10))
     test_size = min(d.test_size, max(1, len(pairs) // 10))
     parts = split(pairs, dev_size, test_size, d.split_seed)
+    if held_out:  # typing noise drops commas: "Estoy bien, gracias." would teach the held-out "estoy bien gracias"
+        parts = dataclasses.replace(parts, train=exclude(parts.train, held_out, report, drop_commas=True))
     return swapped(parts) if d.reverse else parts
 
 

@@ -122,7 +122,7 @@ def source_input(choice: ModelChoice, settings: tuple[int, float, int], langs: L
         key="example",
         on_change=use_example,
     )
-    gold_picker()
+    gold_picker(langs)
     st.text_area(source_label(langs), key="source", height=80, max_chars=5000, placeholder=placeholder(langs))
     st.button(
         "Translate",

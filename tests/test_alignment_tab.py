@@ -207,3 +207,17 @@ def test_without_a_gold_file_there_is_no_picker_and_no_error(
     at = alignment_tab(translate(at))
     with pytest.raises(KeyError):
         at.main.get_by_key("gold_score")
+
+
+def test_a_model_of_another_language_pair_is_offered_no_gold_sentences(app_env: Path) -> None:
+    config = json.loads((app_env / "train_config.json").read_text())
+    config["data"].update(src_lang="pt", tgt_lang="en")
+    (app_env / "train_config.json").write_text(json.dumps(config))
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    assert not at.exception
+    assert not [s for s in at.selectbox if s.key == "gold"]
+    assert any("Portuguese → English" in c.value and "Spanish → English pairs" in c.value for c in at.caption)
+    at.text_area(key="source").set_value("El gato rojo 3.")  # a gold sentence, typed: still not scored
+    at = alignment_tab(translate(at))
+    with pytest.raises(KeyError):
+        at.main.get_by_key("gold_score")

@@ -16,7 +16,7 @@ from lab.alignment import READINGS, align
 from lab.alignment_eval import GoldPair, read_gold
 from lab.alignment_methods import ForcedPair, Method, force_decode
 from lab.alignment_result import APP_EXTRACTION, AlignmentFileError, StoredAlignment, load_alignment
-from lab.gold_sentences import GOLD_ENV, gold_path, offered, pair_for, source_text
+from lab.gold_sentences import GOLD_DIRECTION, GOLD_ENV, fits, gold_path, offered, pair_for, source_text
 from lab.languages import Languages
 from lab.maps import SentenceMaps
 from model.translate import Translator
@@ -52,8 +52,16 @@ def use_gold(pairs: list[GoldPair]) -> None:
         st.session_state["source"] = source_text(pairs[index])
 
 
-def gold_picker() -> None:
-    """A few short gold-aligned dev sentences; absent (with a one-line caption) when there is no gold file."""
+def gold_picker(langs: Languages) -> None:
+    """A few short gold-aligned dev sentences; absent (with a one-line caption) when there is no gold file or the
+    model translates another pair of languages."""
+    if not fits(langs):
+        gold_src, gold_tgt = GOLD_DIRECTION
+        st.caption(
+            f"No sentences with human word alignments for {langs.src} → {langs.tgt}: the gold file holds "
+            f"{gold_src} → {gold_tgt} pairs."
+        )
+        return
     path, pairs, why = gold_pairs()
     if pairs is None:
         st.caption(f"No sentences with human word alignments to pick: {why}.")
@@ -188,7 +196,7 @@ def show_alignment(
 
 def show_gold_score(translator: Translator, directory: str, text: str, method: Method, langs: Languages) -> None:
     """For a gold sentence: precision, recall and AER of ``method`` on it, as ``bench.alignment`` scores it."""
-    _, pairs, _ = gold_pairs()
+    _, pairs, _ = gold_pairs() if fits(langs) else (None, None, "")
     pair = pair_for(pairs, text) if pairs else None
     if pair is None:
         return

@@ -23,19 +23,15 @@ def show_downloads(sentence: Sentence, candidate: Candidate, maps: SentenceMaps,
     if not charts:
         return
     combined = side_by_side(*charts)
-    st.download_button(
-        "Charts (HTML)",
-        lambda: chart_html(combined),
-        file_name="attention.html",
-        mime="text/html",
-        key="download_html",
-        on_click="ignore",
-    )
-    st.download_button(
-        "Charts (PNG)",
-        lambda: chart_png(combined),
-        file_name="attention.png",
-        mime="image/png",
-        key="download_png",
-        on_click="ignore",
-    )
+    for label, render, file_name, mime in (
+        ("Charts (HTML)", chart_html, "attention.html", "text/html"),
+        ("Charts (PNG)", chart_png, "attention.png", "image/png"),
+    ):
+        st.download_button(
+            label,
+            lambda render=render: render(combined),
+            file_name=file_name,
+            mime=mime,
+            key=f"download_{file_name.rsplit('.', 1)[1]}",
+            on_click="ignore",
+        )

@@ -131,3 +131,24 @@ def test_inconsistent_arguments_are_usage_errors(args: list[str], tmp_path: Path
     with pytest.raises(SystemExit) as exit_info:
         main(["--model", str(tmp_path), *args])
     assert exit_info.value.code == 2
+
+
+def test_bench_quality_prints_clean_and_typed_with_signatures_and_writes_json(
+    tiny_model_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``python -m bench.quality`` end to end on the tiny model: its own test split regenerated and checked,
+    clean and typed side by side, the signatures of the metrics that scored them, the everyday list."""
+    from bench.quality import main as quality
+
+    phrases = tmp_path / "phrases.tsv"
+    phrases.write_text("El gato rojo 3.\tThe red cat 3.\n", encoding="utf-8")
+    out = tmp_path / "quality.json"
+    quality(
+        ["--model", str(tiny_model_dir), "--beams", "1", "--limit", "5", "--phrases", str(phrases), "--json", str(out)]
+    )
+    printed = capsys.readouterr().out
+    assert "| this model, greedy |" in printed and "BLEU: nrefs:1|case:mixed|eff:no|tok:13a" in printed
+    report = json.loads(out.read_text())
+    assert report["sentences"] == 5 and report["bleu_signature"].startswith("nrefs:1|")
+    assert [r["system"] for r in report["rows"]] == [r["system"] for r in report["typed_rows"]]
+    assert report["everyday"]["phrases"] == 1

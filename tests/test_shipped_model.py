@@ -57,11 +57,11 @@ def test_loading_and_translating_never_touch_the_network(monkeypatch: pytest.Mon
     [
         "¡Hola, mundo!",
         "Hola, mundo.",
-        # Model v2 still misses these (MODEL_CARD.md, known weaknesses): strict, so a model that learns them
+        "hola mundo",  # v2: "Hi, shell."; v3 learned it from comma-dropping noise
+        # Model v3 still misses these (MODEL_CARD.md, known weaknesses): strict, so a model that learns them
         # turns the mark into a failure and the mark must go.
-        pytest.param("Hola mundo", marks=pytest.mark.xfail(strict=True, reason="v2: 'Hide world.'")),
-        pytest.param("hola mundo", marks=pytest.mark.xfail(strict=True, reason="v2: 'Hi, shell.'")),
-        pytest.param("hola mundo!", marks=pytest.mark.xfail(strict=True, reason="v2 misses the bare greeting")),
+        pytest.param("Hola mundo", marks=pytest.mark.xfail(strict=True, reason="v3: 'Hide world.'")),
+        pytest.param("hola mundo!", marks=pytest.mark.xfail(strict=True, reason="v3: 'Hi!'")),
     ],
 )
 def test_hello_world_however_it_is_typed(translator: Translator, typed: str) -> None:
@@ -86,12 +86,12 @@ def everyday_share(translator: Translator) -> tuple[float, list[tuple[str, str]]
 
 
 def test_the_everyday_phrases_stay_above_three_quarters(translator: Translator) -> None:
-    """v1 got half of them (33/66); a model that drops below three quarters is a regression."""
+    """v1 got half of them (33/66), v2 51, v3 54; a model that drops below three quarters is a regression."""
     share, wrong = everyday_share(translator)
     assert share >= 0.75, wrong
 
 
-@pytest.mark.xfail(strict=True, reason="v2 accepts 51/66 (77 %): greetings, idioms, names (MODEL_CARD.md)")
+@pytest.mark.xfail(strict=True, reason="v3 accepts 54/66 (82 %): greetings, idioms, names (MODEL_CARD.md)")
 def test_the_everyday_phrases_are_at_least_90_percent_right(translator: Translator) -> None:
     share, wrong = everyday_share(translator)
     assert share >= 0.9, wrong

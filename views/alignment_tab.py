@@ -16,7 +16,7 @@ from lab.alignment import READINGS, align
 from lab.alignment_eval import GoldPair, read_gold
 from lab.alignment_methods import ForcedPair, Method, force_decode
 from lab.alignment_result import APP_EXTRACTION, AlignmentFileError, StoredAlignment, load_alignment
-from lab.gold_sentences import GOLD_DIRECTION, GOLD_ENV, fits, gold_path, offered, pair_for, source_text
+from lab.gold_sentences import GOLD_ENV, fits, gold_path, offered, pair_for, source_text
 from lab.languages import Languages
 from lab.maps import SentenceMaps
 from model.translate import Translator
@@ -56,10 +56,9 @@ def gold_picker(langs: Languages) -> None:
     """A few short gold-aligned dev sentences; absent (with a one-line caption) when there is no gold file or the
     model translates another pair of languages."""
     if not fits(langs):
-        gold_src, gold_tgt = GOLD_DIRECTION
         st.caption(
-            f"No sentences with human word alignments for {langs.src} → {langs.tgt}: the gold file holds "
-            f"{gold_src} → {gold_tgt} pairs."
+            f"No sentences with human word alignments for {langs.src} → {langs.tgt}: the gold file is for another "
+            "pair of languages."
         )
         return
     path, pairs, why = gold_pairs()

@@ -58,22 +58,23 @@ def show_views(
     with st.container(key="views"):
         for column, kind in zip(st.columns(3), KINDS, strict=True):
             with column:
-                st.caption(captions(langs)[kind])
                 view = map_view(maps, kind, words)
                 if too_big(view):
                     st.info(too_big(view))
-                    continue
-                layer = enc if kind == "encoder" else dec
-                lit = focus(maps, kind, followed, words)
-                weights, subtitle = pick(view.weights, layer, head), f"layer {layer + 1}, {which}"
-                charts.append(teach.heatmap(view, weights, KIND_TITLES[kind], subtitle, langs, lit, shared_scale()))
-                st.altair_chart(
-                    teach.clickable_cells(charts[-1]),
-                    key=f"map_{kind}",
-                    width="stretch",
-                    on_select=partial(teach.cell_clicked, maps, kind, words),
-                    selection_mode=CELL_SELECTION,
-                )
+                else:
+                    layer = enc if kind == "encoder" else dec
+                    lit = focus(maps, kind, followed, words)
+                    weights, subtitle = pick(view.weights, layer, head), f"layer {layer + 1}, {which}"
+                    chart = teach.heatmap(view, weights, KIND_TITLES[kind], subtitle, langs, lit, shared_scale())
+                    charts.append(chart)
+                    st.altair_chart(
+                        teach.clickable_cells(chart),
+                        key=f"map_{kind}",
+                        width="stretch",
+                        on_select=partial(teach.cell_clicked, maps, kind, words),
+                        selection_mode=CELL_SELECTION,
+                    )
+                st.caption(captions(langs)[kind])  # below the map, so that the three titles line up
     st.caption(
         "Attention shows where the model looked — one window into it, not an explanation of why it chose a word."
     )

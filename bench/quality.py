@@ -25,7 +25,7 @@ import sacrebleu
 import torch
 
 from data.corpus import Pair, ReadReport
-from data.noise import typed
+from data.noise import TYPED_DESCRIPTION, typed
 from model.config import from_dict
 from model.run_dir import DATA_REPORT_FILE, TRAIN_CONFIG_FILE
 from model.translate import DEFAULT_MODEL, DecodeOptions, Translator
@@ -115,10 +115,7 @@ def main(argv: list[str] | None = None) -> None:
     beams = [int(b) for b in args.beams.split(",")]
     written = score_rows(translate_systems(translator, [p.src for p in pairs], beams), refs)
     as_typed = score_rows(translate_systems(translator, [typed(p.src) for p in pairs], beams), refs)
-    print(
-        f"\n{len(pairs)} test sentences of {args.model} (held out from training); "
-        "typed = lowercase, no accents, no ¿¡, no commas, no final punctuation"
-    )
+    print(f"\n{len(pairs)} test sentences of {args.model} (held out from training); typed = {TYPED_DESCRIPTION}")
     print("| system | BLEU | chrF | typed BLEU | typed chrF | hyp/ref length (typed) | sentences/s |")
     print("|---|---:|---:|---:|---:|---:|---:|")
     for w, t in zip(written, as_typed, strict=True):

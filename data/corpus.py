@@ -6,12 +6,12 @@ import hashlib
 import random
 import re
 import unicodedata
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from data import readers
 from data.config import FORMATS
-from data.noise import TYPED, add_noise
+from data.noise import typed
 from data.readers import CorpusError, Pair, ReadReport
 
 # ----------------------------------------------------------------------------------------- reading
@@ -122,8 +122,7 @@ def clean(pairs: list[Pair], config: CleanConfig, report: ReadReport) -> list[Pa
 def typed_key(text: str, drop_commas: bool = True) -> str:
     """Key that ignores how a sentence was typed (case, accents, ¿¡, final punctuation and, unless told
     otherwise, commas): for held-out lists."""
-    noise = TYPED if drop_commas else replace(TYPED, drop_commas=0.0)
-    return match_key(add_noise(normalise(text), noise, random.Random(0)))
+    return match_key(typed(normalise(text), keep_commas=not drop_commas))
 
 
 def read_held_out(path: Path) -> set[str]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import random
 import re
 import unicodedata
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 
 from model.typed_config import ConfigError
 
@@ -46,6 +46,7 @@ class NoiseConfig:
 
 
 TYPED = NoiseConfig(p=1.0, drop_final_punct=1.0, drop_inverted=1.0, lowercase=1.0, strip_accents=1.0, drop_commas=1.0)
+TYPED_DESCRIPTION = "lowercase, no accents, no ¿¡, no commas, no final punctuation"  # what ``typed`` does, for reports
 
 
 def drop_final_punctuation(text: str) -> str:
@@ -90,6 +91,8 @@ def add_noise(text: str, noise: NoiseConfig, rng: random.Random) -> str:
     return out or text  # a sentence made only of punctuation keeps its form
 
 
-def typed(text: str) -> str:
-    """The sentence as typed in a hurry: every transform applied (deterministic)."""
-    return add_noise(text, TYPED, random.Random(0))
+def typed(text: str, keep_commas: bool = False) -> str:
+    """The sentence as typed in a hurry: every transform applied (deterministic); with ``keep_commas``, all but
+    dropping commas."""
+    noise = replace(TYPED, drop_commas=0.0) if keep_commas else TYPED
+    return add_noise(text, noise, random.Random(0))

@@ -11,7 +11,7 @@ from typing import Any
 
 import sacrebleu
 
-from data.noise import typed
+from data.noise import TYPED_DESCRIPTION, typed
 from data.readers import CorpusError, Pair, read_tsv
 from model.ct2 import add_engine_arguments, load_translator
 from model.io import ModelLoadError
@@ -126,7 +126,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--no-typed",
         action="store_true",
-        help="skip the second pass on the sources as people type them (lowercase, no accents/¿¡/commas/final punctuation)",
+        help=f"skip the second pass on the sources as people type them ({TYPED_DESCRIPTION})",
     )
     args = parser.parse_args(argv)
     pairs_mode, files_mode = args.pairs is not None, args.src is not None and args.ref is not None
@@ -189,9 +189,7 @@ def main(argv: list[str] | None = None) -> int:
         }
         if "typed" in results:
             report["typed"] = {k: v for k, v in results["typed"].items() if k != "hypotheses"}
-            report["typed"]["transform"] = (
-                "data.noise.typed: lowercase, no accents, no ¿¡, no commas, no final punctuation"
-            )
+            report["typed"]["transform"] = f"data.noise.typed: {TYPED_DESCRIPTION}"
         args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     return 0
 

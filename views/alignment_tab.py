@@ -195,7 +195,9 @@ def show_alignment(
 
 def show_gold_score(translator: Translator, directory: str, text: str, method: Method, langs: Languages) -> None:
     """For a gold sentence: precision, recall and AER of ``method`` on it, as ``bench.alignment`` scores it."""
-    _, pairs, _ = gold_pairs() if fits(langs) else (None, None, "")
+    if not fits(langs):
+        return
+    _, pairs, _ = gold_pairs()
     pair = pair_for(pairs, text) if pairs else None
     if pair is None:
         return

@@ -166,7 +166,7 @@ def translate_page() -> None:
         st.error(f"Broken attention invariant: {problem}")
     enc, dec, head, words = display_controls(maps, langs)
     followed = teach.follow_picker(maps, langs)
-    teach.show_legend()
+    teach.show_legend(maps)
     charts = show_views(maps, enc, dec, head, words, langs, followed)
     tabs = st.tabs(TABS, key="view", on_change="rerun")
     sections = (

@@ -93,7 +93,7 @@ def eflomal_links(pairs: Sequence[tuple[Sequence[str], Sequence[str]]]) -> list[
 def piece_pairs(pairs: Sequence[Pair], tokenizer: Tokenizer) -> list[tuple[list[str], list[str]]]:
     """(target pieces, source pieces) of each pair, EOS left out: piece i is id i of the encoded side."""
     targets = tokenizer.tgt.encode([p.tgt for p in pairs], out_type=str)
-    sources = tokenizer.src.encode([p.src for p in pairs], out_type=str)
+    sources = tokenizer.src.encode([tokenizer.src_text(p.src) for p in pairs], out_type=str)
     return list(zip(targets, sources, strict=True))
 
 

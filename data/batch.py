@@ -91,7 +91,7 @@ class TrainingSet:
         spm.set_random_generator_seed(self.seed * 1_000_003 + epoch)
         t = self.tokenizer
         sample = {"enable_sampling": True, "alpha": self.sampling_alpha, "nbest_size": -1}
-        src_ids = t.src.encode(sources, **sample)
+        src_ids = t.src.encode([t.src_text(s) for s in sources], **sample)
         tgt_ids = t.tgt.encode([p.tgt for p in self.pairs], **sample)
         return [
             Example(_truncate(s + [t.src.eos_id()], self.max_len), _truncate(g + [t.tgt.eos_id()], self.max_len))

@@ -35,6 +35,13 @@ class DataConfig:
     # SentencePiece subword sampling on the training set, both sides (0 = off). Smaller alpha = flatter sampling:
     # with this unigram vocabulary 0.1 nearly doubles the pieces per sentence and cost 35 BLEU in 30 minutes (README).
     sampling_alpha: float = 0.0
+    # Multi-sentence training pairs with as many sentences on each side also train one pair per sentence
+    # (data.corpus.sentence_pairs): "¡Hola! ¿Qué tal?" / "Hi! How are you?" teaches "¡Hola!" / "Hi!" on its own.
+    split_sentences: bool = False
+    # Read the source lowercased, with a mark after each capitalised word (model/case_markup.py): "Hola" and
+    # "hola" share their subwords. A new vocabulary learns the marked text; with run.init_from the parent's
+    # vocabulary gains the mark as one more piece (its embedding row starts fresh).
+    case_markup: bool = False
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.sampling_alpha <= 1.0:

@@ -13,6 +13,7 @@ from data import readers
 from data.config import FORMATS
 from data.noise import typed
 from data.readers import CorpusError, Pair, ReadReport
+from lab.sentences import sentences
 
 # ----------------------------------------------------------------------------------------- reading
 
@@ -154,6 +155,44 @@ def exclude(pairs: list[Pair], held_out: set[str], report: ReadReport, drop_comm
             kept.append(pair)
     report.kept -= len(pairs) - len(kept)
     return kept
+
+
+def sentence_pairs(
+    pairs: list[Pair], config: CleanConfig, held_out: set[str], avoid: list[Pair], report: ReadReport
+) -> list[Pair]:
+    """One pair per sentence of each pair whose two sides hold the same number (≥ 2) of sentences, in order:
+    "¡Hola! ¿Qué tal?" / "Hi! How are you?" also gives "¡Hola!" / "Hi!" and "¿Qué tal?" / "How are you?".
+
+    Tatoeba's greetings and set phrases often come only inside such pairs. Each sentence pair goes through
+    ``clean``'s filters (counted under "sentence pair: …"); one whose source or target is a sentence of ``avoid``
+    (the dev and test splits, by ``match_key``) or a held-out sentence (``typed_key``, commas ignored) is dropped.
+    """
+    candidates = []
+    for index, pair in enumerate(pairs):
+        src, tgt = sentences(pair.src), sentences(pair.tgt)
+        if len(src) == len(tgt) > 1:
+            where = pair.origin or f"pair {index + 1}"
+            candidates += [
+                Pair(s, t, f"{where} (sentence {k})") for k, (s, t) in enumerate(zip(src, tgt, strict=True), 1)
+            ]
+    filtered = ReadReport()
+    kept = clean(candidates, config, filtered)
+    for reason, count in filtered.skipped.items():
+        report.skipped[f"sentence pair: {reason}"] += count
+        report.examples.setdefault(f"sentence pair: {reason}", filtered.examples[reason])
+    avoided_src = {match_key(p.src) for p in avoid}
+    avoided_tgt = {match_key(p.tgt) for p in avoid}
+    held_keys = {typed_key(s) for s in held_out}
+    out = []
+    for pair in kept:
+        if match_key(pair.src) in avoided_src or match_key(pair.tgt) in avoided_tgt:
+            report.skip("sentence pair: in the dev or test split", pair.origin)
+        elif typed_key(pair.src) in held_keys:
+            report.skip("sentence pair: held out (data.exclude)", pair.origin)
+        else:
+            out.append(pair)
+    report.added["sentence pairs (data.split_sentences)"] += len(out)
+    return out
 
 
 # ----------------------------------------------------------------------------------------- splitting

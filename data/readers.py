@@ -33,6 +33,7 @@ class ReadReport:
     kept: int = 0
     skipped: Counter = field(default_factory=Counter)
     repaired: Counter = field(default_factory=Counter)  # kept after a fix (CRLF, BOM), only with skip_bad
+    added: Counter = field(default_factory=Counter)  # training pairs made from kept ones (data.split_sentences)
     examples: dict[str, list[str]] = field(default_factory=dict)
     formats: dict[str, str] = field(default_factory=dict)  # corpus path -> format read
 
@@ -55,6 +56,7 @@ class ReadReport:
             "kept": self.kept,
             "skipped": dict(self.skipped),
             "repaired": dict(self.repaired),
+            **({"added": dict(self.added)} if self.added else {}),
             "examples": self.examples,
             "formats": self.formats,
         }

@@ -18,6 +18,7 @@ import sentencepiece as spm
 from data.alignments import Link, parse_links  # Link: (target word, source word)
 from lab.alignment import hard_links
 from lab.words import merge_columns, merge_rows
+from model.case_markup import mark_case
 
 
 class GoldFormatError(ValueError):
@@ -122,13 +123,16 @@ def tokenize(text: str) -> list[str]:
     return tokens
 
 
-def piece_words(sp: spm.SentencePieceProcessor, tokens: Sequence[str]) -> tuple[list[int], list[int]]:
+def piece_words(
+    sp: spm.SentencePieceProcessor, tokens: Sequence[str], case_markup: bool = False
+) -> tuple[list[int], list[int]]:
     """Subword ids of the detokenised text (EOS not added) and the gold token each subword belongs to.
 
     A subword belongs to the token holding its first visible character; a bare "▁" to the token after it.
     A token left without a subword (glued into its neighbour's) gets no row or column and so no link.
+    With ``case_markup`` (a source read that way) each token is marked first, so its mark belongs to it.
     """
-    text, starts = detokenize(tokens)
+    text, starts = detokenize([mark_case(t) for t in tokens] if case_markup else tokens)
     byte_starts = [len(text[:s].encode("utf-8")) for s in starts]
     ids, words = [], []
     for piece in sp.encode_as_proto(text).pieces:

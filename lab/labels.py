@@ -4,12 +4,18 @@ from __future__ import annotations
 
 from lab.languages import Languages
 from lab.maps import Kind
+from model.case_markup import MARK
 
 TOKEN_LEGEND = (
     ("▁", "starts a new word: SentencePiece splits words into pieces, and ▁ marks the first piece of each word"),
     ("<s>", "beginning of sentence: the decoder's first input, before any output token exists"),
     ("</s>", "end of sentence: closes the source, and the decoder predicts it to stop"),
     ("<unk>", "unknown: a character the vocabulary does not have (the model cannot read it)"),
+)
+CASE_MARK_LEGEND = (
+    MARK,
+    "the word before it began with a capital: this model reads words in lowercase and marks the capitals "
+    "(case markup), so “Hola” reads ▁hola ⇧ and shares what the model knows of “hola”",
 )
 
 
@@ -50,9 +56,11 @@ def source_label(langs: Languages) -> str:
     return f"{langs.src} sentence" if langs.known else "Sentence to translate"
 
 
-def legend_markdown() -> str:
-    """The token legend as a Markdown list (the tokens in code spans, so ``<s>`` is never read as HTML)."""
-    return "\n".join(f"- `{token}` {meaning}" for token, meaning in TOKEN_LEGEND)
+def legend_markdown(case_mark: bool = False) -> str:
+    """The token legend as a Markdown list (the tokens in code spans, so ``<s>`` is never read as HTML); with
+    ``case_mark``, the case mark's line too (a model with case markup)."""
+    legend = TOKEN_LEGEND + ((CASE_MARK_LEGEND,) if case_mark else ())
+    return "\n".join(f"- `{token}` {meaning}" for token, meaning in legend)
 
 
 def placeholder(langs: Languages) -> str:

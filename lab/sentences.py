@@ -14,7 +14,8 @@ LONG_INPUT = 64  # subwords: a longer input of several sentences is translated s
 # to 32, longest 75) and maps that stay readable and cheap to draw. At 100, model v3 looped on 7 of the 11 pieces of
 # a 5,000-character run without punctuation (bench.app_latency) and the page took 4.4 s; at 50, its first piece ends.
 MAX_PIECE = 50
-ABBREVIATIONS = ("sr", "sra", "srta", "dr", "dra", "ud", "uds", "pág", "núm", "av")  # a title or reference: no end
+# A title or reference: its period ends no sentence (Spanish, and English for corpora: data.corpus.sentence_pairs).
+ABBREVIATIONS = ("sr", "sra", "srta", "dr", "dra", "ud", "uds", "pág", "núm", "av", "mr", "mrs", "ms", "st", "jr")
 CLOSERS = "\"'»”’)]"  # may follow the final punctuation and still belong to the sentence
 # A sentence ends at . ! ? … (closing quotes or brackets may follow) before a space and a word, or at a line break.
 SENTENCE_END = re.compile(rf"(?<=[.!?…])[{re.escape(CLOSERS)}]*(?P<gap>\s+)(?=[\"'«“¿¡(\[\w])|\s*\n\s*")

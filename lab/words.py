@@ -6,6 +6,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from model.case_markup import unmark_case
+
 WORD_START = "\u2581"  # SentencePiece's "▁": this piece begins a word
 
 
@@ -26,10 +28,10 @@ def word_groups(pieces: Sequence[str], special: Sequence[bool]) -> list[list[int
 
 
 def word_labels(pieces: Sequence[str], groups: Sequence[Sequence[int]]) -> list[str]:
-    """The text of each word: its pieces joined, the ``▁`` markers dropped."""
+    """The text of each word: its pieces joined, the ``▁`` markers dropped, a case mark read ("hola⇧" -> "Hola")."""
     labels = []
     for group in groups:
-        text = "".join(pieces[i] for i in group).replace(WORD_START, " ").strip()
+        text = unmark_case("".join(pieces[i] for i in group).replace(WORD_START, " ").strip())
         labels.append(text or WORD_START)  # a lone "▁" piece: keep a visible label
     return labels
 

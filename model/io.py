@@ -71,8 +71,12 @@ def upgrade_layout(tensors: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
     return out
 
 
-def load_weights(model: Transformer, path: Path) -> None:
-    """Copy weights (current or older layout) from ``path`` into ``model``; misfits raise ModelLoadError."""
+def load_weights(model: Transformer, path: Path, new_rows: bool = False) -> None:
+    """Copy weights (current or older layout) from ``path`` into ``model``; misfits raise ModelLoadError.
+
+    With ``new_rows``, an embedding of ``model`` may have more rows than the file's (a vocabulary that gained
+    pieces at its end): the file's rows are copied and the new ones keep their initialisation.
+    """
     if not path.is_file():
         raise ModelLoadError(f"{path}: weights file not found")
     try:
@@ -88,12 +92,16 @@ def load_weights(model: Transformer, path: Path) -> None:
         )
     with torch.no_grad():
         for name, p in params.items():
-            if tensors[name].shape != p.shape:
+            old = tensors[name]
+            grown = old.dim() == 2 and old.shape[1] == p.shape[1] and old.shape[0] < p.shape[0]
+            if new_rows and "embed" in name and grown:
+                p[: old.shape[0]].copy_(old.to(p.dtype))
+                continue
+            if old.shape != p.shape:
                 raise ModelLoadError(
-                    f"{path}: tensor {name} has shape {tuple(tensors[name].shape)}, "
-                    f"{CONFIG_FILE} implies {tuple(p.shape)}"
+                    f"{path}: tensor {name} has shape {tuple(old.shape)}, {CONFIG_FILE} implies {tuple(p.shape)}"
                 )
-            p.copy_(tensors[name].to(p.dtype))
+            p.copy_(old.to(p.dtype))
 
 
 def load_model(directory: Path, device: str | torch.device = "cpu") -> LoadedModel:

@@ -6,7 +6,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import sentencepiece as spm
+from sentencepiece import sentencepiece_model_pb2
 
+from model.case_markup import MARK, mark_case
 from model.run_dir import JOINT_TOKENIZER_FILE as JOINT_FILE
 from model.run_dir import SRC_TOKENIZER_FILE as SRC_FILE
 from model.run_dir import TGT_TOKENIZER_FILE as TGT_FILE
@@ -38,6 +40,27 @@ class Tokenizer:
     def joint(self) -> bool:
         return self.src is self.tgt
 
+    @property
+    def case_markup(self) -> bool:
+        """Whether the source is read with case markup (model/case_markup.py): the vocabulary holds its mark."""
+        return self.src.piece_to_id(MARK) != self.src.unk_id()
+
+    def with_case_markup(self) -> Tokenizer:
+        """This tokenizer with the case mark added to the source vocabulary (one more id, the last): for turning case
+        markup on when fine-tuning a model that read cased text. The existing ids keep their meaning."""
+        if self.case_markup:
+            return self
+        proto = sentencepiece_model_pb2.ModelProto()
+        proto.ParseFromString(self.src.serialized_model_proto())
+        piece = proto.pieces.add()
+        piece.piece, piece.score, piece.type = MARK, 0.0, sentencepiece_model_pb2.ModelProto.SentencePiece.USER_DEFINED
+        src = spm.SentencePieceProcessor(model_proto=proto.SerializeToString())
+        return Tokenizer(src, src if self.joint else self.tgt)
+
+    def src_text(self, text: str) -> str:
+        """The source text as the vocabulary reads it: with case markup when the tokenizer has it."""
+        return mark_case(text) if self.case_markup else text
+
     @classmethod
     def load(cls, directory: Path) -> Tokenizer:
         directory = Path(directory)
@@ -58,7 +81,7 @@ class Tokenizer:
 
     def encode_src(self, text: str) -> list[int]:
         """Source ids with EOS appended (the encoder sees ``x1 … xS </s>``)."""
-        return self.src.encode(text) + [self.src.eos_id()]
+        return self.src.encode(self.src_text(text)) + [self.src.eos_id()]
 
     def encode_tgt(self, text: str) -> list[int]:
         """Target ids with EOS appended (the decoder predicts ``y1 … yT </s>``)."""

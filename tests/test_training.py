@@ -13,6 +13,7 @@ from safetensors.torch import load_file
 
 from data.corpus import ReadReport
 from lab.languages import Languages, languages
+from model.case_markup import MARK
 from model.config import ConfigError, ModelConfig
 from model.run_dir import train_links_file
 from model.tokenizer import Tokenizer
@@ -360,3 +361,27 @@ def test_guided_alignment_off_changes_nothing(tmp_path: Path, toy_corpus: Path) 
     assert not train_links_file(out).exists()
     assert all("align_loss" not in r for r in records(out, "train"))
     assert json.loads((out / "train_config.json").read_text())["optim"]["guided_alignment"]["weight"] == 0
+
+
+def test_init_from_with_case_markup_adds_the_mark_to_the_parents_vocabulary(
+    tmp_path: Path, toy_corpus: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A parent without case markup, a child with it: one more piece, one more embedding row, the rest inherited
+    (at lr 0 a lowercase sentence, which has no mark, gets the parent's translation)."""
+    parent = tmp_path / "parent"
+    assert main(tiny(toy_corpus, parent, "--optim.max_steps=20", "--run.eval_every=20")) == 0
+    child = tmp_path / "child"
+    marked = ["--init-from", str(parent), "--data.case_markup=true", "--optim.lr=0", "--optim.max_steps=5"]
+    assert main(tiny(toy_corpus, child, *marked)) == 0
+    before, after = Tokenizer.load(parent), Tokenizer.load(child)
+    assert not before.case_markup and after.case_markup
+    assert after.src.get_piece_size() == before.src.get_piece_size() + 1
+    assert ModelConfig.from_json_file(child / "config.json").src_vocab_size == before.src.get_piece_size() + 1
+    lower = [Translator.load(run).translate("el gato rojo 3.") for run in (parent, child)]
+    assert lower[0].hypotheses[0].tokens == lower[1].hypotheses[0].tokens
+    assert lower[1].hypotheses[0].log_prob < lower[0].hypotheses[0].log_prob  # the new piece takes some mass
+    cased = Translator.load(child).translate("El gato rojo 3.")
+    assert after.src.piece_to_id(MARK) in cased.src_ids
+    # Its children must keep reading that way.
+    assert main(tiny(toy_corpus, tmp_path / "bad", "--init-from", str(child))) == 2
+    assert "data.case_markup" in capsys.readouterr().err

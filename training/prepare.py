@@ -19,6 +19,7 @@ from data.corpus import (
     exclude,
     read_corpus,
     read_held_out,
+    sentence_pairs,
     split,
     swapped,
     write_pairs,
@@ -44,7 +45,8 @@ def load_and_split(d: DataConfig, report: ReadReport) -> Split:
         pairs += read_corpus(
             Path(corpus), d.format, d.src_lang, d.tgt_lang, report, d.skip_bad_lines, d.columns or None
         )
-    pairs = clean(pairs, CleanConfig(d.min_tokens, d.max_tokens, d.max_ratio), report)
+    clean_config = CleanConfig(d.min_tokens, d.max_tokens, d.max_ratio)
+    pairs = clean(pairs, clean_config, report)
     held_out = set().union(*(read_held_out(Path(path)) for path in d.exclude))
     if held_out:
         pairs = exclude(pairs, held_out, report)
@@ -55,6 +57,9 @@ def load_and_split(d: DataConfig, report: ReadReport) -> Split:
     parts = split(pairs, dev_size, test_size, d.split_seed)
     if held_out:  # typing noise drops commas: "Estoy bien, gracias." would teach the held-out "estoy bien gracias"
         parts = dataclasses.replace(parts, train=exclude(parts.train, held_out, report, drop_commas=True))
+    if d.split_sentences:  # added to train only; dev and test stay whole pairs, as before
+        added = sentence_pairs(parts.train, clean_config, held_out, parts.dev + parts.test, report)
+        parts = dataclasses.replace(parts, train=parts.train + added)
     return swapped(parts) if d.reverse else parts
 
 
@@ -81,7 +86,9 @@ def prepare_data(d: DataConfig, run_dir: Path, tokenizer: Tokenizer | None = Non
         rng = random.Random(d.split_seed)
         drawn = ((p.src, add_noise(p.src, d.noise, rng)) for p in parts.train) if d.noise.enabled else ()
         extra_src = [noised for clean, noised in drawn if noised != clean]
-        tokenizer = train_tokenizer(parts.train, d.vocab_size, d.joint_vocab, extra_src)
+        tokenizer = train_tokenizer(parts.train, d.vocab_size, d.joint_vocab, extra_src, d.case_markup)
+    elif d.case_markup:
+        tokenizer = tokenizer.with_case_markup()
     tokenizer.save(run_dir)
     if align:
         write_alignments(parts.train, tokenizer, run_dir)

@@ -160,11 +160,12 @@ def new_config(args: argparse.Namespace, overrides: list[str]) -> TrainConfig:
     if (args.out / checkpoint.STATE_FILE).exists() or (args.out / METRICS_LOG_FILE).exists():
         raise ConfigError(f"{args.out} already holds a training run: continue it with --resume, or choose a new --out")
     if config.run.init_from:
-        config = dataclasses.replace(config, model=parent_shape(Path(config.run.init_from), overrides))
+        parent = Path(config.run.init_from)
+        config = dataclasses.replace(config, model=parent_shape(parent, overrides, config.data.case_markup))
     return config
 
 
-def parent_shape(parent: Path, overrides: list[str]) -> ModelConfig:
+def parent_shape(parent: Path, overrides: list[str], case_markup: bool = False) -> ModelConfig:
     """With run.init_from, the model's shape is the parent's: a --model.* override would contradict its weights."""
     changed = [item.split("=")[0] for item in overrides if item.startswith("model.")]
     if changed:
@@ -172,9 +173,11 @@ def parent_shape(parent: Path, overrides: list[str]) -> ModelConfig:
     if not (parent / WEIGHTS_FILE).is_file():
         raise ConfigError(f"run.init_from: {parent / WEIGHTS_FILE} not found (expected a model directory)")
     try:
-        Tokenizer.load(parent)
+        tokenizer = Tokenizer.load(parent)
     except TokenizerError as err:
         raise ConfigError(f"run.init_from: {err}") from None
+    if tokenizer.case_markup and not case_markup:
+        raise ConfigError(f"run.init_from: {parent} reads its source with case markup; set data.case_markup = true")
     return ModelConfig.from_json_file(parent / CONFIG_FILE)
 
 
@@ -218,7 +221,8 @@ def run(config: TrainConfig, env: distributed.Env, run_dir: Path, resume: bool) 
     torch.manual_seed(config.optim.seed)
     model = Transformer(model_config(config, tokenizer))
     if config.run.init_from and not resume:  # on --resume the saved state holds newer weights
-        load_weights(model, Path(config.run.init_from) / WEIGHTS_FILE)
+        # data.case_markup on a parent without it: the vocabulary gained the mark, one embedding row more.
+        load_weights(model, Path(config.run.init_from) / WEIGHTS_FILE, new_rows=config.data.case_markup)
         log.info("initial weights: %s", Path(config.run.init_from) / WEIGHTS_FILE)
     model = model.to(env.device)
     if env.is_main:

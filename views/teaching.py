@@ -23,6 +23,7 @@ from lab.language_check import evidence, warnings
 from lab.languages import Languages
 from lab.maps import KIND_TITLES, KINDS, Kind, SentenceMaps, pick
 from lab.views import MapView, map_view, too_big
+from model.case_markup import MARK
 from model.translate import Translator
 from viz.arithmetic import arithmetic_frame, score_chart, weight_bars
 from viz.choices import choice_chart, choice_frame
@@ -107,9 +108,11 @@ def grid_aids(chart: alt.FacetChart, shared: bool) -> alt.FacetChart:
     return clickable(unit_scale(chart) if shared else chart, PANEL_SELECTION, ["layer", "head"])
 
 
-def show_legend() -> None:
-    with st.expander("Reading the tokens: ▁, <s>, </s>, <unk>"):
-        st.markdown(legend_markdown())
+def show_legend(maps: SentenceMaps) -> None:
+    """What the special pieces mean; the case mark's line only when this sentence has one."""
+    case_mark = MARK in maps.src
+    with st.expander(f"Reading the tokens: ▁, <s>, </s>, <unk>{', ' + MARK if case_mark else ''}"):
+        st.markdown(legend_markdown(case_mark))
 
 
 # --- garbage in, guided examples ---

@@ -1,0 +1,38 @@
+"""Case markup: the source read in lowercase, with a mark after each word that began with a capital.
+
+Without it, "Hola" and "hola" are different subwords ("▁Hol" + "a", the start of "Holanda", against "▁hola"), and
+a model that learned "hola mundo" → "Hi, world." can still say "Hide world." for "Hola mundo". With it, both read
+"▁hola", and "Hola" adds the mark: ``hola⇧ mundo``. The idea is OpenNMT Tokenizer's ``case_markup`` and the case
+factors of Marian, reduced to what Spanish needs: the first letter of a word.
+
+The mark is a SentencePiece user-defined symbol; a tokenizer whose vocabulary holds it reads the source this way
+(``model.tokenizer.Tokenizer.case_markup``), so the tokenizer file is the one place that says so.
+"""
+
+from __future__ import annotations
+
+import re
+
+MARK = "\u21e7"  # ⇧ "the word before began with a capital"
+_WORD = re.compile(r"\b[^\W\d_]\w*")  # a word: a letter, then letters, digits or _ ("3D" is not one)
+_MARKED = re.compile(rf"\b([^\W\d_])(\w*){MARK}")
+
+
+def mark_case(text: str) -> str:
+    """ "¿Dónde vive Ana?" -> "¿dónde⇧ vive ana⇧?": each word's capital first letter lowered, ⇧ after the word.
+
+    Capitals inside a word stay ("McDonald" -> "mcDonald⇧"); a ⇧ already in the text is dropped first, so every
+    mark in the result is one this function put there.
+    """
+
+    def lower_first(word: re.Match[str]) -> str:
+        w = word.group()
+        lower = w[0].lower()
+        return lower + w[1:] + MARK if lower != w[0] and len(lower) == 1 else w  # "İ" lowers to two characters
+
+    return _WORD.sub(lower_first, text.replace(MARK, ""))
+
+
+def unmark_case(text: str) -> str:
+    """The inverse for display: "hola⇧" -> "Hola" (text without marks is returned as it is)."""
+    return _MARKED.sub(lambda m: m.group(1).upper() + m.group(2), text)

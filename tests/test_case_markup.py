@@ -1,0 +1,111 @@
+"""Case markup (model/case_markup.py): "Hola" and "hola" read the same subwords, plus a mark for the capital."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+import torch
+
+from data.corpus import Pair
+from data.tokenizer import train_tokenizer
+from lab.alignment_eval import piece_words
+from lab.labels import legend_markdown
+from lab.words import word_groups, word_labels
+from model.case_markup import MARK, mark_case, unmark_case
+from model.io import ModelLoadError, load_weights, save_model
+from model.run_dir import WEIGHTS_FILE
+from model.tokenizer import Tokenizer
+from model.transformer import Transformer
+from tests.conftest import tiny_config, toy_pairs
+
+SENTENCES = ["Hola mundo", "¿Dónde vive Ana?", "McDonald y la ONU", "El 3D de Tom.", "L'Oréal", "İstanbul", "ya"]
+
+
+@pytest.mark.parametrize("text", SENTENCES)
+def test_marking_lowers_first_letters_and_unmarking_restores_the_text(text: str) -> None:
+    marked = mark_case(text)
+    assert unmark_case(marked) == text
+    words = marked.replace(MARK, "").split()
+    assert all(not w[0].isupper() for w in words if w[0].isalpha() and w[0] != "İ")  # "İ" lowers to two characters
+
+
+def test_marking_is_invertible_on_random_text() -> None:
+    rng = random.Random(0)
+    alphabet = "aAbBñÑéÉzZ19 ,.¿?¡!'_-"
+    for _ in range(500):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 20)))
+        marked = mark_case(text)
+        assert unmark_case(marked) == text
+        assert marked.lower().replace(MARK, "") == text.lower()  # only first letters change, and only their case
+
+
+def test_examples_of_marking() -> None:
+    assert mark_case("Hola mundo") == f"hola{MARK} mundo"
+    assert mark_case("¿Dónde vive Ana?") == f"¿dónde{MARK} vive ana{MARK}?"
+    assert mark_case("El 3D") == f"el{MARK} 3D"  # "3D" does not start with a letter
+    assert mark_case(f"hola{MARK}") == "hola"  # a mark typed by the user is not read as one
+
+
+@pytest.fixture(scope="module")
+def marked_tokenizer() -> Tokenizer:
+    pairs = [Pair(s, t) for s, t in toy_pairs(300)] + [Pair("hola gato.", "hello cat.")] * 5
+    return train_tokenizer(pairs, 80, case_markup=True)
+
+
+def test_a_tokenizer_trained_with_case_markup_reads_capitals_as_the_lowercase_pieces_and_a_mark(
+    marked_tokenizer: Tokenizer, tmp_path: Path
+) -> None:
+    tok = marked_tokenizer
+    assert tok.case_markup
+    upper = tok.src_pieces(tok.encode_src("Hola gato."))
+    lower = tok.src_pieces(tok.encode_src("hola gato."))
+    assert MARK in upper and [p for p in upper if p != MARK] == lower
+    assert tok.tgt_pieces(tok.encode_tgt("Hello cat.")) != tok.tgt_pieces(tok.encode_tgt("hello cat."))  # target cased
+    tok.save(tmp_path)
+    assert Tokenizer.load(tmp_path).case_markup  # the vocabulary file is what says so
+
+
+def test_adding_case_markup_to_a_tokenizer_keeps_every_existing_id(tmp_path: Path) -> None:
+    pairs = [Pair(s, t) for s, t in toy_pairs(300)]
+    plain = train_tokenizer(pairs, 80)
+    assert not plain.case_markup
+    marked = plain.with_case_markup()
+    size = plain.src.get_piece_size()
+    assert marked.case_markup and marked.joint and marked.src.get_piece_size() == size + 1
+    assert marked.src.piece_to_id(MARK) == size  # the new piece comes last
+    assert all(marked.src.id_to_piece(i) == plain.src.id_to_piece(i) for i in range(size))
+    assert marked.encode_src("el gato rojo 3.") == plain.encode_src("el gato rojo 3.")  # lowercase reads as before
+    ids = marked.encode_src("El gato rojo 3.")
+    assert size in ids and [i for i in ids if i != size] == plain.encode_src("el gato rojo 3.")
+    assert marked.with_case_markup() is marked
+
+
+def test_labels_and_gold_alignment_attach_the_mark_to_its_word(marked_tokenizer: Tokenizer) -> None:
+    tok = marked_tokenizer
+    pieces = tok.src_pieces(tok.encode_src("Hola gato."))
+    labels = word_labels(pieces, word_groups(pieces, [p == "</s>" for p in pieces]))
+    assert labels == ["Hola", "gato.", "</s>"]
+    ids, words = piece_words(tok.src, ["Hola", "gato", "."], case_markup=True)
+    assert ids == tok.encode_src("Hola gato.")[:-1]
+    assert words[ids.index(tok.src.piece_to_id(MARK))] == 0  # the mark belongs to "Hola"
+    assert sorted(set(words)) == [0, 1, 2]
+
+
+def test_the_legend_explains_the_mark_only_when_asked() -> None:
+    assert MARK not in legend_markdown() and f"`{MARK}`" in legend_markdown(case_mark=True)
+
+
+def test_weights_load_into_a_vocabulary_that_grew_only_when_allowed(tmp_path: Path) -> None:
+    torch.manual_seed(0)
+    small = Transformer(tiny_config())
+    save_model(small, tmp_path)
+    grown = Transformer(tiny_config(src_vocab_size=41, tgt_vocab_size=41))
+    with pytest.raises(ModelLoadError, match="shape"):
+        load_weights(grown, tmp_path / WEIGHTS_FILE)
+    load_weights(grown, tmp_path / WEIGHTS_FILE, new_rows=True)
+    assert torch.equal(grown.src_embed.weight[:-1], small.src_embed.weight)
+    assert grown.src_embed.weight[-1].abs().sum() > 0  # the new row keeps its initialisation
+    rest = [(n, p) for n, p in small.named_parameters() if "embed" not in n]
+    assert all(torch.equal(p, dict(grown.named_parameters())[n]) for n, p in rest)

@@ -19,6 +19,7 @@ from bench.app_latency import long_input
 from lab.explain import EMPTY, Explanation, maps_of
 from lab.maps import KIND_TITLES
 from lab.models import MODEL_FILES
+from model.case_markup import MARK
 from model.tokenizer import JOINT_FILE
 from model.translate import DEFAULT_MODEL, DecodeOptions, Translator
 from viz.heatmap import MAX_AXIS_LABELS
@@ -522,3 +523,25 @@ def test_positional_encoding_as_curves(model_env: Path) -> None:
         "dim 0",
         "dim 1",
     ]
+
+
+def test_a_model_with_case_markup_shows_the_mark_explains_it_and_gives_words_their_capitals(
+    monkeypatch: pytest.MonkeyPatch, tiny_model_dir: Path, toy_corpus: Path, tmp_path: Path
+) -> None:
+    from training.train import main
+
+    marked = tmp_path / "marked"
+    args = ["--config", "configs/tiny.toml", "--corpus", str(toy_corpus), "--out", str(marked)]
+    assert main([*args, "--init-from", str(tiny_model_dir), "--data.case_markup=true", "--optim.max_steps=3"]) == 0
+    monkeypatch.setenv("LAB_MODEL_DIR", str(marked))
+    monkeypatch.setenv("LAB_RUNS_DIR", str(tmp_path / "runs"))
+    at = translate(start(), "El gato rojo 3.")
+    assert MARK in view(at, "cross")["encoding"]["x"]["sort"]  # the pieces the model reads, mark included
+    (legend,) = [e for e in at.expander if e.label.startswith("Reading the tokens")]
+    assert MARK in legend.label and "case markup" in legend.markdown[0].value
+    at.toggle(key="words").set_value(True).run()
+    words = view(at, "cross")["encoding"]["x"]["sort"]
+    assert words[0] == "El" and not any(MARK in w for w in words)
+    at = translate(at, "el gato rojo 3.")  # no capital, no mark: the legend leaves it out
+    (legend,) = [e for e in at.expander if e.label.startswith("Reading the tokens")]
+    assert MARK not in legend.label

@@ -21,14 +21,17 @@ _MARKED = re.compile(rf"\b([^\W\d_])(\w*){MARK}")
 def mark_case(text: str) -> str:
     """ "¿Dónde vive Ana?" -> "¿dónde⇧ vive ana⇧?": each word's capital first letter lowered, ⇧ after the word.
 
-    Capitals inside a word stay ("McDonald" -> "mcDonald⇧"); a ⇧ already in the text is dropped first, so every
-    mark in the result is one this function put there.
+    Capitals inside a word stay ("McDonald" -> "mcDonald⇧"), and a word in capitals stays as it is ("ONU", "TV",
+    "XIX": Tatoeba's are acronyms). A ⇧ already in the text is dropped first, so every mark in the result is one
+    this function put there.
     """
 
     def lower_first(word: re.Match[str]) -> str:
         w = word.group()
         lower = w[0].lower()
-        return lower + w[1:] + MARK if lower != w[0] and len(lower) == 1 else w  # "İ" lowers to two characters
+        if lower == w[0] or len(lower) != 1 or (len(w) > 1 and w.isupper()):  # "İ" lowers to two characters
+            return w
+        return lower + w[1:] + MARK
 
     return _WORD.sub(lower_first, text.replace(MARK, ""))
 

@@ -11,9 +11,10 @@ from collections.abc import Callable
 
 LONG_INPUT = 64  # subwords: a longer input of several sentences is translated sentence by sentence
 # Subwords per piece (EOS included): within what the model learned (Tatoeba's training sentences: median 9, 99.9 % up
-# to 32, longest 75) and maps that stay readable and cheap to draw. At 100, model v3 looped on 7 of the 11 pieces of
-# a 5,000-character run without punctuation (bench.app_latency) and the page took 4.4 s; at 50, its first piece ends.
-MAX_PIECE = 50
+# to 32, longest 75) and maps that stay readable and cheap to draw. On a 5,000-character run without punctuation
+# (bench.app_latency): at 100, model v3 looped on 7 of 11 pieces and the page took 4.4 s; at 50, model v4 looped on
+# 8 of 21 and took 3.2 s; at 40, on 1 of 26, 1.8 s.
+MAX_PIECE = 40
 # A title or reference: its period ends no sentence (Spanish, and English for corpora: data.corpus.sentence_pairs).
 ABBREVIATIONS = ("sr", "sra", "srta", "dr", "dra", "ud", "uds", "pág", "núm", "av", "mr", "mrs", "ms", "st", "jr")
 CLOSERS = "\"'»”’)]"  # may follow the final punctuation and still belong to the sentence

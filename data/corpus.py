@@ -13,7 +13,7 @@ from data import readers
 from data.config import FORMATS
 from data.noise import typed
 from data.readers import CorpusError, Pair, ReadReport
-from lab.sentences import sentences
+from data.sentences import sentences
 
 # ----------------------------------------------------------------------------------------- reading
 

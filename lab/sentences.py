@@ -9,40 +9,18 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from data.sentences import sentences
+
 LONG_INPUT = 64  # subwords: a longer input of several sentences is translated sentence by sentence
 # Subwords per piece (EOS included): within what the model learned (Tatoeba's training sentences: median 9, 99.9 % up
 # to 32, longest 75) and maps that stay readable and cheap to draw. On a 5,000-character run without punctuation
 # (bench.app_latency): at 100, model v3 looped on 7 of 11 pieces and the page took 4.4 s; at 50, model v4 looped on
 # 8 of 21 and took 3.2 s; at 40, on 1 of 26, 1.8 s.
 MAX_PIECE = 40
-# A title or reference: its period ends no sentence (Spanish, and English for corpora: data.corpus.sentence_pairs).
-ABBREVIATIONS = ("sr", "sra", "srta", "dr", "dra", "ud", "uds", "pág", "núm", "av", "mr", "mrs", "ms", "st", "jr")
-CLOSERS = "\"'»”’)]"  # may follow the final punctuation and still belong to the sentence
-# A sentence ends at . ! ? … (closing quotes or brackets may follow) before a space and a word, or at a line break.
-SENTENCE_END = re.compile(rf"(?<=[.!?…])[{re.escape(CLOSERS)}]*(?P<gap>\s+)(?=[\"'«“¿¡(\[\w])|\s*\n\s*")
 CLAUSE_END = re.compile(r"(?<=[,;:])\s+")
 SPACE = re.compile(r"\s+")
 
 Count = Callable[[str], int]  # subwords of a text as the model would see it (EOS included)
-
-
-def _abbreviation_before(text: str, end: int) -> bool:
-    """True when the period just before ``end`` closes a title or reference ("Sr.", "pág."), not a sentence."""
-    words = text[:end].rstrip(CLOSERS).rstrip(".").rsplit(None, 1)
-    return bool(words) and words[-1].lower().lstrip("(¿¡\"'«“") in ABBREVIATIONS
-
-
-def sentences(text: str) -> list[str]:
-    """The sentences of ``text`` in order, stripped, none empty (line breaks always end a sentence)."""
-    out, start = [], 0
-    for match in SENTENCE_END.finditer(text):
-        end = match.start("gap") if match.group("gap") is not None else match.start()
-        if "\n" not in match.group() and _abbreviation_before(text, end):
-            continue
-        out.append(text[start:end])
-        start = match.end()
-    out.append(text[start:])
-    return [s.strip() for s in out if s.strip()]
 
 
 def _split(text: str, boundary: re.Pattern[str]) -> list[str]:

@@ -10,6 +10,7 @@
     inspect.py      every attention map of one (source, output) pair, from one teacher-forced pass
     io.py           a model directory: config.json + model.safetensors (older weight layouts converted on load)
     tokenizer.py    SentencePiece, source and target
+    case_markup.py  the source read in lowercase with ⇧ after a capitalised word, when the vocabulary has ⇧
     translate.py    Translator: text in, translation and attention maps out; ``python -m model.translate``
 
 Shapes, named the same way in every file:

@@ -164,8 +164,9 @@ def sentence_pairs(
     "¡Hola! ¿Qué tal?" / "Hi! How are you?" also gives "¡Hola!" / "Hi!" and "¿Qué tal?" / "How are you?".
 
     Tatoeba's greetings and set phrases often come only inside such pairs. Each sentence pair goes through
-    ``clean``'s filters (counted under "sentence pair: …"); one whose source or target is a sentence of ``avoid``
-    (the dev and test splits, by ``match_key``) or a held-out sentence (``typed_key``, commas ignored) is dropped.
+    ``clean``'s filters; one whose source or target is a sentence of ``avoid`` (the dev and test splits, by
+    ``match_key``) is dropped, and so is a held-out one (``exclude``, commas ignored). Every drop is counted under
+    "sentence pair: …".
     """
     candidates = []
     for index, pair in enumerate(pairs):
@@ -177,20 +178,18 @@ def sentence_pairs(
             ]
     filtered = ReadReport()
     kept = clean(candidates, config, filtered)
+    avoided_src = {match_key(p.src) for p in avoid}
+    avoided_tgt = {match_key(p.tgt) for p in avoid}
+    unseen = []
+    for pair in kept:
+        if match_key(pair.src) in avoided_src or match_key(pair.tgt) in avoided_tgt:
+            filtered.skip("in the dev or test split", pair.origin)
+        else:
+            unseen.append(pair)
+    out = exclude(unseen, held_out, filtered, drop_commas=True)
     for reason, count in filtered.skipped.items():
         report.skipped[f"sentence pair: {reason}"] += count
         report.examples.setdefault(f"sentence pair: {reason}", filtered.examples[reason])
-    avoided_src = {match_key(p.src) for p in avoid}
-    avoided_tgt = {match_key(p.tgt) for p in avoid}
-    held_keys = {typed_key(s) for s in held_out}
-    out = []
-    for pair in kept:
-        if match_key(pair.src) in avoided_src or match_key(pair.tgt) in avoided_tgt:
-            report.skip("sentence pair: in the dev or test split", pair.origin)
-        elif typed_key(pair.src) in held_keys:
-            report.skip("sentence pair: held out (data.exclude)", pair.origin)
-        else:
-            out.append(pair)
     report.added["sentence pairs (data.split_sentences)"] += len(out)
     return out
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,7 +18,6 @@ import sentencepiece as spm
 from data.alignments import Link, parse_links  # Link: (target word, source word)
 from lab.alignment import hard_links
 from lab.words import merge_columns, merge_rows
-from model.case_markup import mark_case
 
 
 class GoldFormatError(ValueError):
@@ -124,15 +123,16 @@ def tokenize(text: str) -> list[str]:
 
 
 def piece_words(
-    sp: spm.SentencePieceProcessor, tokens: Sequence[str], case_markup: bool = False
+    sp: spm.SentencePieceProcessor, tokens: Sequence[str], read: Callable[[str], str] = str
 ) -> tuple[list[int], list[int]]:
     """Subword ids of the detokenised text (EOS not added) and the gold token each subword belongs to.
 
     A subword belongs to the token holding its first visible character; a bare "▁" to the token after it.
     A token left without a subword (glued into its neighbour's) gets no row or column and so no link.
-    With ``case_markup`` (a source read that way) each token is marked first, so its mark belongs to it.
+    ``read`` is how the vocabulary reads text (``Tokenizer.src_text`` for the source: case markup), applied to
+    each token, so that a token's case mark belongs to it.
     """
-    text, starts = detokenize([mark_case(t) for t in tokens] if case_markup else tokens)
+    text, starts = detokenize([read(t) for t in tokens])
     byte_starts = [len(text[:s].encode("utf-8")) for s in starts]
     ids, words = [], []
     for piece in sp.encode_as_proto(text).pieces:

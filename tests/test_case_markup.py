@@ -89,7 +89,7 @@ def test_labels_and_gold_alignment_attach_the_mark_to_its_word(marked_tokenizer:
     pieces = tok.src_pieces(tok.encode_src("Hola gato."))
     labels = word_labels(pieces, word_groups(pieces, [p == "</s>" for p in pieces]))
     assert labels == ["Hola", "gato.", "</s>"]
-    ids, words = piece_words(tok.src, ["Hola", "gato", "."], case_markup=True)
+    ids, words = piece_words(tok.src, ["Hola", "gato", "."], tok.src_text)
     assert ids == tok.encode_src("Hola gato.")[:-1]
     assert words[ids.index(tok.src.piece_to_id(MARK))] == 0  # the mark belongs to "Hola"
     assert sorted(set(words)) == [0, 1, 2]

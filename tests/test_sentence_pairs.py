@@ -42,7 +42,10 @@ def test_sentences_of_dev_test_or_held_out_lists_are_not_added() -> None:
     avoid = [Pair("Espera", "Hold on."), Pair("Algo distinto.", "how are you")]  # by match_key: case, final stop
     out = sentence_pairs(PAIRS[:2], CleanConfig(), {"hola"}, avoid, report)  # held out however it is typed
     assert [p.src for p in out] == ["No te vayas."]
-    assert report.skipped == {"sentence pair: in the dev or test split": 2, "sentence pair: held out (data.exclude)": 1}
+    assert report.skipped == {
+        "sentence pair: in the dev or test split": 2,
+        "sentence pair: held out (data.exclude, ignoring commas)": 1,
+    }
 
 
 def test_split_sentences_adds_to_train_only_and_keeps_the_split(tmp_path: Path) -> None:

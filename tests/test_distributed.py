@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from model.run_dir import train_links_file
 from model.translate import Translator
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -66,3 +67,22 @@ def test_resume_under_torchrun_is_exact(ddp_run: tuple[Path, str], toy_corpus: P
     assert a["progress"]["step"] == b["progress"]["step"] == 60 and len(b["rng"]) == 2
     for name in a["model"]:
         assert torch.equal(a["model"][name], b["model"][name]), name
+
+
+@pytest.mark.slow
+def test_guided_alignment_under_torchrun_reads_one_links_file_and_ranks_agree(
+    toy_corpus: Path, tmp_path: Path
+) -> None:
+    """Rank 0 writes eflomal's links once; each rank reads the rows of its own batches, the head learns them
+    (eflomal is not seeded: aggregates only) and the ranks end with the same weights."""
+    pytest.importorskip("eflomal")
+    out = tmp_path / "guided"
+    guided = ["--optim.guided_alignment.weight=1", "--optim.guided_alignment.layer=0"]
+    log = torchrun("--corpus", str(toy_corpus), "--out", str(out), *ARGS, *guided, "--optim.max_steps=30")
+    assert log.count("ranks identical: True") == 2 and "ranks identical: False" not in log
+    assert log.count("guided alignment: weight 1") >= 1
+    train_pairs = (out / "splits" / "train.tsv").read_text().splitlines()
+    assert len(train_links_file(out).read_text().splitlines()) == len(train_pairs)
+    records = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+    align = [r["align_loss"] for r in records if r["kind"] == "train"]
+    assert len(align) == 3 and all(a >= 0 for a in align) and align[-1] < 0.85 * align[0]

@@ -70,9 +70,7 @@ def test_resume_under_torchrun_is_exact(ddp_run: tuple[Path, str], toy_corpus: P
 
 
 @pytest.mark.slow
-def test_guided_alignment_under_torchrun_reads_one_links_file_and_ranks_agree(
-    toy_corpus: Path, tmp_path: Path
-) -> None:
+def test_guided_alignment_under_torchrun_reads_one_links_file_and_ranks_agree(toy_corpus: Path, tmp_path: Path) -> None:
     """Rank 0 writes eflomal's links once; each rank reads the rows of its own batches, the head learns them
     (eflomal is not seeded: aggregates only) and the ranks end with the same weights."""
     pytest.importorskip("eflomal")

@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from model.case_markup import MARK
-from model.tokenizer import Tokenizer
 from model.translate import DEFAULT_MODEL, DecodeOptions, Translator
 from training.config import load_train_config
 from training.phrases import Phrase, is_accepted, read_phrases, score_phrases
@@ -92,7 +91,8 @@ def everyday_share(translator: Translator) -> tuple[float, list[tuple[str, str]]
 
 
 def test_the_everyday_phrases_stay_above_three_quarters(translator: Translator) -> None:
-    """v1 got half of them (33/66), v2 51, v3 and v4 54; a model that drops below three quarters is a regression."""
+    """v1 got half of them (33/66), v2 51, v3 and v4 54 (v4 56 since the list accepts two more answers); a model
+    that drops below three quarters is a regression."""
     share, wrong = everyday_share(translator)
     assert share >= 0.75, wrong
 
@@ -120,10 +120,10 @@ def test_the_shipped_model_reads_capitals_as_lowercase_with_a_mark(translator: T
         assert [p for p in marked if p != MARK] == tok.src_pieces(tok.encode_src(text.lower()))
 
 
-def test_the_default_preset_can_fine_tune_the_shipped_model() -> None:
+def test_the_default_preset_can_fine_tune_the_shipped_model(translator: Translator) -> None:
     """README's `python -m training.train --init-from checkpoints/es-en --corpus my.tsv`: the default preset reads
     the source as the shipped model does (until v5's preset, this stopped with a config error before training)."""
     args, _ = parse_args(["--out", "unused"])
     config = load_train_config(Path(__file__).resolve().parent.parent / args.config)
-    assert config.data.case_markup == Tokenizer.load(DEFAULT_MODEL).case_markup
-    assert parent_shape(DEFAULT_MODEL, [], config.data.case_markup) == Translator.load(DEFAULT_MODEL).model.config
+    assert config.data.case_markup == translator.tokenizer.case_markup
+    assert parent_shape(DEFAULT_MODEL, [], config.data.case_markup) == translator.model.config

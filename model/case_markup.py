@@ -5,6 +5,9 @@ a model that learned "hola mundo" → "Hi, world." can still say "Hide world." f
 "▁hola", and "Hola" adds the mark: ``hola⇧ mundo``. The idea is OpenNMT Tokenizer's ``case_markup`` and the case
 factors of Marian, reduced to what Spanish needs: the first letter of a word.
 
+A text typed all in capitals ("HOLA MUNDO") is read in sentence case first ("Hola mundo"): the corpus has no such
+sentence, and read as it is, its words become acronym pieces ("Inha, MNAAA.").
+
 The mark is a SentencePiece user-defined symbol; a tokenizer whose vocabulary holds it reads the source this way
 (``model.tokenizer.Tokenizer.case_markup``), so the tokenizer file is the one place that says so.
 """
@@ -18,12 +21,29 @@ _WORD = re.compile(r"\b[^\W\d_]\w*")  # a word: a letter, then letters, digits o
 _MARKED = re.compile(rf"\b([^\W\d_])(\w*){MARK}")
 
 
+MIN_SHOUTED_WORDS = 2  # one word in capitals is an acronym ("ONU"); two or more and no lowercase letter: shouting
+
+
+def unshout(text: str) -> str:
+    """ "¿DÓNDE ESTÁ EL BAÑO?" -> "¿Dónde está el baño?": a text whose words are all in capitals, sentence-cased.
+
+    Only when it has at least ``MIN_SHOUTED_WORDS`` words and not one lowercase letter; any other text is returned
+    as it is. Proper nouns come out in lowercase ("VIVO EN MADRID" -> "Vivo en madrid"), as typed casually.
+    """
+    if len(_WORD.findall(text)) < MIN_SHOUTED_WORDS or any(ch.islower() for ch in text):
+        return text
+    lower = text.lower()
+    first = _WORD.search(lower)
+    assert first is not None  # the words found above
+    return lower[: first.start()] + lower[first.start()].upper() + lower[first.start() + 1 :]
+
+
 def mark_case(text: str) -> str:
     """ "¿Dónde vive Ana?" -> "¿dónde⇧ vive ana⇧?": each word's capital first letter lowered, ⇧ after the word.
 
     Capitals inside a word stay ("McDonald" -> "mcDonald⇧"), and a word in capitals stays as it is ("ONU", "TV",
-    "XIX": Tatoeba's are acronyms). A ⇧ already in the text is dropped first, so every mark in the result is one
-    this function put there.
+    "XIX": Tatoeba's are acronyms), unless the whole text is in capitals (``unshout``). A ⇧ already in the text is
+    dropped first, so every mark in the result is one this function put there.
     """
 
     def lower_first(word: re.Match[str]) -> str:
@@ -33,7 +53,7 @@ def mark_case(text: str) -> str:
             return w
         return lower + w[1:] + MARK
 
-    return _WORD.sub(lower_first, text.replace(MARK, ""))
+    return _WORD.sub(lower_first, unshout(text.replace(MARK, "")))
 
 
 def unmark_case(text: str) -> str:

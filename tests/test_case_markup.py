@@ -13,7 +13,7 @@ from data.tokenizer import train_tokenizer
 from lab.alignment_eval import piece_words
 from lab.labels import legend_markdown
 from lab.words import word_groups, word_labels
-from model.case_markup import MARK, mark_case, unmark_case
+from model.case_markup import MARK, mark_case, unmark_case, unshout
 from model.io import ModelLoadError, load_weights, save_model
 from model.run_dir import WEIGHTS_FILE
 from model.tokenizer import Tokenizer
@@ -38,8 +38,11 @@ def test_marking_is_invertible_on_random_text() -> None:
     for _ in range(500):
         text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 20)))
         marked = mark_case(text)
-        assert unmark_case(marked) == text
         assert marked.lower().replace(MARK, "") == text.lower()  # only first letters change, and only their case
+        if unshout(text) == text:
+            assert unmark_case(marked) == text
+        else:  # all in capitals: read as the sentence-cased text
+            assert marked == mark_case(unshout(text)) and not any(ch.islower() for ch in text)
 
 
 def test_examples_of_marking() -> None:
@@ -48,6 +51,22 @@ def test_examples_of_marking() -> None:
     assert mark_case("El 3D") == f"el{MARK} 3D"  # "3D" does not start with a letter
     assert mark_case("La ONU y EE. UU.") == f"la{MARK} ONU y EE. UU."  # acronyms keep their capitals
     assert mark_case(f"hola{MARK}") == "hola"  # a mark typed by the user is not read as one
+
+
+@pytest.mark.parametrize(
+    ("shouted", "sentence_case"),
+    [("HOLA MUNDO", "Hola mundo"), ("¿DÓNDE ESTÁ EL BAÑO?", "¿Dónde está el baño?"), ("¡HOLA, ANA!", "¡Hola, ana!")],
+)
+def test_a_text_all_in_capitals_is_read_in_sentence_case(shouted: str, sentence_case: str) -> None:
+    assert unshout(shouted) == sentence_case
+    assert mark_case(shouted) == mark_case(sentence_case)
+    assert unshout(sentence_case) == sentence_case and unshout(sentence_case.lower()) == sentence_case.lower()
+
+
+@pytest.mark.parametrize("text", ["ONU", "La ONU y la OTAN.", "TV 3D", "Vi a Tom en la NASA", "123 456", ""])
+def test_acronyms_and_text_with_a_lowercase_letter_are_not_shouting(text: str) -> None:
+    assert unshout(text) == text
+    assert unmark_case(mark_case(text)) == text
 
 
 @pytest.fixture(scope="module")

@@ -120,6 +120,13 @@ def test_the_shipped_model_reads_capitals_as_lowercase_with_a_mark(translator: T
         assert [p for p in marked if p != MARK] == tok.src_pieces(tok.encode_src(text.lower()))
 
 
+def test_a_sentence_typed_in_capitals_translates_as_in_sentence_case(translator: Translator) -> None:
+    """ "HOLA MUNDO" gave "Inha, MNAAA." when read as acronym pieces; it is read as "Hola mundo" (case markup)."""
+    for text in ("Hola mundo", "¿Dónde está el baño?", "Necesito ayuda"):
+        assert translator.tokenizer.encode_src(text.upper()) == translator.tokenizer.encode_src(text)
+    assert is_accepted(translator.translate("HOLA MUNDO").text, Phrase("HOLA MUNDO", HELLO_WORLD, 0))
+
+
 def test_the_default_preset_can_fine_tune_the_shipped_model(translator: Translator) -> None:
     """README's `python -m training.train --init-from checkpoints/es-en --corpus my.tsv`: the default preset reads
     the source as the shipped model does (until v5's preset, this stopped with a config error before training)."""

@@ -123,16 +123,16 @@ def tokenize(text: str) -> list[str]:
 
 
 def piece_words(
-    sp: spm.SentencePieceProcessor, tokens: Sequence[str], read: Callable[[str], str] = str
+    sp: spm.SentencePieceProcessor, tokens: Sequence[str], read: Callable[[Sequence[str]], list[str]] = list
 ) -> tuple[list[int], list[int]]:
     """Subword ids of the detokenised text (EOS not added) and the gold token each subword belongs to.
 
     A subword belongs to the token holding its first visible character; a bare "▁" to the token after it.
     A token left without a subword (glued into its neighbour's) gets no row or column and so no link.
-    ``read`` is how the vocabulary reads text (``Tokenizer.src_text`` for the source: case markup), applied to
-    each token, so that a token's case mark belongs to it.
+    ``read`` is how the vocabulary reads the tokens (``Tokenizer.src_tokens`` for the source: case markup), token by
+    token, so that a token's case mark belongs to it.
     """
-    text, starts = detokenize([read(t) for t in tokens])
+    text, starts = detokenize(read(tokens))
     byte_starts = [len(text[:s].encode("utf-8")) for s in starts]
     ids, words = [], []
     for piece in sp.encode_as_proto(text).pieces:

@@ -65,7 +65,7 @@ def forced_pair(
 def force_decode(translator: Translator, pair: GoldPair) -> ForcedPair:
     """Feed the Spanish side, force the English side, and map both subword axes back to the gold words."""
     tok = translator.tokenizer
-    src_ids, source_words = piece_words(tok.src, pair.source, tok.src_text)
+    src_ids, source_words = piece_words(tok.src, pair.source, tok.src_tokens)
     tgt_ids, target_words = piece_words(tok.tgt, pair.target)
     src_ids, tgt_ids = [*src_ids, tok.src.eos_id()], [*tgt_ids, tok.tgt.eos_id()]
     if max(len(src_ids), len(tgt_ids)) > translator.max_src_len:

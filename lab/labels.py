@@ -15,8 +15,8 @@ TOKEN_LEGEND = (
 CASE_MARK_LEGEND = (
     MARK,
     "the word before it began with a capital: this model reads words in lowercase and marks the capitals "
-    "(case markup), so “Hola” reads ▁hola ⇧ and shares what the model knows of “hola”; a text typed all in "
-    "capitals is read in sentence case (“HOLA MUNDO” as “Hola mundo”)",
+    "(case markup), so “Hola” reads ▁hola ⇧ and shares what the model knows of “hola”; a text is read in "
+    "sentence case, as every training sentence is written: “hola mundo” and “HOLA MUNDO” both read as “Hola mundo”",
 )
 
 

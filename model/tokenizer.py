@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import sentencepiece as spm
 from sentencepiece import sentencepiece_model_pb2
 
-from model.case_markup import MARK, mark_case
+from model.case_markup import MARK, mark_case, mark_tokens
 from model.run_dir import JOINT_TOKENIZER_FILE as JOINT_FILE
 from model.run_dir import SRC_TOKENIZER_FILE as SRC_FILE
 from model.run_dir import TGT_TOKENIZER_FILE as TGT_FILE
@@ -60,6 +61,11 @@ class Tokenizer:
     def src_text(self, text: str) -> str:
         """The source text as the vocabulary reads it: with case markup when the tokenizer has it."""
         return mark_case(text) if self.case_markup else text
+
+    def src_tokens(self, tokens: Sequence[str]) -> list[str]:
+        """The tokens of one source text, each as the vocabulary reads it in that text (``src_text``, token by token:
+        only the text's first word is read with a capital)."""
+        return mark_tokens(tokens) if self.case_markup else list(tokens)
 
     @classmethod
     def load(cls, directory: Path) -> Tokenizer:

@@ -542,6 +542,6 @@ def test_a_model_with_case_markup_shows_the_mark_explains_it_and_gives_words_the
     at.toggle(key="words").set_value(True).run()
     words = view(at, "cross")["encoding"]["x"]["sort"]
     assert words[0] == "El" and not any(MARK in w for w in words)
-    at = translate(at, "el gato rojo 3.")  # no capital, no mark: the legend leaves it out
+    at = translate(at, "3 gatos rojos.")  # no capital (its first word is a number), no mark: the legend leaves it out
     (legend,) = [e for e in at.expander if e.label.startswith("Reading the tokens")]
     assert MARK not in legend.label

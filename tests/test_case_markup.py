@@ -13,14 +13,22 @@ from data.tokenizer import train_tokenizer
 from lab.alignment_eval import piece_words
 from lab.labels import legend_markdown
 from lab.words import word_groups, word_labels
-from model.case_markup import MARK, mark_case, unmark_case, unshout
+from model.case_markup import (
+    MARK,
+    capitalise_first_word,
+    mark_case,
+    mark_tokens,
+    sentence_case,
+    unmark_case,
+    unshout,
+)
 from model.io import ModelLoadError, load_weights, save_model
 from model.run_dir import WEIGHTS_FILE
 from model.tokenizer import Tokenizer
 from model.transformer import Transformer
 from tests.conftest import tiny_config, toy_pairs
 
-SENTENCES = ["Hola mundo", "¿Dónde vive Ana?", "McDonald y la ONU", "El 3D de Tom.", "L'Oréal", "İstanbul", "ya"]
+SENTENCES = ["Hola mundo", "¿Dónde vive Ana?", "McDonald y la ONU", "El 3D de Tom.", "L'Oréal", "İstanbul", "Ya"]
 
 
 @pytest.mark.parametrize("text", SENTENCES)
@@ -39,10 +47,11 @@ def test_marking_is_invertible_on_random_text() -> None:
         text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 20)))
         marked = mark_case(text)
         assert marked.lower().replace(MARK, "") == text.lower()  # only first letters change, and only their case
-        if unshout(text) == text:
+        if sentence_case(text) == text:
             assert unmark_case(marked) == text
-        else:  # all in capitals: read as the sentence-cased text
-            assert marked == mark_case(unshout(text)) and not any(ch.islower() for ch in text)
+        else:  # all in capitals, or a lowercase first letter: read as the sentence-cased text
+            assert marked == mark_case(sentence_case(text)) and unmark_case(marked) == sentence_case(text)
+        assert sentence_case(sentence_case(text)) == sentence_case(text)
 
 
 def test_examples_of_marking() -> None:
@@ -50,7 +59,7 @@ def test_examples_of_marking() -> None:
     assert mark_case("¿Dónde vive Ana?") == f"¿dónde{MARK} vive ana{MARK}?"
     assert mark_case("El 3D") == f"el{MARK} 3D"  # "3D" does not start with a letter
     assert mark_case("La ONU y EE. UU.") == f"la{MARK} ONU y EE. UU."  # acronyms keep their capitals
-    assert mark_case(f"hola{MARK}") == "hola"  # a mark typed by the user is not read as one
+    assert mark_case(f"Hola{MARK}") == f"hola{MARK}"  # a mark typed by the user is not read as one
 
 
 @pytest.mark.parametrize(
@@ -61,6 +70,27 @@ def test_a_text_all_in_capitals_is_read_in_sentence_case(shouted: str, sentence_
     assert unshout(shouted) == sentence_case
     assert mark_case(shouted) == mark_case(sentence_case)
     assert unshout(sentence_case) == sentence_case and unshout(sentence_case.lower()) == sentence_case.lower()
+
+
+@pytest.mark.parametrize(
+    ("typed", "sentence"),
+    [
+        ("hola mundo", "Hola mundo"),
+        ("¿dónde está Ana?", "¿Dónde está Ana?"),
+        ("¡ya!", "¡Ya!"),
+        ("hola. adiós", "Hola. adiós"),
+    ],
+)
+def test_a_lowercase_first_letter_is_read_as_a_capital(typed: str, sentence: str) -> None:
+    """Every corpus sentence begins with a capital: "hola mundo" reads as "Hola mundo" (only the text's first word)."""
+    assert capitalise_first_word(typed) == sentence == sentence_case(typed)
+    assert mark_case(typed) == mark_case(sentence)
+
+
+@pytest.mark.parametrize("text", ["3 gatos", "2 más 2", "3D nuevo", "ßa", "", "¿?"])
+def test_a_text_that_does_not_begin_with_a_word_keeps_its_case(text: str) -> None:
+    assert capitalise_first_word(text) == text
+    assert unmark_case(mark_case(text)) == text
 
 
 @pytest.mark.parametrize("text", ["ONU", "La ONU y la OTAN.", "TV 3D", "Vi a Tom en la NASA", "123 456", ""])
@@ -80,9 +110,10 @@ def test_a_tokenizer_trained_with_case_markup_reads_capitals_as_the_lowercase_pi
 ) -> None:
     tok = marked_tokenizer
     assert tok.case_markup
-    upper = tok.src_pieces(tok.encode_src("Hola gato."))
-    lower = tok.src_pieces(tok.encode_src("hola gato."))
-    assert MARK in upper and [p for p in upper if p != MARK] == lower
+    upper = tok.src_pieces(tok.encode_src("El Gato."))
+    lower = tok.src_pieces(tok.encode_src("el gato."))  # read as "El gato.": every text begins with a capital
+    assert upper.count(MARK) == 2 and lower.count(MARK) == 1
+    assert [p for p in upper if p != MARK] == [p for p in lower if p != MARK]
     assert tok.tgt_pieces(tok.encode_tgt("Hello cat.")) != tok.tgt_pieces(tok.encode_tgt("hello cat."))  # target cased
     tok.save(tmp_path)
     assert Tokenizer.load(tmp_path).case_markup  # the vocabulary file is what says so
@@ -97,7 +128,7 @@ def test_adding_case_markup_to_a_tokenizer_keeps_every_existing_id(tmp_path: Pat
     assert marked.case_markup and marked.joint and marked.src.get_piece_size() == size + 1
     assert marked.src.piece_to_id(MARK) == size  # the new piece comes last
     assert all(marked.src.id_to_piece(i) == plain.src.id_to_piece(i) for i in range(size))
-    assert marked.encode_src("el gato rojo 3.") == plain.encode_src("el gato rojo 3.")  # lowercase reads as before
+    assert marked.encode_src("3 el gato rojo.") == plain.encode_src("3 el gato rojo.")  # lowercase reads as before
     ids = marked.encode_src("El gato rojo 3.")
     assert size in ids and [i for i in ids if i != size] == plain.encode_src("el gato rojo 3.")
     assert marked.with_case_markup() is marked
@@ -108,10 +139,18 @@ def test_labels_and_gold_alignment_attach_the_mark_to_its_word(marked_tokenizer:
     pieces = tok.src_pieces(tok.encode_src("Hola gato."))
     labels = word_labels(pieces, word_groups(pieces, [p == "</s>" for p in pieces]))
     assert labels == ["Hola", "gato.", "</s>"]
-    ids, words = piece_words(tok.src, ["Hola", "gato", "."], tok.src_text)
-    assert ids == tok.encode_src("Hola gato.")[:-1]
-    assert words[ids.index(tok.src.piece_to_id(MARK))] == 0  # the mark belongs to "Hola"
-    assert sorted(set(words)) == [0, 1, 2]
+    for tokens in (["Hola", "gato", "."], ["hola", "gato", "."], ["HOLA", "GATO", "."]):
+        ids, words = piece_words(tok.src, tokens, tok.src_tokens)
+        assert ids == tok.encode_src(" ".join(tokens[:2]) + ".")[:-1]  # as the model reads the sentence
+        assert [words[i] for i, id_ in enumerate(ids) if id_ == tok.src.piece_to_id(MARK)] == [0]  # one mark: "Hola"
+        assert sorted(set(words)) == [0, 1, 2]
+
+
+@pytest.mark.parametrize(
+    "tokens", [["hola", "mundo", "."], ["¿", "DÓNDE", "ESTÁ", "ANA", "?"], ["3", "gatos"], ["İstanbul", "es", "grande"]]
+)
+def test_tokens_are_marked_as_in_the_text_they_make(tokens: list[str]) -> None:
+    assert " ".join(mark_tokens(tokens)) == mark_case(" ".join(tokens))
 
 
 def test_the_legend_explains_the_mark_only_when_asked() -> None:

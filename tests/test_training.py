@@ -367,7 +367,7 @@ def test_init_from_with_case_markup_adds_the_mark_to_the_parents_vocabulary(
     tmp_path: Path, toy_corpus: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A parent without case markup, a child with it: one more piece, one more embedding row, the rest inherited
-    (at lr 0 a lowercase sentence, which has no mark, gets the parent's translation)."""
+    (at lr 0 a sentence without a mark, lowercase and beginning with a number, gets the parent's translation)."""
     parent = tmp_path / "parent"
     assert main(tiny(toy_corpus, parent, "--optim.max_steps=20", "--run.eval_every=20")) == 0
     child = tmp_path / "child"
@@ -377,7 +377,7 @@ def test_init_from_with_case_markup_adds_the_mark_to_the_parents_vocabulary(
     assert not before.case_markup and after.case_markup
     assert after.src.get_piece_size() == before.src.get_piece_size() + 1
     assert ModelConfig.from_json_file(child / "config.json").src_vocab_size == before.src.get_piece_size() + 1
-    lower = [Translator.load(run).translate("el gato rojo 3.") for run in (parent, child)]
+    lower = [Translator.load(run).translate("3 gatos rojos.") for run in (parent, child)]
     assert lower[0].hypotheses[0].tokens == lower[1].hypotheses[0].tokens
     assert lower[1].hypotheses[0].log_prob < lower[0].hypotheses[0].log_prob  # the new piece takes some mass
     cased = Translator.load(child).translate("El gato rojo 3.")

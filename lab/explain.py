@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass
 
 import numpy as np
@@ -58,6 +59,7 @@ class Explanation:
     source: str
     sentences: list[Sentence]  # the input's pieces in order; one when the input is short
     max_src_len: int
+    left_out: tuple[str, ...] = ()  # characters the vocabulary has no form for (model/source_chars.py)
 
     @property
     def text(self) -> str:
@@ -75,13 +77,31 @@ def _which(indices: list[int], several: bool) -> str:
     return f"sentences {', '.join(numbers[:-1])} and {numbers[-1]}"
 
 
+MAX_NAMED = 10  # characters a notice names; it counts the rest
+
+
+def _named(ch: str) -> str:
+    """ "😀" -> "😀 (GRINNING FACE)", "@" -> "COMMERCIAL AT": an ASCII character only by its Unicode name, since the
+    page renders notices as markdown and every markdown sign is ASCII."""
+    name = unicodedata.name(ch, f"U+{ord(ch):04X}")
+    return f"{ch} ({name})" if ord(ch) > 127 and unicodedata.category(ch)[0] not in "CZ" else name
+
+
 def notices(result: Explanation) -> list[str]:
-    """What the page must say about cut inputs and cut translations (best hypotheses): empty when nothing was cut.
+    """What the page must say about characters left out, cut inputs and cut translations (best hypotheses): empty
+    when nothing was.
 
     A cut among the other hypotheses of an n-best list is marked in that list.
     """
     several = len(result.sentences) > 1
     out = []
+    if result.left_out:
+        shown = ", ".join(_named(ch) for ch in result.left_out[:MAX_NAMED])
+        more = f" and {len(result.left_out) - MAX_NAMED} more" if len(result.left_out) > MAX_NAMED else ""
+        out.append(
+            f"Left out of the input, not in this model's vocabulary: {shown}{more}. The model read the rest; the maps "
+            "show its tokens."
+        )
     cut_inputs = [i for i, s in enumerate(result.sentences) if s.cut]
     if cut_inputs:
         out.append(
@@ -151,7 +171,7 @@ def explain(translator: Translator, text: str, options: DecodeOptions | None = N
         )
         for part, r in zip(parts, results, strict=True)
     ]
-    return Explanation(text, sentences, translator.max_src_len)
+    return Explanation(text, sentences, translator.max_src_len, translator.tokenizer.src_reading(text).left_out)
 
 
 def maps_of(translator: Translator, src_ids: list[int], tokens: list[int]) -> SentenceMaps:

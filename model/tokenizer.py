@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import sentencepiece as spm
@@ -13,6 +14,7 @@ from model.case_markup import MARK, mark_case, mark_tokens
 from model.run_dir import JOINT_TOKENIZER_FILE as JOINT_FILE
 from model.run_dir import SRC_TOKENIZER_FILE as SRC_FILE
 from model.run_dir import TGT_TOKENIZER_FILE as TGT_FILE
+from model.source_chars import Reading, readable
 
 WORD_START = "\u2581"  # SentencePiece's "▁": this piece begins a word
 
@@ -58,14 +60,31 @@ class Tokenizer:
         src = spm.SentencePieceProcessor(model_proto=proto.SerializeToString())
         return Tokenizer(src, src if self.joint else self.tgt)
 
+    @cached_property
+    def _src_known(self) -> dict[str, bool]:
+        return {}  # character -> whether the source vocabulary reads it as something other than <unk>
+
+    def src_knows(self, ch: str) -> bool:
+        """Whether the source vocabulary reads the character ``ch`` (it is not ``<unk>``)."""
+        known = self._src_known.get(ch)
+        if known is None:
+            known = self._src_known[ch] = self.src.unk_id() not in self.src.encode(ch)
+        return known
+
+    def src_reading(self, text: str) -> Reading:
+        """The source text as the vocabulary reads it: with case markup when the tokenizer has it, then each character
+        the vocabulary lacks in a plain form or left out (model/source_chars.py); and what was left out. In this
+        order, since a case-markup vocabulary may lack a capital ("Ó") that the markup lowers."""
+        return readable(mark_case(text) if self.case_markup else text, self.src_knows)
+
     def src_text(self, text: str) -> str:
-        """The source text as the vocabulary reads it: with case markup when the tokenizer has it."""
-        return mark_case(text) if self.case_markup else text
+        """The text of ``src_reading``."""
+        return self.src_reading(text).text
 
     def src_tokens(self, tokens: Sequence[str]) -> list[str]:
         """The tokens of one source text, each as the vocabulary reads it in that text (``src_text``, token by token:
         only the text's first word is read with a capital)."""
-        return mark_tokens(tokens) if self.case_markup else list(tokens)
+        return [readable(t, self.src_knows).text for t in (mark_tokens(tokens) if self.case_markup else tokens)]
 
     @classmethod
     def load(cls, directory: Path) -> Tokenizer:

@@ -146,6 +146,9 @@ def main(argv: list[str] | None = None) -> int:
             print()
             continue
         result = translator.translate(line, options)
+        left_out = translator.tokenizer.src_reading(line).left_out
+        if left_out:
+            print(f"note: left out, not in the model's vocabulary: {' '.join(left_out)}", file=sys.stderr)
         if result.truncated:
             print(f"warning: input cut to {translator.max_src_len} subwords", file=sys.stderr)
         if result.hypotheses[0].truncated:

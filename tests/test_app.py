@@ -176,6 +176,14 @@ def test_markup_emoji_and_foreign_text_are_shown_as_plain_text(model_env: Path, 
     assert view(at, "encoder")
 
 
+def test_characters_the_model_cannot_read_are_named_in_a_notice(model_env: Path) -> None:
+    at = translate(start(), "El gato 😀 rojo.")
+    (notice,) = [w.value for w in at.warning if "Left out" in w.value]
+    assert "GRINNING FACE" in notice
+    assert "<unk>" not in view(at, "cross")["encoding"]["x"]["sort"]  # the model read the rest, and no <unk>
+    assert not [w for w in translate(at, "El gato rojo.").warning if "Left out" in w.value]
+
+
 def test_layer_head_and_word_controls_change_the_views(model_env: Path) -> None:
     at = translate(start(), "El gato rojo 3.")
     assert "mean of heads" in title_of(view(at, "cross"))

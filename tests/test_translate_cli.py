@@ -54,6 +54,12 @@ def test_n_best_prints_scores(tiny_model_dir: Path, capsys: pytest.CaptureFixtur
     assert float(rows[0][0]) >= float(rows[1][0])  # best first
 
 
+def test_characters_left_out_are_named_on_stderr(tiny_model_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--model", str(tiny_model_dir), "El gato 😀 rojo.", "El gato rojo."]) == 0
+    out, err = capsys.readouterr()
+    assert len(out.splitlines()) == 2 and err.count("left out") == 1 and "😀" in err
+
+
 def test_missing_model_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     missing = tmp_path / "no-such-model"
     assert main(["--model", str(missing), "Hola"]) == 2

@@ -334,6 +334,15 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+RUNNING = """() => !document.querySelector('[data-testid="stStatusWidget"]')?.innerText.includes('Running')"""
+
+
+def idle(page) -> None:  # page: playwright's Page
+    """Wait until the app has finished the script run in progress (the status widget's "Running")."""
+    time.sleep(0.5)  # let the rerun an action triggers begin
+    page.wait_for_function(RUNNING, timeout=60_000)
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs Debian's Chromium (apt-get install -y chromium)")
 def test_browser_upload_start_and_live_chart(runs: Path, tmp_path: Path) -> None:
@@ -372,14 +381,17 @@ def test_browser_upload_start_and_live_chart(runs: Path, tmp_path: Path) -> None
                         raise
                     time.sleep(0.5)
             page.get_by_text("Train on your own corpus").wait_for(timeout=60_000)
+            idle(page)  # each step waits for the rerun the last one started: a widget redrawn under a click is lost
             page.locator("input[type=file]").first.set_input_files(str(corpus))
-            page.get_by_text("Validation report").wait_for(timeout=30_000)
+            page.get_by_text("Validation report").wait_for(timeout=60_000)
+            idle(page)
             page.get_by_label("Run name (letters, digits, - and _)").fill("browser-run")
             page.keyboard.press("Enter")
+            idle(page)
             page.get_by_role("button", name="Start training").click()
-            page.get_by_text("Started run").wait_for(timeout=30_000)
-            page.locator("[data-testid=stVegaLiteChart]").first.wait_for(timeout=60_000)  # live, while training
-            page.get_by_text("Test BLEU (greedy)").wait_for(timeout=90_000)  # the fragment saw the run finish
+            page.get_by_text("Started run").wait_for(timeout=60_000)
+            page.locator("[data-testid=stVegaLiteChart]").first.wait_for(timeout=120_000)  # live, while training
+            page.get_by_text("Test BLEU (greedy)").wait_for(timeout=180_000)  # the fragment saw the run finish
             page.locator("[data-testid=stVegaLiteChart]").first.screenshot(path=str(tmp_path / "train-chart.png"))
             assert page.locator("[data-testid=stException]").count() == 0
             assert not page_errors

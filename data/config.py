@@ -42,6 +42,10 @@ class DataConfig:
     # "hola" share their subwords. A new vocabulary learns the marked text; with run.init_from the parent's
     # vocabulary gains the mark as one more piece (its embedding row starts fresh).
     case_markup: bool = False
+    # With run.init_from on the parent's corpora: keep the parent's dev and test pairs exactly (its splits/, or
+    # made again from its train_config.json and checked against its sha256), so a child is never scored on pairs
+    # its parent trained on. false: a new split, refused if its dev or test pairs overlap the parent's training.
+    pin_parent_split: bool = True
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.sampling_alpha <= 1.0:

@@ -23,12 +23,18 @@ def is_model_dir(path: Path) -> bool:
 
 
 def find_models(default: Path, runs: Path) -> list[ModelChoice]:
-    """The shipped default first (even when missing), then each run directory of ``runs`` holding a model, by name."""
+    """The shipped default first (even when missing), then each run directory of ``runs`` holding a model, by name
+    (symbolic links are not runs: a link may point anywhere)."""
     choices = [ModelChoice(f"shipped: {default.name}", default, is_model_dir(default))]
-    if runs.is_dir():
-        for path in sorted(runs.iterdir(), key=lambda p: p.name):
-            if not path.name.startswith(".") and is_model_dir(path) and path.resolve() != default.resolve():
-                choices.append(ModelChoice(f"run: {path.name}", path, True))
+    try:
+        entries = sorted(runs.iterdir(), key=lambda p: p.name) if runs.is_dir() else []
+    except OSError:
+        entries = []
+    for path in entries:
+        if path.name.startswith(".") or path.is_symlink() or path.resolve() == default.resolve():
+            continue
+        if is_model_dir(path):
+            choices.append(ModelChoice(f"run: {path.name}", path, True))
     return choices
 
 

@@ -96,6 +96,11 @@ class Tokenizer:
             return cls(_load(directory / SRC_FILE), _load(directory / TGT_FILE))
         raise TokenizerError(f"{directory}: no tokenizer ({JOINT_FILE}, or {SRC_FILE} and {TGT_FILE})")
 
+    @staticmethod
+    def files(directory: Path) -> tuple[Path, ...]:
+        """Every file name a saved tokenizer may take in ``directory``."""
+        return tuple(Path(directory) / name for name in (JOINT_FILE, SRC_FILE, TGT_FILE))
+
     def save(self, directory: Path) -> None:
         directory = Path(directory)
         if self.joint:

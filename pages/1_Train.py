@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import secrets
 from pathlib import Path
 
 import pandas as pd
@@ -16,7 +17,7 @@ import streamlit as st
 from data.config import FORMATS
 from data.corpus import CleanConfig
 from lab.languages import name_of
-from training_jobs import job_lock, jobs
+from training_jobs import jobs, run_lock
 from training_jobs.corpus_check import (
     SRC_LANG,
     TGT_LANG,
@@ -263,7 +264,7 @@ def training_settings(runs_dir: Path) -> tuple[str, list[str], Path | str]:
         run_dir: Path | str = jobs.run_path(runs_dir, name.strip())
     except jobs.JobError as err:
         run_dir = str(err)
-    if isinstance(run_dir, Path) and (jobs.holds_run(run_dir) or job_lock.read_lock(run_dir)):
+    if isinstance(run_dir, Path) and (jobs.holds_run(run_dir) or run_lock.holder(run_dir)):
         run_dir = f"a run named {name.strip()!r} already exists: choose another name (or watch it below)"
         st.info(f"{run_dir[0].upper()}{run_dir[1:]}.")
     elif isinstance(run_dir, str):
@@ -279,7 +280,7 @@ def start_job(source: CorpusSource, preset: str, overrides: list[str], run_dir: 
         if jobs.holds_run(run_dir):
             raise jobs.JobError(f"a run named {run_dir.name!r} already exists: choose another name")
         corpus = write_corpus(source, clean_config_of(jobs.read_preset(preset_path)), run_dir)
-        pid = jobs.start(run_dir, preset_path, corpus, ["data.format=tsv", *overrides])
+        pid = jobs.start(run_dir, preset_path, corpus, ["data.format=tsv", *overrides], owner=owner_token())
     except (jobs.JobError, CorpusError, OSError) as err:
         st.error(f"Not started: {err}")
         return
@@ -290,12 +291,26 @@ def start_job(source: CorpusSource, preset: str, overrides: list[str], run_dir: 
 # ----------------------------------------------------------------------------------------- 3. watch
 
 
-def watched_runs(runs_dir: Path) -> list[str]:
-    """Run directories this page can show: any that training (or this app) has written to."""
-    if not runs_dir.is_dir():
-        return []
-    found = [p for p in runs_dir.iterdir() if p.is_dir() and jobs.RUN_NAME.fullmatch(p.name)]
-    return sorted(p.name for p in found if jobs.holds_run(p) or (p / jobs.EVENTS_FILE).exists())
+def owner_token() -> str:
+    """This browser tab's token: the jobs it starts or resumes are its own to stop. Kept in the page's address too,
+    so that a reload of the tab keeps it."""
+    token = st.session_state.get("owner_token") or st.query_params.get("owner") or secrets.token_urlsafe(16)
+    st.session_state["owner_token"] = token
+    if st.query_params.get("owner") != token:
+        st.query_params["owner"] = token
+    return token
+
+
+def watched_runs(runs_dir: Path) -> tuple[list[str], list[str]]:
+    """Run directories this page can show (any that training, or this app, has written to), and the symbolic links
+    in the runs folder, which are skipped: a link may point anywhere, and a run is a real folder."""
+    try:
+        entries = list(runs_dir.iterdir()) if runs_dir.is_dir() else []
+    except OSError:
+        return [], []
+    links = sorted(p.name for p in entries if p.is_symlink())
+    found = [p for p in entries if not p.is_symlink() and p.is_dir() and jobs.RUN_NAME.fullmatch(p.name)]
+    return sorted(p.name for p in found if jobs.holds_run(p) or (p / jobs.EVENTS_FILE).exists()), links
 
 
 def show_progress(run_dir: Path, records: list[dict]) -> None:
@@ -329,17 +344,27 @@ def show_result(run_dir: Path) -> None:
 
 
 def job_controls(run_dir: Path, status: jobs.JobStatus) -> None:
-    """Stop a running job of this app; resume a stopped or crashed one from its saved state."""
-    if status.state == "running" and st.button("Stop", key="stop"):
+    """Stop a running job that this tab started; resume a stopped or crashed one from its saved state (any tab may:
+    it continues exactly where the run stopped and loses nothing; the tab that resumes it may then stop it)."""
+    if status.state == "running" and not status.owned_by(owner_token()):
+        st.caption("Started from another browser tab: only that tab can stop it. You can watch it here.")
+    elif status.state == "running" and st.button("Stop", key="stop"):
         with st.spinner("Stopping…"):
-            jobs.stop(run_dir)
+            try:
+                jobs.stop(run_dir, owner_token())
+            except jobs.JobError as err:
+                st.error(str(err))
+                return
         st.rerun()
     if status.state in ("stopped", "crashed"):
         if not status.can_resume:
-            st.caption("No saved training state yet (it is written at each evaluation), so it cannot be resumed.")
-        elif st.button("Resume", key="resume"):
+            st.caption(
+                "No saved training state yet (it is written at each evaluation), so it cannot be resumed: start "
+                "it again under the same name from the command line, or under a new name here."
+            )
+        elif st.button("Resume", key="resume", help="Continues exactly from the last saved state"):
             try:
-                jobs.resume(run_dir)
+                jobs.resume(run_dir, owner=owner_token())
             except jobs.JobError as err:
                 st.error(str(err))
                 return
@@ -374,7 +399,10 @@ def run_panel(run_dir: Path, polling: bool) -> None:
 
 
 def watch(runs_dir: Path) -> None:
-    names = watched_runs(runs_dir)
+    names, links = watched_runs(runs_dir)
+    if links:
+        shown = ", ".join(repr(name) for name in links[:5]) + (f" and {len(links) - 5} more" if len(links) > 5 else "")
+        st.caption(f"Skipped symbolic links in the runs folder (a run is a real folder): {shown}.")
     if not names:
         st.caption(f"No runs yet in {runs_dir}.")
         return

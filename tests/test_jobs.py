@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -17,8 +18,9 @@ import pytest
 from data.corpus import CleanConfig
 from lab.models import find_models
 from model.run_dir import RUNS_ENV
-from training_jobs import job_lock, jobs
+from training_jobs import jobs, run_lock
 from training_jobs.corpus_check import CorpusSource, write_corpus
+from training_jobs.run_lock import holder, pid_alive
 from training_jobs.run_progress import final_scores, latest_records, read_budget, read_metrics, run_progress
 
 PYTHON = sys.executable
@@ -39,9 +41,9 @@ def run_dir(tmp_path: Path) -> Iterator[Path]:
     """A run directory; any job a test leaves running there is killed afterwards (by its PID only)."""
     path = tmp_path / "runs" / "job-1"
     yield path
-    lock = job_lock.read_lock(path)
-    if lock is not None and lock.pid != os.getpid() and job_lock.pid_alive(lock.pid, lock.start_time):
-        os.killpg(lock.pid, signal.SIGKILL)
+    found = holder(path)
+    if found is not None and found.pid not in (0, os.getpid()):
+        os.killpg(found.pid, signal.SIGKILL)
 
 
 def log_says(run_dir: Path, text: str) -> bool:
@@ -97,52 +99,55 @@ def test_training_command_for_a_new_run_and_for_resume(tmp_path: Path) -> None:
 # ----------------------------------------------------------------------------------------- lock, stop, status
 
 
+OWNER = "session-token-1"
+
+
 def test_second_start_is_refused_while_a_job_runs_then_stop_releases_the_lock(run_dir: Path) -> None:
-    pid = jobs.launch(run_dir, SLEEPER, {"OMP_NUM_THREADS": "1"})
-    assert jobs.job_status(run_dir) == jobs.JobStatus("running", pid)
+    pid = jobs.launch(run_dir, SLEEPER, {"OMP_NUM_THREADS": "1"}, owner=OWNER)
+    status = jobs.job_status(run_dir)
+    assert (status.state, status.pid) == ("running", pid) and status.owned_by(OWNER)
     assert os.getpgid(pid) == pid  # its own session and process group: survives the page
     with pytest.raises(jobs.JobError, match="already training"):
         jobs.launch(run_dir, SLEEPER)
     with pytest.raises(jobs.JobError, match="already training"):
         jobs.start(run_dir, Path("configs/tiny.toml"), Path("corpus.tsv"))
     wait_for(lambda: log_says(run_dir, "ready"), what="the sleeper's output in train.log")
-    assert jobs.stop(run_dir, grace_s=5) is True
-    assert not job_lock.pid_alive(pid)
-    assert not (run_dir / job_lock.LOCK_FILE).exists()
+    assert jobs.stop(run_dir, OWNER, grace_s=5) is True
+    assert not pid_alive(pid)
+    assert holder(run_dir) is None  # the OS released the lock with the process
     status = jobs.job_status(run_dir)
     assert status.state == "stopped" and not status.can_resume  # nothing saved to resume from
-    assert jobs.stop(run_dir) is False  # nothing left to stop
+    assert jobs.stop(run_dir, OWNER) is False  # nothing left to stop
 
 
-def test_the_job_gets_a_friendly_environment_and_its_output_goes_to_the_log(run_dir: Path) -> None:
-    script = "import os; print('policy', os.environ['OMP_WAIT_POLICY'], os.environ['OMP_NUM_THREADS'], os.getcwd())"
-    jobs.launch(run_dir, [PYTHON, "-c", script], {"OMP_NUM_THREADS": "1"})
-    wait_for(lambda: jobs.job_status(run_dir).returncode is not None, what="the job to end")
-    assert f"policy PASSIVE 1 {jobs.REPO_ROOT}" in jobs.log_tail(run_dir)
-    assert jobs.job_status(run_dir).state == "crashed"  # exit code 0 but no metrics.json: not a finished run
+def test_only_the_session_that_started_a_job_can_stop_it(run_dir: Path) -> None:
+    pid = jobs.launch(run_dir, SLEEPER, owner=OWNER)
+    assert not jobs.job_status(run_dir).owned_by("another-session")
+    with pytest.raises(jobs.JobError, match="another session"):
+        jobs.stop(run_dir, "another-session", grace_s=1)
+    with pytest.raises(jobs.JobError, match="another session"):
+        jobs.stop(run_dir, "", grace_s=1)
+    assert pid_alive(pid)
+    assert jobs.stop(run_dir, OWNER, grace_s=5)
 
 
-def test_the_job_preloads_tcmalloc_only_when_it_is_installed(tmp_path: Path) -> None:
-    tcmalloc, missing = tmp_path / "libtcmalloc_minimal.so.4", tmp_path / "missing.so"
-    tcmalloc.write_bytes(b"")
-    assert jobs.child_environment({}, {}, tcmalloc)[jobs.PRELOAD_ENV] == str(tcmalloc)
-    assert jobs.PRELOAD_ENV not in jobs.child_environment({}, {}, missing)
-    parent = {jobs.PRELOAD_ENV: f"{missing} libbare.so:{tcmalloc}", "KEEP": "1"}  # a missing file is dropped
-    env = jobs.child_environment({"OMP_NUM_THREADS": "1"}, parent, tcmalloc)
-    assert env[jobs.PRELOAD_ENV].split() == ["libbare.so", str(tcmalloc)]  # bare names: ld.so searches for them
-    assert env["KEEP"] == "1" and env["OMP_NUM_THREADS"] == "1" and env["OMP_WAIT_POLICY"] == "PASSIVE"
-
-
-def test_a_missing_preload_never_reaches_the_job(
-    run_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("LD_PRELOAD", str(tmp_path / "libtcmalloc_minimal.so.4"))  # copied from a recipe, absent
-    script = "import os; print('preload', os.environ.get('LD_PRELOAD'))"
-    jobs.launch(run_dir, [PYTHON, "-c", script], {"OMP_NUM_THREADS": "1"})
-    wait_for(lambda: jobs.job_status(run_dir).returncode is not None, what="the job to end")
-    tail = jobs.log_tail(run_dir)
-    assert "ld.so" not in tail and "cannot be preloaded" not in tail
-    assert f"preload {jobs.TCMALLOC if jobs.TCMALLOC.exists() else None}" in tail
+def test_the_server_runs_at_most_max_jobs_at_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    runs = tmp_path / "runs"
+    first = jobs.launch(runs / "one", SLEEPER, owner=OWNER)
+    try:
+        with pytest.raises(jobs.JobError, match=r"already run on this server \(one; LAB_MAX_JOBS=1\)"):
+            jobs.launch(runs / "two", SLEEPER, owner=OWNER)
+        assert not (runs / "two" / jobs.LOG_FILE).exists()  # nothing started
+        monkeypatch.setenv(jobs.MAX_JOBS_ENV, "2")
+        second = jobs.launch(runs / "two", SLEEPER, owner=OWNER)
+        assert {p.name for p, _ in jobs.live_runs(runs)} == {"one", "two"}
+        assert jobs.stop(runs / "two", OWNER, grace_s=5) and not pid_alive(second)
+        monkeypatch.setenv(jobs.MAX_JOBS_ENV, "0")
+        with pytest.raises(jobs.JobError, match="LAB_MAX_JOBS='0'"):
+            jobs.launch(runs / "two", SLEEPER, owner=OWNER)
+    finally:
+        jobs.stop(runs / "one", OWNER, grace_s=5)
+    assert not pid_alive(first)
 
 
 def test_stop_kills_the_whole_process_group_and_escalates_to_sigkill(run_dir: Path, tmp_path: Path) -> None:
@@ -155,55 +160,116 @@ def test_stop_kills_the_whole_process_group_and_escalates_to_sigkill(run_dir: Pa
         "print('ready', flush=True)\n"
         "time.sleep(60)\n"
     )
-    pid = jobs.launch(run_dir, [PYTHON, "-c", script])
+    pid = jobs.launch(run_dir, [PYTHON, "-c", script], owner=OWNER)
     wait_for(lambda: log_says(run_dir, "ready") and child_pid_file.exists(), what="the job and its child")
     grandchild = int(child_pid_file.read_text())
     start = time.monotonic()
-    assert jobs.stop(run_dir, grace_s=0.5)
+    assert jobs.stop(run_dir, OWNER, grace_s=0.5)
     assert time.monotonic() - start < 10
-    wait_for(lambda: not job_lock.pid_alive(pid) and not job_lock.pid_alive(grandchild), what="the group to die")
+    wait_for(lambda: not pid_alive(pid) and not pid_alive(grandchild), what="the group to die")
     events = [json.loads(line)["event"] for line in (run_dir / jobs.EVENTS_FILE).read_text().splitlines()]
     wait_for(lambda: "exit" in (run_dir / jobs.EVENTS_FILE).read_text(), what="the exit event")
     assert events[:2] == ["start", "stop"]
 
 
-def test_a_stale_lock_from_a_dead_process_is_detected_and_cleared(run_dir: Path) -> None:
-    dead = subprocess.Popen([PYTHON, "-c", "pass"])
-    dead.wait()
+def test_a_lock_file_nobody_holds_is_no_job_whatever_it_says(run_dir: Path) -> None:
     run_dir.mkdir(parents=True)
-    (run_dir / job_lock.LOCK_FILE).write_text(json.dumps({"pid": dead.pid, "start_time": None, "started": 0}))
-    assert job_lock.live_lock(run_dir) is None
-    assert not (run_dir / job_lock.LOCK_FILE).exists()
-    (run_dir / job_lock.LOCK_FILE).write_text(json.dumps({"pid": dead.pid, "started": 0}))
-    pid = jobs.launch(run_dir, SLEEPER)  # a start clears the stale lock by itself
-    assert job_lock.read_lock(run_dir).pid == pid
-    jobs.stop(run_dir, grace_s=5)
+    me = os.getpid()
+    claims = [
+        {"run_dir": str(run_dir.resolve()), "pid": me, "start_time": run_lock.process_start_time(me), "started": 0},
+        {"pid": 1},  # not ours
+        '{"pid": ',  # cut short by a crash
+    ]
+    for claim in claims:
+        (run_dir / run_lock.LOCK_FILE).write_text(claim if isinstance(claim, str) else json.dumps(claim))
+        assert holder(run_dir) is None and jobs.job_status(run_dir).state != "running"
+        assert jobs.stop(run_dir, OWNER) is False
+    pid = jobs.launch(run_dir, SLEEPER, owner=OWNER)  # a start takes such a file over
+    assert holder(run_dir).pid == pid
+    jobs.stop(run_dir, OWNER, grace_s=5)
 
 
-def test_a_lock_naming_a_reused_pid_or_garbage_is_stale(run_dir: Path) -> None:
-    run_dir.mkdir(parents=True)
-    start_time = job_lock.process_start_time(os.getpid())
-    if start_time is None:
-        pytest.skip("no /proc: PID reuse cannot be told apart")
-    lock = {"pid": os.getpid(), "start_time": start_time + 1, "started": 0}  # same PID, another process
-    (run_dir / job_lock.LOCK_FILE).write_text(json.dumps(lock))
-    assert job_lock.live_lock(run_dir) is None
-    (run_dir / job_lock.LOCK_FILE).write_text('{"pid": ')  # cut short by a crash
-    assert job_lock.live_lock(run_dir) is None and not (run_dir / job_lock.LOCK_FILE).exists()
+def test_a_copied_run_folder_is_not_running_and_stop_on_it_leaves_the_original_alone(
+    run_dir: Path, tmp_path: Path
+) -> None:
+    pid = jobs.launch(run_dir, SLEEPER, owner=OWNER)
+    wait_for(lambda: log_says(run_dir, "ready"), what="the sleeper")
+    copy = tmp_path / "runs" / "copy"
+    shutil.copytree(run_dir, copy)
+    assert json.loads((copy / run_lock.LOCK_FILE).read_text())["pid"] == pid  # the copy names the original's PID
+    assert holder(copy) is None and jobs.job_status(copy).state != "running"
+    assert jobs.stop(copy, OWNER) is False
+    assert pid_alive(pid) and holder(run_dir).pid == pid
+    jobs.stop(run_dir, OWNER, grace_s=5)
+
+
+def test_the_lock_dies_with_its_holder_even_on_kill_9(run_dir: Path) -> None:
+    script = (
+        "import sys, time; from training_jobs.run_lock import acquire; "
+        f"lock = acquire(__import__('pathlib').Path({str(run_dir)!r})); print('held', flush=True); time.sleep(60)"
+    )
+    proc = subprocess.Popen([PYTHON, "-c", script], stdout=subprocess.PIPE, text=True, cwd=jobs.REPO_ROOT)
+    assert proc.stdout.readline().strip() == "held"
+    found = holder(run_dir)
+    assert found is not None and found.pid == proc.pid and not found.owner
+    proc.kill()
+    proc.wait()
+    assert holder(run_dir) is None
+    with run_lock.acquire(run_dir) as lock:
+        assert lock.holder.pid == os.getpid()
 
 
 def test_the_running_run_is_the_live_job_started_last(tmp_path: Path) -> None:
-    dead = subprocess.Popen([PYTHON, "-c", "pass"])
-    dead.wait()
-    me, start_time = os.getpid(), job_lock.process_start_time(os.getpid())
-    locks = {"old": (me, 100.0), "new": (me, 200.0), "dead": (dead.pid, 300.0), "idle": None}
-    for name, lock in locks.items():
+    for name in ("old", "new", "idle"):
         (tmp_path / name).mkdir()
-        if lock is not None:
-            data = {"pid": lock[0], "start_time": start_time if lock[0] == me else None, "started": lock[1]}
-            (tmp_path / name / job_lock.LOCK_FILE).write_text(json.dumps(data))
-    assert jobs.running_run(tmp_path / name for name in locks) == tmp_path / "new"
-    assert jobs.running_run([tmp_path / "dead", tmp_path / "idle"]) is None
+    (tmp_path / "idle" / run_lock.LOCK_FILE).write_text("{}")
+    with run_lock.acquire(tmp_path / "old"):
+        time.sleep(0.02)
+        with run_lock.acquire(tmp_path / "new"):
+            assert jobs.running_run(tmp_path / name for name in ("old", "new", "idle")) == tmp_path / "new"
+    assert jobs.running_run([tmp_path / "old", tmp_path / "idle"]) is None
+
+
+RACER = """
+import os, sys, time
+from pathlib import Path
+from training_jobs.run_lock import RunLocked, acquire
+run_dir, log, tries = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+while not os.path.exists(log + ".go"):
+    time.sleep(0.001)
+got = 0
+for _ in range(tries):
+    try:
+        lock = acquire(run_dir)
+    except RunLocked:
+        continue
+    with open(log, "a") as f:
+        f.write(f"enter {os.getpid()}\\n")
+    time.sleep(0.0005)
+    with open(log, "a") as f:
+        f.write(f"leave {os.getpid()}\\n")
+    lock.release()
+    got += 1
+print(got)
+"""
+
+
+@pytest.mark.parametrize("attempt", range(10))
+def test_simultaneous_takers_never_hold_one_run_twice(tmp_path: Path, attempt: int) -> None:
+    run_dir, log = tmp_path / "runs" / "race", tmp_path / "holders.log"
+    racers = [
+        subprocess.Popen(
+            [PYTHON, "-c", RACER, str(run_dir), str(log), "40"], stdout=subprocess.PIPE, text=True, cwd=jobs.REPO_ROOT
+        )
+        for _ in range(6)
+    ]
+    time.sleep(0.3)
+    Path(f"{log}.go").touch()  # 6 processes × 40 tries = 240 tries, all at once
+    got = sum(int(p.communicate(timeout=60)[0]) for p in racers)
+    lines = log.read_text().splitlines()
+    assert got >= 1 and len(lines) == 2 * got
+    for enter, leave in zip(lines[::2], lines[1::2], strict=True):  # strictly one holder at a time
+        assert enter.split()[0] == "enter" and leave == f"leave {enter.split()[1]}"
 
 
 def test_a_crashed_job_reports_its_exit_code_and_log(run_dir: Path) -> None:
@@ -240,15 +306,18 @@ def test_resume_needs_saved_state_and_an_unfinished_run(run_dir: Path) -> None:
 
 
 def test_a_training_process_started_elsewhere_is_seen_and_left_alone(run_dir: Path) -> None:
-    run_dir.mkdir(parents=True)
-    argv = [PYTHON, "-c", "import time; time.sleep(60)", "-m", "training.train", "--out", str(run_dir)]
-    outside = subprocess.Popen(argv)
+    script = (
+        "import time; from pathlib import Path; from training_jobs.run_lock import acquire; "
+        f"lock = acquire(Path({str(run_dir)!r})); print('held', flush=True); time.sleep(60)"
+    )
+    outside = subprocess.Popen([PYTHON, "-c", script], stdout=subprocess.PIPE, text=True, cwd=jobs.REPO_ROOT)
     try:
-        wait_for(lambda: job_lock.external_pids(run_dir) == [outside.pid], what="the /proc scan")
+        assert outside.stdout.readline().strip() == "held"
         assert jobs.job_status(run_dir) == jobs.JobStatus("external", outside.pid)
-        with pytest.raises(jobs.JobError, match="outside the app"):
+        with pytest.raises(jobs.JobError, match="command-line run"):
             jobs.launch(run_dir, SLEEPER)
-        assert jobs.stop(run_dir) is False  # not ours: never signalled
+        with pytest.raises(jobs.JobError, match="stop it where it was started"):
+            jobs.stop(run_dir, OWNER)  # not ours: never signalled
         assert outside.poll() is None
     finally:
         outside.kill()
@@ -267,23 +336,23 @@ def test_tiny_job_starts_reports_progress_stops_resumes_and_appears_in_the_picke
     corpus = write_corpus(CorpusSource(toy_corpus), CleanConfig(), run_dir)  # what the page does at Start
     overrides = ["data.format=tsv", "optim.max_steps=400", "run.eval_every=50", "run.log_every=10"]
     env = {"OMP_NUM_THREADS": "1"}
-    pid = jobs.start(run_dir, jobs.CONFIGS_DIR / "tiny.toml", corpus, overrides, env)
+    pid = jobs.start(run_dir, jobs.CONFIGS_DIR / "tiny.toml", corpus, overrides, env, OWNER)
     try:
         wait_for(lambda: (run_dir / jobs.STATE_FILE).exists(), 60, "the first saved state")
         with pytest.raises(jobs.JobError, match="already training"):
-            jobs.resume(run_dir, env=env)
+            jobs.resume(run_dir, env=env, owner=OWNER)
         progress = run_progress(read_metrics(run_dir), read_budget(run_dir))
         assert progress is not None and 0 < progress.step < 400 and 0 < progress.fraction < 1
         assert progress.tokens_per_s and progress.tokens_per_s > 0
-        assert jobs.stop(run_dir)
+        assert jobs.stop(run_dir, OWNER)
         stopped = jobs.job_status(run_dir)
         assert stopped.state == "stopped" and stopped.can_resume and not (run_dir / jobs.RESULT_FILE).exists()
 
-        pid = jobs.resume(run_dir, env=env)
+        pid = jobs.resume(run_dir, env=env, owner="another-session")  # resume is open to every session
         wait_for(lambda: jobs.job_status(run_dir).state != "running", 90, "the resumed run to finish")
         assert jobs.job_status(run_dir).state == "finished", jobs.log_tail(run_dir)
     finally:
-        if job_lock.pid_alive(pid):
+        if pid_alive(pid):
             os.killpg(pid, signal.SIGKILL)
     scores = final_scores(run_dir)
     assert scores is not None and 0 <= scores["bleu"] <= 100 and scores["bleu_signature"].startswith("nrefs")

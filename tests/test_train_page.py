@@ -16,7 +16,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from model.run_dir import RUNS_ENV
-from training_jobs import job_lock, jobs
+from training_jobs import jobs
+from training_jobs.run_lock import holder, pid_alive
 
 PAGE = str(Path(__file__).resolve().parents[1] / "pages" / "1_Train.py")
 SLEEPER = [sys.executable, "-c", "import time; time.sleep(60)"]
@@ -36,13 +37,17 @@ def runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     monkeypatch.delenv("LAB_MAX_UPLOAD_MB", raising=False)
     yield folder
     for run_dir in folder.glob("*"):
-        lock = job_lock.read_lock(run_dir)
-        if lock is not None and lock.pid != os.getpid() and job_lock.pid_alive(lock.pid, lock.start_time):
-            os.killpg(lock.pid, signal.SIGKILL)
+        found = holder(run_dir) if run_dir.is_dir() else None
+        if found is not None and found.pid not in (0, os.getpid()):
+            os.killpg(found.pid, signal.SIGKILL)
 
 
-def page() -> AppTest:
+TAB = "browser-tab-1"  # the page's owner token in these tests
+
+
+def page(tab: str = TAB) -> AppTest:
     at = AppTest.from_file(PAGE, default_timeout=30)
+    at.session_state["owner_token"] = tab
     at.run()
     assert not at.exception
     return at
@@ -290,17 +295,31 @@ def test_a_crashed_run_shows_the_end_of_its_log(runs: Path) -> None:
     assert any(b.key == "resume" for b in at.button)
 
 
+def test_a_symlinked_folder_in_the_runs_folder_is_skipped_with_a_note(runs: Path, tmp_path: Path) -> None:
+    fake_run(runs / "real")
+    elsewhere = tmp_path / "elsewhere"
+    fake_run(elsewhere)
+    (runs / "linked").symlink_to(elsewhere, target_is_directory=True)
+    (runs / "dangling").symlink_to(tmp_path / "missing", target_is_directory=True)
+    at = page()
+    assert at.selectbox(key="watch_run").options == ["real"]
+    assert any("Skipped symbolic links" in c.value and "'dangling', 'linked'" in c.value for c in at.caption)
+
+
 def test_a_running_job_shows_progress_and_stops_from_the_page(runs: Path) -> None:
     run_dir = runs / "live"
     fake_run(run_dir, steps=40)
-    pid = jobs.launch(run_dir, SLEEPER)
+    pid = jobs.launch(run_dir, SLEEPER, owner=TAB)
+    other_tab = page("browser-tab-2")
+    assert not any(b.key == "stop" for b in other_tab.button)
+    assert any("only that tab can stop it" in c.value for c in other_tab.caption)
     at = page()
     assert any(f"PID {pid}" in m.value for m in at.markdown)
     progress = at.get("progress")
     assert progress and "step 40 of 100" in progress[0].proto.text
     assert metric(at, "Tokens/s") == "1,234" and charts(at) == 2
     at.button(key="stop").click().run()
-    assert not job_lock.pid_alive(pid)
+    assert not pid_alive(pid)
     assert jobs.job_status(run_dir).state == "stopped"
     assert any("stopped" in m.value for m in at.markdown)
 

@@ -49,10 +49,15 @@ def resolve_precision(precision: str, device: torch.device) -> torch.dtype | Non
     return None
 
 
+def launched_rank() -> int:
+    """This process's rank as torchrun set it (0 when not launched by torchrun), before any set-up."""
+    return int(os.environ.get("RANK", "0"))
+
+
 def setup(device_name: str, precision: str) -> Env:
     """Initialise the process group when launched by torchrun (NCCL on GPUs, gloo on CPU)."""
     world_size = int(os.environ.get("WORLD_SIZE", "1"))
-    rank = int(os.environ.get("RANK", "0"))
+    rank = launched_rank()
     device = resolve_device(device_name)
     if world_size > 1:
         local_rank = int(os.environ.get("LOCAL_RANK", "0"))

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
+import errno
 import hashlib
 import json
 import logging
 import random
+import shutil
 from pathlib import Path
 
 from data.corpus import (
@@ -17,6 +19,7 @@ from data.corpus import (
     Split,
     clean,
     exclude,
+    match_key,
     read_corpus,
     read_held_out,
     sentence_pairs,
@@ -26,41 +29,130 @@ from data.corpus import (
 )
 from data.noise import add_noise
 from data.tokenizer import train_tokenizer
-from model.run_dir import DATA_REPORT_FILE, SPLITS_DIR, split_file
+from model.config import ConfigError
+from model.run_dir import DATA_REPORT_FILE, SPLITS_DIR, TRAIN_CONFIG_FILE, split_file
 from model.tokenizer import Tokenizer
-from training.config import DataConfig
+from training.config import DataConfig, build_train_config
 from training.guided_alignment import write_alignments
 
 log = logging.getLogger("training")
 SPLITS = ("train", "dev", "test")
 
 
-def load_and_split(d: DataConfig, report: ReadReport) -> Split:
-    """Read every corpus, clean, and split deterministically (same config -> same split, on any machine).
-
-    With ``d.reverse`` the pairs are swapped last: the same split as the forward direction's, the other way round
-    (``data.exclude`` matches the ``src_lang`` side, as read)."""
+def read_pairs(d: DataConfig, report: ReadReport) -> tuple[list[Pair], set[str]]:
+    """Every corpus read, cleaned and without held-out sentences; also the held-out set itself."""
     pairs: list[Pair] = []
     for corpus in d.corpora:
         pairs += read_corpus(
             Path(corpus), d.format, d.src_lang, d.tgt_lang, report, d.skip_bad_lines, d.columns or None
         )
-    clean_config = CleanConfig(d.min_tokens, d.max_tokens, d.max_ratio)
-    pairs = clean(pairs, clean_config, report)
+    pairs = clean(pairs, clean_config(d), report)
     held_out = set().union(*(read_held_out(Path(path)) for path in d.exclude))
     if held_out:
         pairs = exclude(pairs, held_out, report)
     if len(pairs) < 3:
         raise CorpusError(f"{', '.join(d.corpora)}: only {len(pairs)} usable pairs after cleaning")
-    dev_size = min(d.dev_size, max(1, len(pairs) // 10))
-    test_size = min(d.test_size, max(1, len(pairs) // 10))
-    parts = split(pairs, dev_size, test_size, d.split_seed)
+    return pairs, held_out
+
+
+def clean_config(d: DataConfig) -> CleanConfig:
+    return CleanConfig(d.min_tokens, d.max_tokens, d.max_ratio)
+
+
+def load_and_split(d: DataConfig, report: ReadReport, pinned: Split | None = None) -> Split:
+    """Read every corpus, clean, and split deterministically (same config -> same split, on any machine).
+
+    With ``pinned`` (a parent model's split, see ``parent_split``) dev and test are the parent's, exactly, and
+    train is every other pair that shares no sentence with them. With ``d.reverse`` the pairs are swapped last:
+    the same split as the forward direction's, the other way round (``data.exclude`` matches the ``src_lang``
+    side, as read)."""
+    pairs, held_out = read_pairs(d, report)
+    if pinned is not None:
+        parts = Split(without(pairs, pinned.dev + pinned.test, report), pinned.dev, pinned.test)
+    else:
+        dev_size = min(d.dev_size, max(1, len(pairs) // 10))
+        test_size = min(d.test_size, max(1, len(pairs) // 10))
+        parts = split(pairs, dev_size, test_size, d.split_seed)
     if held_out:  # typing noise drops commas: "Estoy bien, gracias." would teach the held-out "estoy bien gracias"
         parts = dataclasses.replace(parts, train=exclude(parts.train, held_out, report, drop_commas=True))
-    if d.split_sentences:  # added to train only; dev and test stay whole pairs, as before
-        added = sentence_pairs(parts.train, clean_config, held_out, parts.dev + parts.test, report)
+    if d.split_sentences:  # added to train only; dev and test stay whole pairs
+        added = sentence_pairs(parts.train, clean_config(d), held_out, parts.dev + parts.test, report)
         parts = dataclasses.replace(parts, train=parts.train + added)
-    return swapped(parts) if d.reverse else parts
+    if not parts.dev or not parts.test:
+        raise CorpusError(
+            f"{', '.join(d.corpora)}: no pairs left for the {'dev' if not parts.dev else 'test'} split "
+            "(dev and test take whole groups of at most 4 pairs that share no sentence with training; a corpus "
+            "whose pairs all share a sentence forms one group): add pairs with other sentences"
+        )
+    return swapped(parts) if d.reverse and pinned is None else parts
+
+
+def without(pairs: list[Pair], avoid: list[Pair], report: ReadReport) -> list[Pair]:
+    """The pairs that share no source and no target sentence (``match_key``) with ``avoid``; counts each drop."""
+    src_keys, tgt_keys = {match_key(p.src) for p in avoid}, {match_key(p.tgt) for p in avoid}
+    kept = []
+    for index, pair in enumerate(pairs):
+        if match_key(pair.src) in src_keys or match_key(pair.tgt) in tgt_keys:
+            report.skip("in the parent's dev or test split", pair.origin or f"pair {index + 1}")
+        else:
+            kept.append(pair)
+    report.kept -= len(pairs) - len(kept)
+    return kept
+
+
+def parent_split(parent: Path, d: DataConfig) -> Split | None:
+    """The split a parent model (``run.init_from``) was trained and scored on, when the child reads the same
+    corpora the same way round; ``None`` otherwise (another corpus: nothing to pin).
+
+    A run directory holds it in ``splits/``; a shipped model directory holds only its data configuration and the
+    split's sha256, so the split is made again from them and must match those digests exactly."""
+    path = parent / TRAIN_CONFIG_FILE
+    if not path.is_file():
+        return None
+    try:
+        parent_data = build_train_config(json.loads(path.read_text(encoding="utf-8")), [], str(path)).data
+    except (json.JSONDecodeError, ConfigError) as err:
+        raise CorpusError(f"{path}: cannot read the parent's data configuration ({err})") from None
+    same_corpora = sorted(map(_resolved, parent_data.corpora)) == sorted(map(_resolved, d.corpora))
+    if not same_corpora or parent_data.direction != d.direction:
+        return None
+    if all(split_file(parent, name).is_file() for name in SPLITS):
+        return Split(*(read_split(split_file(parent, name)) for name in SPLITS))
+    parts = load_and_split(parent_data, ReadReport())
+    expected = (
+        json.loads((parent / DATA_REPORT_FILE).read_text(encoding="utf-8")).get("sha256", {})
+        if (parent / DATA_REPORT_FILE).is_file()
+        else {}
+    )
+    for name in ("dev", "test"):
+        if split_fingerprint(getattr(parts, name)) != expected.get(name):
+            raise CorpusError(
+                f"{parent}: its {name} split could not be made again from {path} (sha256 differs from "
+                f"{parent / DATA_REPORT_FILE}); a child scored on another split would report meaningless figures. "
+                "Set data.pin_parent_split = false to make a new split, checked against the parent's training pairs"
+            )
+    return parts
+
+
+def _resolved(corpus: str) -> str:
+    return str(Path(corpus).expanduser().resolve())
+
+
+def overlap(parts: Split, parent: Split) -> int:
+    """How many dev and test pairs share a source or target sentence with the parent's training pairs."""
+    src_keys, tgt_keys = {match_key(p.src) for p in parent.train}, {match_key(p.tgt) for p in parent.train}
+    return sum(match_key(p.src) in src_keys or match_key(p.tgt) in tgt_keys for p in parts.dev + parts.test)
+
+
+def read_split(path: Path) -> list[Pair]:
+    """A split file as ``write_pairs`` wrote it: one ``src<TAB>tgt`` line per pair."""
+    pairs = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        fields = line.split("\t")
+        if len(fields) != 2:
+            raise CorpusError(f"{path}:{number}: expected 2 tab-separated fields, got {len(fields)}")
+        pairs.append(Pair(*fields))
+    return pairs
 
 
 def split_fingerprint(pairs: list[Pair]) -> str:
@@ -68,18 +160,28 @@ def split_fingerprint(pairs: list[Pair]) -> str:
     return hashlib.sha256("".join(f"{p.src}\t{p.tgt}\n" for p in pairs).encode()).hexdigest()
 
 
-def prepare_data(d: DataConfig, run_dir: Path, tokenizer: Tokenizer | None = None, align: bool = False) -> None:
+def prepare_data(
+    d: DataConfig, run_dir: Path, tokenizer: Tokenizer | None = None, align: bool = False, parent: Path | None = None
+) -> None:
     """Read, clean and split the corpora, train the tokenizer (or keep the given one, e.g. the parent model's
-    when fine-tuning) and, with ``align``, write guided alignment's links; everything goes into ``run_dir``."""
+    when fine-tuning) and, with ``align``, write guided alignment's links; everything goes into ``run_dir``.
+
+    With a ``parent`` model on the same corpora its dev and test pairs are kept exactly (``data.pin_parent_split``);
+    a new split whose dev or test pairs the parent trained on is refused: its scores would mean nothing."""
     report = ReadReport()
-    parts = load_and_split(d, report)
-    (run_dir / SPLITS_DIR).mkdir(parents=True, exist_ok=True)
-    for name in SPLITS:
-        write_pairs(getattr(parts, name), split_file(run_dir, name))
+    pinned = parent_split(parent, d) if parent is not None else None
+    parts = load_and_split(d, report, pinned if d.pin_parent_split else None)
+    if pinned is not None and not d.pin_parent_split and (shared := overlap(parts, pinned)):
+        raise CorpusError(
+            f"{shared} of the new split's {len(parts.dev) + len(parts.test)} dev and test pairs share a sentence "
+            f"with {parent}'s training pairs: their scores would mean nothing. Keep data.pin_parent_split = true "
+            "(the parent's dev and test pairs, exactly)"
+        )
+    if pinned is not None and d.pin_parent_split:
+        log.info("dev and test pinned to %s's split (%d and %d pairs)", parent, len(parts.dev), len(parts.test))
     sizes = {name: len(getattr(parts, name)) for name in SPLITS}
     fingerprints = {name: split_fingerprint(getattr(parts, name)) for name in SPLITS}
     summary = {**report.as_dict(), "splits": sizes, "sha256": fingerprints}
-    (run_dir / DATA_REPORT_FILE).write_text(json.dumps(summary, indent=2) + "\n")
     log.info("pairs: read %d, kept %d, skipped %s; split %s", report.read, report.kept, dict(report.skipped), sizes)
     if tokenizer is None:
         # With source noise on, the vocabulary also sees one noised draw of the source side (the forms training sees).
@@ -89,6 +191,33 @@ def prepare_data(d: DataConfig, run_dir: Path, tokenizer: Tokenizer | None = Non
         tokenizer = train_tokenizer(parts.train, d.vocab_size, d.joint_vocab, extra_src, d.case_markup)
     elif d.case_markup:
         tokenizer = tokenizer.with_case_markup()
-    tokenizer.save(run_dir)
-    if align:
-        write_alignments(parts.train, tokenizer, run_dir)
+    try:
+        (run_dir / SPLITS_DIR).mkdir(parents=True, exist_ok=True)
+        for name in SPLITS:
+            write_pairs(getattr(parts, name), split_file(run_dir, name))
+        (run_dir / DATA_REPORT_FILE).write_text(json.dumps(summary, indent=2) + "\n")
+        tokenizer.save(run_dir)
+        if align:
+            write_alignments(parts.train, tokenizer, run_dir)
+    except OSError as err:
+        if err.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+            raise
+        removed = remove_prepared(run_dir)
+        raise CorpusError(
+            f"{run_dir}: no space left while writing the prepared data ({err.strerror}); removed the partial "
+            f"files ({', '.join(removed) or 'none'}): free some space and start the run again"
+        ) from None
+
+
+def remove_prepared(run_dir: Path) -> list[str]:
+    """Delete what ``prepare_data`` writes (a half-written split or tokenizer must never look usable)."""
+    removed = []
+    for path in (run_dir / SPLITS_DIR, run_dir / DATA_REPORT_FILE, *Tokenizer.files(run_dir)):
+        if path.is_dir():
+            shutil.rmtree(path, ignore_errors=True)
+        elif path.exists():
+            path.unlink()
+        else:
+            continue
+        removed.append(path.name)
+    return removed

@@ -22,6 +22,7 @@ from model.run_dir import (
     CONFIG_FILE,
     METRICS_LOG_FILE,
     RESULT_FILE,
+    RUN_LOCK_FILE,
     TEST_HYPOTHESES_FILE,
     TRAIN_CONFIG_FILE,
     WEIGHTS_FILE,
@@ -33,15 +34,12 @@ from training import checkpoint, distributed
 from training.config import TrainConfig, build_train_config, load_train_config
 from training.evaluate import score, typed_pairs
 from training.guided_alignment import check_aligner, read_alignments
-from training.prepare import SPLITS, prepare_data
+from training.prepare import SPLITS, prepare_data, read_split
 from training.trainer import evaluate_loss, train
+from training_jobs.run_lock import RunLocked, acquire
 
 log = logging.getLogger("training")
 RESUME_OVERRIDES = ("optim.max_steps", "optim.max_epochs", "optim.max_minutes")  # besides run.*: may change on --resume
-
-
-def read_split(path: Path) -> list[Pair]:
-    return [Pair(*line.split("\t")) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
 def model_config(config: TrainConfig, tokenizer: Tokenizer) -> ModelConfig:
@@ -128,7 +126,11 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, list[str]]:
 def resume_config(run_dir: Path, overrides: list[str]) -> TrainConfig:
     """The run's saved configuration; overrides may restate it but change only run.* and the training limits."""
     if not (run_dir / checkpoint.STATE_FILE).is_file():
-        raise ConfigError(f"{run_dir / checkpoint.STATE_FILE}: no training state to resume from")
+        stopped_early = (run_dir / METRICS_LOG_FILE).exists() or (run_dir / TRAIN_CONFIG_FILE).exists()
+        raise ConfigError(
+            f"{run_dir / checkpoint.STATE_FILE}: no training state to resume from"
+            + ("; the run ended before its first save: start it again without --resume" if stopped_early else "")
+        )
     path = run_dir / TRAIN_CONFIG_FILE
     try:
         values = json.loads(path.read_text(encoding="utf-8"))
@@ -157,8 +159,10 @@ def new_config(args: argparse.Namespace, overrides: list[str]) -> TrainConfig:
         raise ConfigError("no corpus: pass --corpus FILE (repeatable) or set data.corpora")
     if config.optim.guided_alignment.enabled:
         check_aligner()
-    if (args.out / checkpoint.STATE_FILE).exists() or (args.out / METRICS_LOG_FILE).exists():
+    if (args.out / checkpoint.STATE_FILE).exists() or (args.out / RESULT_FILE).exists():
         raise ConfigError(f"{args.out} already holds a training run: continue it with --resume, or choose a new --out")
+    if (args.out / METRICS_LOG_FILE).exists():  # killed before its first save: nothing to resume, start afresh
+        log.warning("%s: the earlier run ended before its first save; starting it again from the beginning", args.out)
     if config.run.init_from:
         parent = Path(config.run.init_from)
         config = dataclasses.replace(config, model=parent_shape(parent, overrides, config.data.case_markup))
@@ -185,11 +189,38 @@ def main(argv: list[str] | None = None) -> int:
     args, overrides = parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     run_dir: Path = args.out
+    lock, created = None, not run_dir.exists()
     try:
+        if distributed.launched_rank() == 0:  # one writer per run directory: rank 0 holds it for all ranks
+            lock = acquire(run_dir)
         config = resume_config(run_dir, overrides) if args.resume else new_config(args, overrides)
-    except ConfigError as err:
+    except (ConfigError, CorpusError, RunLocked) as err:
         print(f"error: {err}", file=sys.stderr)
+        if lock is not None:
+            lock.release()
+            if created:
+                forget_run_dir(run_dir)
         return 2
+    except OSError as err:
+        print(f"error: {run_dir}: {err.strerror or err}", file=sys.stderr)
+        return 2
+    try:
+        return train_in(run_dir, config, args.resume)
+    finally:
+        if lock is not None:
+            lock.release()
+
+
+def forget_run_dir(run_dir: Path) -> None:
+    """Remove a run directory this command created and left holding nothing but its lock."""
+    leftover = [p.name for p in run_dir.iterdir()] if run_dir.is_dir() else []
+    if set(leftover) <= {RUN_LOCK_FILE}:
+        (run_dir / RUN_LOCK_FILE).unlink(missing_ok=True)
+        run_dir.rmdir()
+
+
+def train_in(run_dir: Path, config: TrainConfig, resume: bool) -> int:
+    """Prepare the data (a new run), train and finish, on every rank."""
     env = distributed.setup(config.run.device, config.run.precision)
     if config.run.threads > 0:
         torch.set_num_threads(config.run.threads)
@@ -200,15 +231,16 @@ def main(argv: list[str] | None = None) -> int:
             run_dir.mkdir(parents=True, exist_ok=True)
             (run_dir / TRAIN_CONFIG_FILE).write_text(json.dumps(config.as_dict(), indent=2) + "\n")
             try:
-                if not args.resume:
-                    parent = config.run.init_from
-                    parent_tokenizer = Tokenizer.load(Path(parent)) if parent else None
-                    prepare_data(config.data, run_dir, parent_tokenizer, config.optim.guided_alignment.enabled)
+                if not resume:
+                    parent = Path(config.run.init_from) if config.run.init_from else None
+                    parent_tokenizer = Tokenizer.load(parent) if parent else None
+                    align = config.optim.guided_alignment.enabled
+                    prepare_data(config.data, run_dir, parent_tokenizer, align, parent)
             except CorpusError as err:
                 print(f"error: {err}", file=sys.stderr)
                 failed = True
         # Every process learns that rank 0 failed (no hang at a barrier).
-        status = 2 if distributed.any_rank(failed, env) else run(config, env, run_dir, args.resume)
+        status = 2 if distributed.any_rank(failed, env) else run(config, env, run_dir, resume)
         finished = True
         return status
     finally:

@@ -1,11 +1,18 @@
-"""Training jobs as background OS processes: one per run directory, guarded by a lock file that holds the PID.
+"""Training jobs as background OS processes: one writer per run directory (``run_lock``), at most
+``LAB_MAX_JOBS`` at once per server, each stoppable only by the session that started it.
 
 The app never imports ``training/``: a job is ``python -m training.train ...`` in its own session (process
-group), so it survives page reloads and closed tabs; the page reattaches by reading the run directory.
+group), so it survives page reloads and closed tabs; the page reattaches by reading the run directory. The page
+takes the run's lock before it starts the process and hands the locked file to it, so a second Start, a
+command-line run or a ``--resume`` elsewhere is refused, whoever comes second.
+
+Resume is open to every session: it continues the saved state exactly and loses nothing, and the session that
+resumes becomes the owner of the new process. Stop is the owner's alone: it ends someone's work.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
@@ -25,7 +32,8 @@ from model.run_dir import JOB_LOG_FILE as LOG_FILE
 from model.run_dir import METRICS_LOG_FILE, REPO_ROOT, RESULT_FILE, STATE_FILE, TRAIN_CONFIG_FILE
 from model.run_dir import RUNS_ENV as RUNS_ENV  # re-exported: the Train page and its tests name them through jobs
 from model.run_dir import runs_folder as runs_folder
-from training_jobs.job_lock import LOCK_FILE, Lock, external_pids, live_lock, pid_alive, read_lock, write_lock
+from training_jobs import run_lock
+from training_jobs.run_lock import LOCK_FD_ENV, Holder, RunLocked, holder, owner_digest, pid_alive
 from training_jobs.run_progress import read_jsonl
 
 CONFIGS_DIR = REPO_ROOT / "configs"
@@ -35,6 +43,8 @@ STOP_GRACE_S = 10.0
 CHILD_ENV = {"OMP_WAIT_POLICY": "PASSIVE", "PYTHONUNBUFFERED": "1", "TQDM_MININTERVAL": "5"}
 TCMALLOC = Path("/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4")  # Debian's libtcmalloc-minimal4: faster, optional
 PRELOAD_ENV = "LD_PRELOAD"
+MAX_JOBS_ENV, DEFAULT_MAX_JOBS = "LAB_MAX_JOBS", 1  # one training at a time fills 2 cores
+LAUNCH_LOCK = ".launch.lock"  # in the runs folder: counting the live jobs and starting one is one step
 
 State = Literal["new", "running", "external", "finished", "stopped", "crashed"]
 
@@ -78,12 +88,9 @@ def _event(run_dir: Path, kind: str, **fields: Any) -> None:
 
 
 def _reap(proc: subprocess.Popen, run_dir: Path) -> None:
-    """Wait for the child (no zombie), record its exit code, and release its lock."""
+    """Wait for the child (no zombie) and record its exit code; its lock ends with it."""
     code = proc.wait()
     _event(run_dir, "exit", pid=proc.pid, returncode=code)
-    lock = read_lock(run_dir)
-    if lock is not None and lock.pid == proc.pid:
-        (run_dir / LOCK_FILE).unlink(missing_ok=True)
 
 
 def child_environment(
@@ -100,22 +107,71 @@ def child_environment(
     return {**merged, PRELOAD_ENV: " ".join(preload)} if preload else merged
 
 
-def launch(run_dir: Path, argv: Sequence[str], env: Mapping[str, str] | None = None) -> int:
+def max_jobs(environ: Mapping[str, str] = os.environ) -> int:
+    """``$LAB_MAX_JOBS`` (default 1): training jobs this server runs at once."""
+    value = environ.get(MAX_JOBS_ENV, "").strip()
+    if not value:
+        return DEFAULT_MAX_JOBS
+    if not value.isdigit() or int(value) < 1:
+        raise JobError(f"{MAX_JOBS_ENV}={value!r}: expected a whole number of jobs, at least 1")
+    return int(value)
+
+
+def live_runs(runs_dir: Path) -> list[tuple[Path, Holder]]:
+    """The run folders of ``runs_dir`` whose lock is held now (symlinks are not runs: skipped)."""
+    try:
+        folders = [p for p in runs_dir.iterdir() if p.is_dir() and not p.is_symlink()]
+    except OSError:
+        return []
+    return [(p, h) for p in folders if (h := holder(p)) is not None]
+
+
+def launch(run_dir: Path, argv: Sequence[str], env: Mapping[str, str] | None = None, owner: str = "") -> int:
     """Start ``argv`` in its own session with output to train.log, holding the run's lock; returns the PID.
 
-    ``env`` adds to (or overrides) this process's environment and CHILD_ENV; see ``child_environment``.
-    """
-    run_dir.mkdir(parents=True, exist_ok=True)
-    refuse_if_busy(run_dir)
-    try:
-        write_lock(run_dir, os.getpid(), exclusive=True)  # ours until the child exists
-    except FileExistsError:
-        raise JobError(f"run {run_dir.name!r} is being started by another session; watch it below") from None
+    The lock is taken here and handed to the process (``LOCK_FD_ENV``); ``owner`` (the page session's token) is
+    the one that may stop it. ``env`` adds to (or overrides) this process's environment and CHILD_ENV."""
+    runs_dir = run_dir.parent
+    runs_dir.mkdir(parents=True, exist_ok=True)
+    with _launching(runs_dir):
+        busy = [p for p, _ in live_runs(runs_dir) if p.resolve() != run_dir.resolve()]
+        if len(busy) >= max_jobs():
+            raise JobError(
+                f"{len(busy)} training job(s) already run on this server ({', '.join(p.name for p in busy)}; "
+                f"{MAX_JOBS_ENV}={max_jobs()}): wait for it to finish, or stop it"
+            )
+        try:
+            lock = run_lock.acquire(run_dir, owner)
+        except RunLocked as err:
+            raise JobError(f"run {run_dir.name!r} is already training: {err}") from None
+        with lock:
+            proc = _spawn(run_dir, argv, {**(env or {}), LOCK_FD_ENV: str(lock.inheritable_fd())}, lock)
+            lock.hand_to(proc.pid)
+    _event(run_dir, "start", pid=proc.pid, argv=list(argv))
+    threading.Thread(target=_reap, args=(proc, run_dir), name=f"reap-{proc.pid}", daemon=True).start()
+    return proc.pid
+
+
+class _launching:
+    """The runs folder's launch lock (flock): two sessions never both count zero jobs and both start one."""
+
+    def __init__(self, runs_dir: Path) -> None:
+        self.path = runs_dir / LAUNCH_LOCK
+
+    def __enter__(self) -> None:
+        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        fcntl.flock(self.fd, fcntl.LOCK_EX)
+
+    def __exit__(self, *exc: object) -> None:
+        os.close(self.fd)
+
+
+def _spawn(run_dir: Path, argv: Sequence[str], env: Mapping[str, str], lock: run_lock.RunLock) -> subprocess.Popen:
     try:
         with open(run_dir / LOG_FILE, "a", encoding="utf-8") as log:
             log.write(f"\n=== {time.strftime('%Y-%m-%d %H:%M:%S')} {' '.join(argv)}\n")
             log.flush()
-            proc = subprocess.Popen(
+            return subprocess.Popen(
                 list(argv),
                 stdin=subprocess.DEVNULL,
                 stdout=log,
@@ -123,30 +179,18 @@ def launch(run_dir: Path, argv: Sequence[str], env: Mapping[str, str] | None = N
                 cwd=REPO_ROOT,
                 env=child_environment(env),
                 start_new_session=True,
+                pass_fds=(lock.inheritable_fd(),),
             )
     except OSError as err:
-        (run_dir / LOCK_FILE).unlink(missing_ok=True)
         raise JobError(f"could not start the training process: {err}") from None
-    write_lock(run_dir, proc.pid, exclusive=False)
-    _event(run_dir, "start", pid=proc.pid, argv=list(argv))
-    threading.Thread(target=_reap, args=(proc, run_dir), name=f"reap-{proc.pid}", daemon=True).start()
-    return proc.pid
 
 
 def refuse_if_busy(run_dir: Path) -> None:
-    """JobError when a job of this app, or a training process started elsewhere, is working in ``run_dir``."""
-    lock = live_lock(run_dir)
-    if lock is not None:
-        since = time.strftime("%H:%M:%S", time.localtime(lock.started))
+    """JobError when a process (of this app or started elsewhere) writes ``run_dir``."""
+    found = holder(run_dir)
+    if found is not None:
         raise JobError(
-            f"run {run_dir.name!r} is already training (process {lock.pid}, since {since}); "
-            "stop it first, or watch it below"
-        )
-    others = external_pids(run_dir)
-    if others:
-        raise JobError(
-            f"run {run_dir.name!r} is being trained by a process started outside the app (PID "
-            f"{', '.join(map(str, others))}); the app leaves it alone"
+            f"run {run_dir.name!r} is already training: {found.describe()}; stop it first, or watch it below"
         )
 
 
@@ -177,15 +221,20 @@ def holds_run(run_dir: Path) -> bool:
 
 
 def start(
-    run_dir: Path, preset: Path, corpus: Path, overrides: Sequence[str] = (), env: Mapping[str, str] | None = None
+    run_dir: Path,
+    preset: Path,
+    corpus: Path,
+    overrides: Sequence[str] = (),
+    env: Mapping[str, str] | None = None,
+    owner: str = "",
 ) -> int:
     """Start a new training run in ``run_dir`` (which must not hold a run yet); returns the PID."""
     if holds_run(run_dir):
         raise JobError(f"a run named {run_dir.name!r} already exists: choose another name, or resume it below")
-    return launch(run_dir, training_command(run_dir, preset, corpus, overrides), env)
+    return launch(run_dir, training_command(run_dir, preset, corpus, overrides), env, owner)
 
 
-def resume(run_dir: Path, overrides: Sequence[str] = (), env: Mapping[str, str] | None = None) -> int:
+def resume(run_dir: Path, overrides: Sequence[str] = (), env: Mapping[str, str] | None = None, owner: str = "") -> int:
     """Continue a stopped or crashed run exactly from its last saved state; returns the PID."""
     if (run_dir / RESULT_FILE).exists():
         raise JobError(f"run {run_dir.name!r} has finished; start a new run to train more")
@@ -194,7 +243,7 @@ def resume(run_dir: Path, overrides: Sequence[str] = (), env: Mapping[str, str] 
             f"run {run_dir.name!r} has no saved training state yet (it is written at each evaluation); "
             "start a new run instead"
         )
-    return launch(run_dir, training_command(run_dir, overrides=overrides, resume=True), env)
+    return launch(run_dir, training_command(run_dir, overrides=overrides, resume=True), env, owner)
 
 
 def _signal_group(pid: int, sig: signal.Signals) -> None:
@@ -209,29 +258,32 @@ def _signal_group(pid: int, sig: signal.Signals) -> None:
         pass
 
 
-def _wait_dead(lock: Lock, seconds: float) -> bool:
+def _wait_dead(found: Holder, seconds: float) -> bool:
     deadline = time.monotonic() + seconds
-    while pid_alive(lock.pid, lock.start_time):
+    while pid_alive(found.pid, found.start_time):
         if time.monotonic() > deadline:
             return False
         time.sleep(0.05)
     return True
 
 
-def stop(run_dir: Path, grace_s: float = STOP_GRACE_S) -> bool:
-    """SIGTERM the job's process group, SIGKILL after ``grace_s``; False when no job of this app was running."""
-    lock = live_lock(run_dir)
-    if lock is None:
+def stop(run_dir: Path, owner: str = "", grace_s: float = STOP_GRACE_S) -> bool:
+    """SIGTERM the job's process group, SIGKILL after ``grace_s``; False when nothing was running.
+
+    Only a process whose lock names ``run_dir`` is signalled (never a copy's stale PID), and only by ``owner``, the
+    token of the session that started or resumed it; a command-line run is never signalled."""
+    found = holder(run_dir)
+    if found is None:
         return False
-    if lock.pid == os.getpid():  # the lock's placeholder while a job starts: never signal ourselves
-        raise JobError(f"run {run_dir.name!r} is still starting; try again in a moment")
-    _event(run_dir, "stop", pid=lock.pid)
-    _signal_group(lock.pid, signal.SIGTERM)
-    if not _wait_dead(lock, grace_s):
-        _signal_group(lock.pid, signal.SIGKILL)
-        _wait_dead(lock, 5.0)
-    if read_lock(run_dir) == lock:
-        (run_dir / LOCK_FILE).unlink(missing_ok=True)
+    if not found.owner or found.pid <= 0:
+        raise JobError(f"run {run_dir.name!r} is written by {found.describe()}: stop it where it was started")
+    if found.owner != owner_digest(owner):
+        raise JobError(f"run {run_dir.name!r} was started by another session: only that session can stop it")
+    _event(run_dir, "stop", pid=found.pid)
+    _signal_group(found.pid, signal.SIGTERM)
+    if not _wait_dead(found, grace_s):
+        _signal_group(found.pid, signal.SIGKILL)
+        _wait_dead(found, 5.0)
     return True
 
 
@@ -244,6 +296,10 @@ class JobStatus:
     pid: int | None = None
     returncode: int | None = None  # None: still running, or exited while no process of this app watched it
     can_resume: bool = False
+    owner: str = ""  # digest of the owner's token (a running page job)
+
+    def owned_by(self, token: str) -> bool:
+        return bool(self.owner) and self.owner == owner_digest(token)
 
 
 def _last_job(run_dir: Path) -> list[dict[str, Any]]:
@@ -255,7 +311,7 @@ def _last_job(run_dir: Path) -> list[dict[str, Any]]:
 
 def running_run(run_dirs: Iterable[Path]) -> Path | None:
     """Of ``run_dirs``, the one whose job of this app started last and still runs; None when none runs."""
-    live = [(lock.started, run_dir) for run_dir in run_dirs if (lock := live_lock(run_dir)) is not None]
+    live = [(found.started, run_dir) for run_dir in run_dirs if (found := holder(run_dir)) is not None]
     return max(live, key=lambda item: item[0])[1] if live else None
 
 
@@ -282,12 +338,9 @@ def log_shows_error(tail: str) -> bool:
 
 def job_status(run_dir: Path) -> JobStatus:
     """What the run is doing now, from its lock, /proc, result file, job history and log."""
-    lock = live_lock(run_dir)
-    if lock is not None:
-        return JobStatus("running", lock.pid)
-    others = external_pids(run_dir)
-    if others:
-        return JobStatus("external", others[0])
+    found = holder(run_dir)
+    if found is not None:
+        return JobStatus("running", found.pid, owner=found.owner) if found.owner else JobStatus("external", found.pid)
     if (run_dir / RESULT_FILE).exists():
         return JobStatus("finished")
     if not holds_run(run_dir) and not (run_dir / EVENTS_FILE).exists():

@@ -1,0 +1,154 @@
+"""``training.train`` and its run directory: one writer whoever starts it, a run that never saved can start
+again, a full disk names the folder and leaves nothing half-written, a corpus that cannot give dev and test sets is
+refused before training, and a child model is scored on its parent's dev and test pairs."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import toy_pairs, write_tsv
+
+from data.corpus import CorpusError
+from model.run_dir import DATA_REPORT_FILE, METRICS_LOG_FILE, RUN_LOCK_FILE, SPLITS_DIR, split_file
+from training import prepare
+from training.config import load_train_config
+from training.train import main
+from training_jobs.run_lock import acquire
+
+TINY = ["--config", "configs/tiny.toml"]
+REPO = Path(__file__).resolve().parents[1]
+
+
+def tiny_run(corpus: Path, out: Path, *extra: str) -> list[str]:
+    return [*TINY, "--corpus", str(corpus), "--out", str(out), "--optim.max_steps=4", "--run.eval_every=2",
+            "--run.dev_bleu_sentences=2", *extra]  # fmt: skip
+
+
+# ----------------------------------------------------------------------------------------- one writer
+
+
+@pytest.mark.parametrize("resume", [False, True])
+def test_a_second_writer_is_refused_and_names_the_holder(
+    tmp_path: Path, toy_corpus: Path, capsys: pytest.CaptureFixture, resume: bool
+) -> None:
+    out = tmp_path / "run"
+    with acquire(out):  # another writer: a page job, a CLI run or torchrun's rank 0
+        argv = ["--out", str(out), "--resume"] if resume else tiny_run(toy_corpus, out)
+        assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert f"{out} is being written by process {os.getpid()} (a command-line run" in err
+    assert sorted(p.name for p in out.iterdir()) == [RUN_LOCK_FILE]  # nothing written
+
+
+def test_every_form_of_the_command_takes_the_same_lock(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    with acquire(out):
+        for form in (["-m", "training.train"], ["-m", "training", "train"]):
+            done = subprocess.run([sys.executable, *form, "--out", str(out), "--resume"], cwd=REPO,
+                                  capture_output=True, text=True, timeout=120)  # fmt: skip
+            assert done.returncode == 2 and "is being written by process" in done.stderr, done.stderr
+
+
+def test_a_config_error_leaves_no_folder_behind(tmp_path: Path, toy_corpus: Path) -> None:
+    out = tmp_path / "run"
+    assert main(tiny_run(toy_corpus, out, "--optim.lr=-1")) == 2
+    assert not out.exists()
+
+
+@pytest.mark.slow
+def test_a_run_killed_before_its_first_save_starts_again(tmp_path: Path, toy_corpus: Path) -> None:
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / METRICS_LOG_FILE).write_text('{"kind": "train", "step": 1}\n')  # what a kill before the first save leaves
+    assert main(["--out", str(out), "--resume"]) == 2  # nothing to resume from...
+    assert main(tiny_run(toy_corpus, out)) == 0  # ...so it starts again
+    steps = [json.loads(line).get("step") for line in (out / METRICS_LOG_FILE).read_text().splitlines()]
+    assert steps == sorted(steps)
+
+
+# ----------------------------------------------------------------------------------------- data that cannot work
+
+
+def test_a_corpus_whose_pairs_all_share_a_sentence_is_refused_before_training(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    corpus = write_tsv(tmp_path / "one.tsv", [(f"Hola número {i}.", "Hello.") for i in range(60)])
+    assert main(tiny_run(corpus, tmp_path / "run")) == 2
+    assert "no pairs left for the" in capsys.readouterr().err
+    assert not (tmp_path / "run" / METRICS_LOG_FILE).exists()
+
+
+def test_a_full_disk_names_the_folder_and_leaves_no_partial_files(
+    tmp_path: Path, toy_corpus: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = load_train_config(Path("configs/tiny.toml"), [f"data.corpora=[{str(toy_corpus)!r}]"])
+    real_save = prepare.Tokenizer.save
+
+    def full(self: prepare.Tokenizer, directory: Path) -> None:
+        real_save(self, directory)  # half of it reached the disk
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(prepare.Tokenizer, "save", full)
+    out = tmp_path / "run"
+    out.mkdir()
+    with pytest.raises(CorpusError, match=rf"{out}: no space left .* removed the partial files"):
+        prepare.prepare_data(config.data, out)
+    assert list(out.iterdir()) == []
+
+
+# ----------------------------------------------------------------------------------------- the parent's split
+
+
+def test_a_child_keeps_its_parents_dev_and_test_pairs_exactly(tmp_path: Path, tiny_model_dir: Path) -> None:
+    corpus = json.loads((tiny_model_dir / "train_config.json").read_text())["data"]["corpora"]
+    parent = tmp_path / "parent"
+    shutil.copytree(tiny_model_dir, parent)
+    for kind in ("with its splits", "made again from its config"):
+        if kind != "with its splits":
+            shutil.rmtree(parent / SPLITS_DIR)  # a shipped model directory holds only the split's sha256
+        out = tmp_path / kind.replace(" ", "-")
+        other_split = ["--data.split_seed=99", "--data.dev_size=30", "--optim.max_steps=2"]
+        assert main([*TINY, "--corpus", corpus[0], "--out", str(out), "--init-from", str(parent), *other_split]) == 0
+        for name in ("dev", "test"):
+            assert split_file(out, name).read_bytes() == split_file(tiny_model_dir, name).read_bytes(), kind
+        dev_test = {line for name in ("dev", "test") for line in split_file(out, name).read_text().splitlines()}
+        srcs = {line.split("\t")[0] for line in dev_test}
+        assert not any(line.split("\t")[0] in srcs for line in split_file(out, "train").read_text().splitlines())
+
+
+def test_a_new_split_that_the_parent_trained_on_is_refused(
+    tmp_path: Path, tiny_model_dir: Path, capsys: pytest.CaptureFixture
+) -> None:
+    corpus = json.loads((tiny_model_dir / "train_config.json").read_text())["data"]["corpora"][0]
+    out = tmp_path / "child"
+    unpinned = ["--data.pin_parent_split=false", "--data.split_seed=99", "--optim.max_steps=2"]
+    assert main([*TINY, "--corpus", corpus, "--out", str(out), "--init-from", str(tiny_model_dir), *unpinned]) == 2
+    err = capsys.readouterr().err
+    assert "share a sentence with" in err and "scores would mean nothing" in err
+    assert not (out / METRICS_LOG_FILE).exists()
+
+
+def test_a_parent_split_that_cannot_be_made_again_is_refused(tmp_path: Path, tiny_model_dir: Path) -> None:
+    parent = tmp_path / "parent"
+    shutil.copytree(tiny_model_dir, parent)
+    shutil.rmtree(parent / SPLITS_DIR)
+    report = json.loads((parent / DATA_REPORT_FILE).read_text())
+    report["sha256"]["dev"] = "0" * 64
+    (parent / DATA_REPORT_FILE).write_text(json.dumps(report))
+    corpus = json.loads((parent / "train_config.json").read_text())["data"]["corpora"][0]
+    config = load_train_config(Path("configs/tiny.toml"), [f"data.corpora=[{corpus!r}]"])
+    with pytest.raises(CorpusError, match="its dev split could not be made again"):
+        prepare.parent_split(parent, config.data)
+
+
+def test_another_corpus_has_no_parent_split_to_pin(tmp_path: Path, tiny_model_dir: Path) -> None:
+    other = write_tsv(tmp_path / "other.tsv", toy_pairs(50, seed=3))
+    config = load_train_config(Path("configs/tiny.toml"), [f"data.corpora=[{str(other)!r}]"])
+    assert prepare.parent_split(tiny_model_dir, config.data) is None

@@ -9,7 +9,6 @@ import numpy as np
 import torch
 
 from lab.maps import SentenceMaps
-from lab.sentences import MAX_PIECE, pieces
 from model.inspect import AttentionMaps, inspect
 from model.layers import sinusoidal_table
 from model.translate import DecodeOptions, Translator
@@ -150,9 +149,8 @@ def sentence_maps(translator: Translator, maps: AttentionMaps) -> SentenceMaps:
 
 
 def split(translator: Translator, text: str) -> list[str]:
-    """The pieces ``explain`` translates: the text whole when short, else sentence by sentence (lab.sentences)."""
-    limit = min(translator.max_src_len, MAX_PIECE)
-    return pieces(text, lambda t: len(translator.tokenizer.encode_src(t)), limit) or [text]
+    """The pieces ``explain`` translates (``Translator.pieces``)."""
+    return translator.pieces(text)
 
 
 def explain(translator: Translator, text: str, options: DecodeOptions | None = None) -> Explanation:

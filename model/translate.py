@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
 
 import torch
 
+from data.sentences import MAX_PIECE, pieces
 from model.decode import Hypothesis, beam_search, greedy
 from model.inspect import AttentionMaps, inspect
 from model.io import ModelLoadError, load_model
@@ -16,6 +19,7 @@ from model.tokenizer import Tokenizer
 from model.transformer import Transformer
 
 DEFAULT_MODEL = Path(__file__).resolve().parent.parent / "checkpoints" / "es-en"
+CHUNK_LINES = 2000  # standard input is read, translated and written this many lines at a time
 
 
 @dataclass(frozen=True)
@@ -56,6 +60,12 @@ class Translator:
     @property
     def max_src_len(self) -> int:
         return self.model.config.max_positions
+
+    def pieces(self, text: str) -> list[str]:
+        """What to translate for ``text``: whole when it is short, else sentence by sentence, each within
+        ``MAX_PIECE`` subwords (data/sentences.py), never cut at the model's maximum length."""
+        limit = min(self.max_src_len, MAX_PIECE)
+        return pieces(text, lambda t: len(self.tokenizer.encode_src(t)), limit) or [text]
 
     def encode(self, text: str) -> tuple[list[int], bool]:
         """Source ids (EOS last), cut to the model's maximum length; second value says whether it was cut."""
@@ -124,13 +134,16 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(
         prog="python -m model.translate",
-        description="Translate with a model directory (the shipped one: Spanish to English).",
+        description="Translate with a model directory (the shipped one: Spanish to English). Standard input is "
+        f"translated in batches of {CHUNK_LINES} lines sorted by length, one output line per input line, in order; "
+        "a long line is translated sentence by sentence, as the app does.",
     )
     parser.add_argument("text", nargs="*", help="sentences to translate (default: read standard input line by line)")
     parser.add_argument("--model", type=Path, default=DEFAULT_MODEL, help=f"model directory (default: {DEFAULT_MODEL})")
     parser.add_argument("--beam", type=int, default=1, help="beam size (1 = greedy)")
     parser.add_argument("--length-penalty", type=float, default=1.0)
     parser.add_argument("--n-best", type=int, default=1, help="print the n best hypotheses with scores")
+    parser.add_argument("--batch-size", type=int, default=64, help="sentences decoded at once")
     parser.add_argument("--device", default="cpu")
     add_engine_arguments(parser)
     args = parser.parse_args(argv)
@@ -141,24 +154,50 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     options = DecodeOptions(max(1, args.beam), args.length_penalty, max(1, min(args.n_best, args.beam)))
     lines = args.text or (line.rstrip("\n") for line in sys.stdin)
-    for line in lines:
-        if not line.strip():
-            print()
-            continue
-        result = translator.translate(line, options)
-        left_out = translator.tokenizer.src_reading(line).left_out
-        if left_out:
-            print(f"note: left out, not in the model's vocabulary: {' '.join(left_out)}", file=sys.stderr)
-        if result.truncated:
-            print(f"warning: input cut to {translator.max_src_len} subwords", file=sys.stderr)
-        if result.hypotheses[0].truncated:
-            print("warning: output cut at the length limit (the model had not finished)", file=sys.stderr)
-        if options.n_best > 1:
-            for text, hyp in zip(result.texts, result.hypotheses, strict=True):
-                print(f"{hyp.score:.4f}\t{hyp.log_prob:.4f}\t{text}")
-        else:
-            print(result.text, flush=True)
+    number = 0
+    for chunk in _chunks(lines, CHUNK_LINES):
+        for line, results in zip(chunk, translate_lines(translator, chunk, options, args.batch_size), strict=True):
+            number += 1
+            _warn(translator, number, line, results)
+            if options.n_best > 1 and results:
+                for text, hyp in zip(results[0].texts, results[0].hypotheses, strict=True):
+                    print(f"{hyp.score:.4f}\t{hyp.log_prob:.4f}\t{text}")
+            else:
+                print(" ".join(r.text for r in results))
+        sys.stdout.flush()
     return 0
+
+
+def _chunks(lines: Iterable[str], size: int) -> Iterator[list[str]]:
+    iterator = iter(lines)
+    while chunk := list(islice(iterator, size)):
+        yield chunk
+
+
+def translate_lines(
+    translator: Translator, lines: list[str], options: DecodeOptions, batch_size: int = 64
+) -> list[list[Translation]]:
+    """Each line's translations, in order: one per piece (``Translator.pieces``; an n-best list keeps the line
+    whole), none for a blank line. All pieces of all lines are decoded together, in length-sorted batches."""
+    split = [[] if not line.strip() else [line] if options.n_best > 1 else translator.pieces(line) for line in lines]
+    flat = translator.translate_all([p for parts in split for p in parts], options, batch_size)
+    out, start = [], 0
+    for parts in split:
+        out.append(flat[start : start + len(parts)])
+        start += len(parts)
+    return out
+
+
+def _warn(translator: Translator, number: int, line: str, results: list[Translation]) -> None:
+    """Notes on standard error for input line ``number``: characters left out, a source or an output cut short."""
+    where = f"line {number}: "
+    left_out = translator.tokenizer.src_reading(line).left_out if results else ()
+    if left_out:
+        print(f"note: {where}left out, not in the model's vocabulary: {' '.join(left_out)}", file=sys.stderr)
+    if any(r.truncated for r in results):
+        print(f"warning: {where}input cut to {translator.max_src_len} subwords", file=sys.stderr)
+    if any(r.hypotheses[0].truncated for r in results):
+        print(f"warning: {where}output cut at the length limit (the model had not finished)", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -78,3 +78,31 @@ def test_broken_model_file_is_named(
     assert main(["--model", str(model), "Hola"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and str(model / broken) in err
+
+
+def test_standard_input_is_batched_and_keeps_the_order(
+    tiny_model_dir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sentences = [f"El {noun} {colour} {i % 20}." for i, (noun, colour) in
+                 enumerate((n, c) for n in ("gato", "perro", "libro") for c in ("rojo", "azul", "verde"))]  # fmt: skip
+    lines = [*sentences[:4], "", *sentences[4:], "El gato rojo 3. " * 30]  # a blank line and a long one
+    batches: list[int] = []
+    real = Translator.translate_batch
+
+    def counted(self: Translator, texts: list[str], *args: object) -> list:
+        batches.append(len(texts))
+        return real(self, texts, *args)
+
+    monkeypatch.setattr(Translator, "translate_batch", counted)
+    monkeypatch.setattr("model.translate.CHUNK_LINES", 4)
+    monkeypatch.setattr("sys.stdin", __import__("io").StringIO("\n".join(lines) + "\n"))
+    assert main(["--model", str(tiny_model_dir), "--batch-size", "16"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    monkeypatch.setattr(Translator, "translate_batch", real)
+    translator = Translator.load(tiny_model_dir)
+    assert len(out) == len(lines) and out[4] == ""
+    for line, text in zip(lines[:-1], out[:-1], strict=True):
+        assert text == (translator.translate(line).text if line else "")
+    long = translator.pieces(lines[-1])
+    assert len(long) == 30 and out[-1] == " ".join(translator.translate(p).text for p in long)
+    assert len(batches) < len(lines) and max(batches) > 1  # several lines per batch, not one call per line

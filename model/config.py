@@ -9,7 +9,22 @@ from typing import Literal
 
 from model.typed_config import ConfigError, check_at_least, from_dict
 
-__all__ = ["ConfigError", "ModelConfig", "from_dict"]
+__all__ = ["MAX_ELEMENTS", "MAX_SIZES", "ConfigError", "ModelConfig", "from_dict"]
+
+# Upper bounds, checked before any tensor is built: far above any model this lab trains (checkpoints/es-en has
+# d_model 256, 4+3 layers, 8001 pieces), low enough that a corrupt or hostile config.json fails at once instead of
+# allocating gigabytes. MAX_ELEMENTS caps ``ModelConfig.n_elements`` (2e9 floats: 8 GB in float32).
+MAX_SIZES = {
+    "d_model": 8192,
+    "n_heads": 128,
+    "d_ff": 65536,
+    "n_encoder_layers": 64,
+    "n_decoder_layers": 64,
+    "max_positions": 65536,
+    "src_vocab_size": 1_000_000,
+    "tgt_vocab_size": 1_000_000,
+}
+MAX_ELEMENTS = 2_000_000_000
 
 
 @dataclasses.dataclass(frozen=True)
@@ -39,6 +54,14 @@ class ModelConfig:
         check_at_least("model", self, ("d_model", "n_heads", "d_ff", "n_encoder_layers", "n_decoder_layers"))
         check_at_least("model", self, ("max_positions",), 2)
         check_at_least("model", self, ("src_vocab_size", "tgt_vocab_size"), 0)
+        for name, bound in MAX_SIZES.items():
+            if getattr(self, name) > bound:
+                raise ConfigError(f"model.{name} must be at most {bound}, got {getattr(self, name)!r}")
+        if self.n_elements > MAX_ELEMENTS:
+            raise ConfigError(
+                f"model: {self.n_elements:,} parameters and position entries, more than the limit {MAX_ELEMENTS:,} "
+                "(d_model, d_ff, layers, vocabulary sizes, max_positions)"
+            )
         if self.d_model % self.n_heads:
             raise ConfigError(f"model.d_model ({self.d_model}) must be divisible by model.n_heads ({self.n_heads})")
         if self.share_embeddings and self.src_vocab_size != self.tgt_vocab_size:
@@ -49,6 +72,21 @@ class ModelConfig:
     @property
     def d_head(self) -> int:
         return self.d_model // self.n_heads
+
+    @property
+    def n_elements(self) -> int:
+        """Floats ``Transformer(self)`` allocates: its parameters (tied ones once) plus both position tables."""
+        d, f = self.d_model, self.d_ff
+        attention = 4 * d * d + 4 * d  # in_proj (3d x d) and out_proj (d x d), with biases
+        norm = 2 * d
+        ffn = 2 * d * f + f + d
+        encoder = self.n_encoder_layers * (attention + ffn + 2 * norm)
+        decoder = self.n_decoder_layers * (2 * attention + ffn + 3 * norm)
+        final_norms = 2 * norm if self.norm == "pre" else 0
+        embeddings = self.src_vocab_size * d + (0 if self.share_embeddings else self.tgt_vocab_size * d)
+        output = 0 if self.tie_output else d * self.tgt_vocab_size
+        positions = 2 * self.max_positions * d
+        return encoder + decoder + final_norms + embeddings + output + positions
 
     def to_json(self) -> str:
         return json.dumps(dataclasses.asdict(self), indent=2) + "\n"

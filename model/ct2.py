@@ -13,6 +13,7 @@ import argparse
 import hashlib
 import json
 import shutil
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,7 @@ import torch
 from torch import nn
 
 from model.decode import Hypothesis, max_output_lengths
-from model.io import WEIGHTS_FILE, ModelLoadError, load_model
+from model.io import WEIGHTS_FILE, ModelLoadError, load_model, replace_dir
 from model.tokenizer import Tokenizer
 from model.transformer import Transformer
 from model.translate import DEFAULT_MODEL, DecodeOptions, Translation, Translator
@@ -31,6 +32,7 @@ INFO_FILE = "export_info.json"  # which model.safetensors the export was made fr
 QUANTIZATIONS = ("float32", "int8")
 ENGINES = ("pytorch", "ctranslate2")
 GREEDY = DecodeOptions()
+CT2_INTRA_THREADS = 0  # CTranslate2 threads per batch; 0 = torch.get_num_threads()
 
 
 class ExportError(ValueError):
@@ -133,14 +135,16 @@ def export(model_dir: Path, out: Path | None = None, quantization: str = "float3
     spec = build_spec(loaded.model, loaded.tokenizer)
     spec.validate()
     spec.optimize(quantization=quantization)
-    tmp = out.with_name(out.name + ".tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    spec.save(str(tmp))
-    info = {"weights_sha256": _sha256(model_dir / WEIGHTS_FILE), "quantization": quantization}
-    (tmp / INFO_FILE).write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
-    shutil.rmtree(out, ignore_errors=True)
-    tmp.rename(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(f".{out.name}.export-{uuid.uuid4().hex[:8]}")  # beside out: the final rename is atomic
+    tmp.mkdir()
+    try:
+        spec.save(str(tmp))
+        info = {"weights_sha256": _sha256(model_dir / WEIGHTS_FILE), "quantization": quantization}
+        (tmp / INFO_FILE).write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
+        replace_dir(tmp, out)  # a failed export leaves the previous one whole
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
     return out
 
 
@@ -163,12 +167,20 @@ def _check_export(ct2_dir: Path, model_dir: Path) -> None:
 class CT2Translator(Translator):
     """Decodes with CTranslate2; the PyTorch model beside it cuts sources and computes the attention maps."""
 
-    def __init__(self, model: Transformer, tokenizer: Tokenizer, ct2_dir: Path, compute_type: str = "default") -> None:
+    def __init__(
+        self,
+        model: Transformer,
+        tokenizer: Tokenizer,
+        ct2_dir: Path,
+        compute_type: str = "default",
+        intra_threads: int | None = None,
+    ) -> None:
         super().__init__(model, tokenizer)
         self.ct2_dir = Path(ct2_dir)
         ct2_device = "cuda" if self.device.type == "cuda" else "cpu"
+        threads = intra_threads or CT2_INTRA_THREADS or torch.get_num_threads()
         self.engine = _ctranslate2().Translator(
-            str(ct2_dir), device=ct2_device, compute_type=compute_type, intra_threads=torch.get_num_threads()
+            str(ct2_dir), device=ct2_device, compute_type=compute_type, intra_threads=threads
         )
         self.tgt_ids = {tokenizer.tgt.id_to_piece(i): i for i in range(tokenizer.tgt.get_piece_size())}
 

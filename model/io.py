@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import shutil
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
 import torch
-from safetensors import SafetensorError
+from safetensors import SafetensorError, safe_open
 from safetensors.torch import load_file, save_file
 
 from model.config import ConfigError, ModelConfig
@@ -71,37 +73,65 @@ def upgrade_layout(tensors: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
     return out
 
 
+def file_shapes(path: Path) -> dict[str, tuple[int, ...]]:
+    """Tensor names and shapes of a safetensors file (older layouts renamed), read from its header alone."""
+    if not path.is_file():
+        raise ModelLoadError(f"{path}: weights file not found")
+    try:
+        with safe_open(str(path), "pt") as f:
+            header = {name: f.get_slice(name).get_shape() for name in f.keys()}  # noqa: SIM118 (not iterable)
+    except (SafetensorError, OSError, ValueError) as err:
+        raise ModelLoadError(f"{path}: not a readable safetensors file, truncated or corrupted ({err})") from None
+    # Meta tensors hold shapes only: upgrade_layout stacks q/k/v exactly as it will on load, allocating nothing.
+    try:
+        tensors = upgrade_layout({name: torch.empty(shape, device="meta") for name, shape in header.items()})
+    except RuntimeError as err:  # q/k/v projections that cannot be stacked
+        raise ModelLoadError(f"{path}: older-layout q/k/v projections of different shapes ({err})") from None
+    return {name: tuple(t.shape) for name, t in tensors.items()}
+
+
+def expected_shapes(config: ModelConfig) -> dict[str, tuple[int, ...]]:
+    """Parameter names and shapes of ``Transformer(config)``, from a model built on the meta device (no memory)."""
+    with torch.device("meta"):
+        model = Transformer(config)
+    return {name: tuple(p.shape) for name, p in model.named_parameters()}
+
+
+def check_shapes(path: Path, expected: dict[str, tuple[int, ...]], new_rows: bool = False) -> None:
+    """Raise ModelLoadError unless the weights in ``path`` fit ``expected``, before any of them is read.
+
+    With ``new_rows``, an embedding may have fewer rows in the file than expected (see ``load_weights``).
+    """
+    found = file_shapes(path)
+    missing = sorted(set(expected) - set(found))
+    extra = sorted(set(found) - set(expected))
+    if missing or extra:
+        raise ModelLoadError(
+            f"{path}: weights do not fit {CONFIG_FILE} (missing: {missing[:3]}, unexpected: {extra[:3]})"
+        )
+    for name, shape in expected.items():
+        old = found[name]
+        grown = len(old) == len(shape) == 2 and old[1] == shape[1] and old[0] < shape[0]
+        if old != shape and not (new_rows and "embed" in name and grown):
+            raise ModelLoadError(f"{path}: tensor {name} has shape {old}, {CONFIG_FILE} implies {shape}")
+
+
 def load_weights(model: Transformer, path: Path, new_rows: bool = False) -> None:
     """Copy weights (current or older layout) from ``path`` into ``model``; misfits raise ModelLoadError.
 
     With ``new_rows``, an embedding of ``model`` may have more rows than the file's (a vocabulary that gained
     pieces at its end): the file's rows are copied and the new ones keep their initialisation.
     """
-    if not path.is_file():
-        raise ModelLoadError(f"{path}: weights file not found")
+    params = dict(model.named_parameters())
+    check_shapes(path, {name: tuple(p.shape) for name, p in params.items()}, new_rows)
     try:
         tensors = upgrade_layout(load_file(str(path)))
     except (SafetensorError, OSError, ValueError) as err:
         raise ModelLoadError(f"{path}: not a readable safetensors file, truncated or corrupted ({err})") from None
-    params = dict(model.named_parameters())
-    missing = sorted(set(params) - set(tensors))
-    extra = sorted(set(tensors) - set(params))
-    if missing or extra:
-        raise ModelLoadError(
-            f"{path}: weights do not fit {CONFIG_FILE} (missing: {missing[:3]}, unexpected: {extra[:3]})"
-        )
     with torch.no_grad():
         for name, p in params.items():
             old = tensors[name]
-            grown = old.dim() == 2 and old.shape[1] == p.shape[1] and old.shape[0] < p.shape[0]
-            if new_rows and "embed" in name and grown:
-                p[: old.shape[0]].copy_(old.to(p.dtype))
-                continue
-            if old.shape != p.shape:
-                raise ModelLoadError(
-                    f"{path}: tensor {name} has shape {tuple(old.shape)}, {CONFIG_FILE} implies {tuple(p.shape)}"
-                )
-            p.copy_(old.to(p.dtype))
+            p[: old.shape[0]].copy_(old.to(p.dtype))  # all rows, except where new_rows let an embedding grow
 
 
 def load_model(directory: Path, device: str | torch.device = "cpu") -> LoadedModel:
@@ -122,6 +152,26 @@ def load_model(directory: Path, device: str | torch.device = "cpu") -> LoadedMod
             f"{directory}: tokenizer vocabulary ({tokenizer.src.get_piece_size()}/{tokenizer.tgt.get_piece_size()}) "
             f"does not match {CONFIG_FILE} ({config.src_vocab_size}/{config.tgt_vocab_size})"
         )
+    check_shapes(directory / WEIGHTS_FILE, expected_shapes(config))  # before the real model allocates anything
     model = Transformer(config)
     load_weights(model, directory / WEIGHTS_FILE)
     return LoadedModel(model.to(device).eval(), tokenizer, directory)
+
+
+def replace_dir(new: Path, out: Path) -> None:
+    """Put the folder ``new`` at ``out`` by renames only (same parent): ``out`` is the old folder whole or the new one.
+
+    An existing ``out`` is moved aside, ``new`` renamed in, then the old one deleted; if the second rename fails
+    the old folder is moved back.
+    """
+    if not out.exists():
+        new.rename(out)
+        return
+    old = out.with_name(f".{out.name}.old-{uuid.uuid4().hex[:8]}")
+    out.rename(old)
+    try:
+        new.rename(out)
+    except OSError:
+        old.rename(out)
+        raise
+    shutil.rmtree(old, ignore_errors=True)

@@ -1,4 +1,5 @@
-"""Model directories: save -> load is exact; broken directories give errors that name the file."""
+"""Model directories: save -> load is exact; broken or oversized directories give errors that name the file, before
+any tensor is allocated."""
 
 from __future__ import annotations
 
@@ -9,9 +10,12 @@ from pathlib import Path
 
 import pytest
 import torch
+from conftest import tiny_config
 from safetensors.torch import load_file, save_file
 
-from model.io import ModelLoadError, load_model, save_model
+from model.config import ModelConfig
+from model.io import ModelLoadError, check_shapes, expected_shapes, file_shapes, load_model, save_model
+from model.transformer import Transformer
 from model.translate import DecodeOptions, Translator
 
 
@@ -164,3 +168,81 @@ def test_translator_cuts_overlong_input_and_says_so(model_copy: Path) -> None:
     result = translator.translate("gato " * 500, DecodeOptions())
     assert result.truncated and len(result.src_ids) == translator.max_src_len
     assert result.src_ids[-1] == translator.model.config.eos_id
+
+
+@pytest.fixture
+def meta_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fail the test if a real ``Transformer`` is built: shapes must be checked on the meta device first."""
+    build = Transformer.__init__
+
+    def init(self: Transformer, config: ModelConfig) -> None:
+        if torch.empty(0).device.type != "meta":
+            raise AssertionError("a real Transformer was built before the config and weights were checked")
+        build(self, config)
+
+    monkeypatch.setattr(Transformer, "__init__", init)
+
+
+def edit_config(model_dir: Path, **changes: object) -> None:
+    config = json.loads((model_dir / "config.json").read_text())
+    (model_dir / "config.json").write_text(json.dumps(config | changes))
+
+
+@pytest.mark.parametrize(
+    ("changes", "says"),
+    [
+        ({"n_encoder_layers": 10000}, "model.n_encoder_layers must be at most 64, got 10000"),
+        ({"d_model": 10**9}, "model.d_model must be at most 8192, got 1000000000"),
+        ({"max_positions": 10**6}, "model.max_positions must be at most 65536"),
+        ({"src_vocab_size": 10**7, "tgt_vocab_size": 10**7}, "model.src_vocab_size must be at most 1000000"),
+        ({"d_model": 8192, "n_heads": 64, "d_ff": 65536, "n_encoder_layers": 64}, "more than the limit"),
+    ],
+)
+def test_oversized_config_is_refused_before_anything_is_built(
+    model_copy: Path, meta_only: None, changes: dict[str, int], says: str
+) -> None:
+    edit_config(model_copy, **changes)
+    with pytest.raises(ModelLoadError, match=rf"config\.json: .*{re.escape(says)}"):
+        load_model(model_copy)
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {},
+        {"norm": "post", "positional": "learned"},
+        {"share_embeddings": False, "tie_output": False, "tgt_vocab_size": 50, "n_decoder_layers": 3},
+    ],
+)
+def test_the_size_bound_counts_what_the_model_allocates(changes: dict[str, object]) -> None:
+    model = Transformer(tiny_config(**changes))
+    allocated = sum(p.numel() for p in model.parameters()) + sum(b.numel() for b in model.buffers())
+    assert model.config.n_elements == allocated
+
+
+def test_weights_of_another_shape_are_named_before_the_model_is_built(model_copy: Path, meta_only: None) -> None:
+    config = json.loads((model_copy / "config.json").read_text())
+    d_model, d_ff = config["d_model"], config["d_ff"]
+    edit_config(model_copy, d_ff=2 * d_ff)
+    pattern = (
+        rf"{re.escape(str(model_copy / 'model.safetensors'))}: tensor encoder_layers\.0\.ffn\.w1\.weight "
+        rf"has shape \({d_ff}, {d_model}\), config\.json implies \({2 * d_ff}, {d_model}\)"
+    )
+    with pytest.raises(ModelLoadError, match=pattern):
+        load_model(model_copy)
+    edit_config(model_copy, d_ff=d_ff, n_encoder_layers=config["n_encoder_layers"] + 1)
+    with pytest.raises(ModelLoadError, match=r"model\.safetensors: weights do not fit config\.json \(missing: \["):
+        load_model(model_copy)
+
+
+def test_shapes_come_from_the_file_header_and_allow_grown_embeddings_only_when_asked(tmp_path: Path) -> None:
+    save_model(Transformer(tiny_config()), tmp_path)
+    path = tmp_path / "model.safetensors"
+    assert file_shapes(path) == expected_shapes(tiny_config())
+    grown = expected_shapes(tiny_config(src_vocab_size=41, tgt_vocab_size=41))
+    with pytest.raises(ModelLoadError, match=r"tensor src_embed\.weight has shape \(40, 32\).* implies \(41, 32\)"):
+        check_shapes(path, grown)
+    check_shapes(path, grown, new_rows=True)
+    wider = expected_shapes(tiny_config(d_model=64))
+    with pytest.raises(ModelLoadError, match=r"src_embed\.weight"):
+        check_shapes(path, wider, new_rows=True)

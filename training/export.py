@@ -4,6 +4,11 @@ Only what inference and the model card need: config, tokenizer, weights (optiona
 the training config (to regenerate the split), the data report and the final metrics. No corpus text,
 no snapshots, no optimizer state. With ``--format ctranslate2``: write the CTranslate2 form of any model
 directory (model/ct2.py), by default into its ``ctranslate2/`` folder, where ``--engine ctranslate2`` looks.
+
+Export never destroys: ``--out`` may not be the run, lie inside it or contain it, and the model directory is built
+in a new folder beside ``--out`` and renamed into place only when complete and loadable. An existing ``--out`` is
+replaced as a whole, so files that described the previous model (``MODEL_CARD.md``, ``alignment.json``, a
+``ctranslate2/`` export) never end up beside weights they do not describe; a failed export leaves it untouched.
 """
 
 from __future__ import annotations
@@ -11,28 +16,72 @@ from __future__ import annotations
 import argparse
 import shutil
 import sys
+import uuid
 from pathlib import Path
 
 import torch
 
 from model import ct2
-from model.io import ModelLoadError, load_model, save_model
-from model.run_dir import DATA_REPORT_FILE, RESULT_FILE, TRAIN_CONFIG_FILE
+from model.io import ModelLoadError, load_model, replace_dir, save_model
+from model.run_dir import (
+    CONFIG_FILE,
+    DATA_REPORT_FILE,
+    METRICS_LOG_FILE,
+    RESULT_FILE,
+    SNAPSHOTS_DIR,
+    SPLITS_DIR,
+    STATE_FILE,
+    TRAIN_CONFIG_FILE,
+)
 
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 EXTRA_FILES = (TRAIN_CONFIG_FILE, DATA_REPORT_FILE, RESULT_FILE)
+RUN_ONLY = (STATE_FILE, METRICS_LOG_FILE, SPLITS_DIR, SNAPSHOTS_DIR)  # a folder holding one of these is a run
+
+
+def check_destination(run_dir: Path, out: Path) -> None:
+    """Raise ExportError, before anything is written, if writing ``out`` could destroy a run or unrelated files."""
+    run, dest = run_dir.resolve(), out.resolve()
+    if dest == run:
+        raise ct2.ExportError(f"--out {out} is the run directory itself; export to a new directory")
+    if run in dest.parents:
+        raise ct2.ExportError(f"--out {out} is inside the run directory {run_dir}; export to a directory outside it")
+    if dest in run.parents:
+        raise ct2.ExportError(f"--out {out} contains the run directory {run_dir}; replacing it would delete the run")
+    if not out.exists():
+        return
+    if not out.is_dir():
+        raise ct2.ExportError(f"--out {out} exists and is not a directory; not replaced")
+    names = {p.name for p in out.iterdir()}
+    if names and CONFIG_FILE not in names:
+        raise ct2.ExportError(f"--out {out} exists and is not a model directory ({CONFIG_FILE} missing); not replaced")
+    if names & set(RUN_ONLY):
+        found = ", ".join(sorted(names & set(RUN_ONLY)))
+        raise ct2.ExportError(f"--out {out} holds a training run ({found}); not replaced")
 
 
 def export(run_dir: Path, out: Path, dtype: torch.dtype) -> Path:
-    """Write ``out`` from ``run_dir``; returns ``out``. Fails (ModelLoadError) if the run has no final model."""
+    """Write ``out`` from ``run_dir``; returns ``out``. Fails (ModelLoadError) if the run has no final model.
+
+    Refuses (ExportError) an ``out`` that overlaps the run or is not a model directory; on any failure (OSError
+    such as a full disk included) ``out`` is left as it was and the temporary folder is removed.
+    """
+    check_destination(run_dir, out)
     loaded = load_model(run_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    save_model(loaded.model, out, dtype=dtype)
-    loaded.tokenizer.save(out)
-    for name in EXTRA_FILES:
-        if (run_dir / name).is_file():
-            shutil.copy(run_dir / name, out / name)
-    load_model(out)  # what we ship must load
+    dest = out.resolve()  # a real name (not "." or a link), whose parent holds the temporary folder
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dest.with_name(f".{dest.name}.export-{uuid.uuid4().hex[:8]}")  # beside dest: the final rename is atomic
+    tmp.mkdir()
+    try:
+        save_model(loaded.model, tmp, dtype=dtype)
+        loaded.tokenizer.save(tmp)
+        for name in EXTRA_FILES:
+            if (run_dir / name).is_file():
+                shutil.copy(run_dir / name, tmp / name)
+        load_model(tmp)  # what we ship must load
+        replace_dir(tmp, dest)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)  # gone already after a successful rename
     return out
 
 
@@ -48,6 +97,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.format == "model" and args.out is None:
         parser.error("--out is required with --format model")
+    model_dir = args.format == "model" and args.out.is_dir()
+    before = {p.name for p in args.out.iterdir()} if model_dir else set()
     try:
         if args.format == "ctranslate2":
             args.out = ct2.export(args.run, args.out, args.quantization)
@@ -56,8 +107,15 @@ def main(argv: list[str] | None = None) -> int:
     except (ModelLoadError, ct2.ExportError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    except OSError as err:
+        unchanged = f"; {args.out} is unchanged" if args.format == "model" else ""
+        print(f"error: writing {args.out} failed ({err}){unchanged}", file=sys.stderr)
+        return 2
     size = sum(f.stat().st_size for f in args.out.iterdir() if f.is_file())
     print(f"wrote {args.out} ({size / 1e6:.1f} MB)")
+    dropped = sorted(before - {p.name for p in args.out.iterdir()})
+    if dropped:
+        print(f"removed with the previous model (they described it): {', '.join(dropped)}")
     return 0
 
 

@@ -15,7 +15,7 @@ import torch
 from data.batch import TrainingSet, batch_indices, encode_pairs, padding_fraction
 from data.corpus import CorpusError, Pair
 from model.config import ConfigError, ModelConfig
-from model.io import load_weights, save_model
+from model.io import ModelLoadError, load_weights, save_model
 from model.run_dir import (
     AVERAGED_DIR,
     BEST_DIR,
@@ -254,7 +254,11 @@ def run(config: TrainConfig, env: distributed.Env, run_dir: Path, resume: bool) 
     model = Transformer(model_config(config, tokenizer))
     if config.run.init_from and not resume:  # on --resume the saved state holds newer weights
         # data.case_markup on a parent without it: the vocabulary gained the mark, one embedding row more.
-        load_weights(model, Path(config.run.init_from) / WEIGHTS_FILE, new_rows=config.data.case_markup)
+        try:
+            load_weights(model, Path(config.run.init_from) / WEIGHTS_FILE, new_rows=config.data.case_markup)
+        except ModelLoadError as err:
+            print(f"error: run.init_from: {err}", file=sys.stderr)
+            return 2
         log.info("initial weights: %s", Path(config.run.init_from) / WEIGHTS_FILE)
     model = model.to(env.device)
     if env.is_main:

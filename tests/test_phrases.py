@@ -7,7 +7,16 @@ from pathlib import Path
 import pytest
 
 from training.config import load_train_config
-from training.phrases import EVERYDAY, Phrase, PhraseListError, is_accepted, normalise_answer, read_phrases
+from training.phrases import (
+    EVERYDAY,
+    Phrase,
+    PhraseListError,
+    is_accepted,
+    mark_seen,
+    normalise_answer,
+    read_phrases,
+    training_sources,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -30,9 +39,20 @@ def test_the_everyday_list_is_everyday_and_half_typed() -> None:
     assert {"Hola mundo", "hola mundo", "¡Hola, mundo!"} <= sources
 
 
-def test_the_shipped_recipe_keeps_the_everyday_list_out_of_training() -> None:
-    config = load_train_config(ROOT / "configs" / "small.toml")
-    assert any((ROOT / path).resolve() == EVERYDAY for path in config.data.exclude)
+def test_the_shipped_recipe_trains_on_every_pair_the_list_is_a_check_only() -> None:
+    for preset in (ROOT / "configs").glob("*.toml"):
+        assert not load_train_config(preset).data.exclude, preset
+
+
+def test_phrases_are_marked_seen_in_training_however_typed(tiny_model_dir: Path) -> None:
+    seen = training_sources(tiny_model_dir)
+    train = (tiny_model_dir / "splits" / "train.tsv").read_text(encoding="utf-8").splitlines()
+    source = train[0].split("\t")[0]
+    rows = [{"source": source.lower().rstrip("."), "accepted": True}, {"source": "Nunca visto.", "accepted": False}]
+    marked = mark_seen({"rows": rows}, seen)
+    assert [r["seen"] for r in marked["rows"]] == [True, False]
+    assert marked["seen"] == {"accepted": 1, "phrases": 1} and marked["generalised"] == {"accepted": 0, "phrases": 1}
+    assert training_sources(tiny_model_dir / "missing") is None
 
 
 @pytest.mark.parametrize(

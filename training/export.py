@@ -27,13 +27,16 @@ from model.run_dir import (
     CONFIG_FILE,
     DATA_REPORT_FILE,
     METRICS_LOG_FILE,
+    REPO_ROOT,
     RESULT_FILE,
     SNAPSHOTS_DIR,
     SPLITS_DIR,
     STATE_FILE,
     TRAIN_CONFIG_FILE,
 )
+from training.gate import GateError, report, run_gate
 
+CHECKPOINTS = REPO_ROOT / "checkpoints"  # shipped models: replacing one goes through the gate
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 EXTRA_FILES = (TRAIN_CONFIG_FILE, DATA_REPORT_FILE, RESULT_FILE)
 RUN_ONLY = (STATE_FILE, METRICS_LOG_FILE, SPLITS_DIR, SNAPSHOTS_DIR)  # a folder holding one of these is a run
@@ -58,6 +61,25 @@ def check_destination(run_dir: Path, out: Path) -> None:
     if names & set(RUN_ONLY):
         found = ", ".join(sorted(names & set(RUN_ONLY)))
         raise ct2.ExportError(f"--out {out} holds a training run ({found}); not replaced")
+
+
+def gate_refuses(run_dir: Path, out: Path) -> str:
+    """Why ``run_dir`` may not replace the model at ``out`` (a model folder in ``checkpoints/``, which the app and
+    the commands use by default): the regression gate's failures against it; "" when it passes or ``out`` is
+    elsewhere."""
+    dest = out.resolve()
+    if CHECKPOINTS.resolve() not in dest.parents or not (dest / CONFIG_FILE).is_file():
+        return ""
+    print(f"{out} is a shipped model: the run must pass the regression gate against it (python -m training.gate)")
+    try:
+        checks = run_gate(run_dir, dest)
+    except (GateError, ModelLoadError) as err:
+        return f"the regression gate could not run ({err}); pass --force to replace {out} anyway"
+    print(report(checks))
+    failed = [c.name for c in checks if not c.passed]
+    if not failed:
+        return ""
+    return f"{run_dir} fails the regression gate ({', '.join(failed)}); {out} is unchanged (--force replaces it)"
 
 
 def export(run_dir: Path, out: Path, dtype: torch.dtype) -> Path:
@@ -94,9 +116,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--format", choices=("model", "ctranslate2"), default="model", help="what to write")
     parser.add_argument("--dtype", choices=sorted(DTYPES), default="float16", help="weight precision on disk")
     parser.add_argument("--quantization", choices=ct2.QUANTIZATIONS, default="float32", help="ctranslate2 weights")
+    parser.add_argument(
+        "--force", action="store_true", help=f"replace a model in {CHECKPOINTS} even if the run fails the gate"
+    )
     args = parser.parse_args(argv)
     if args.format == "model" and args.out is None:
         parser.error("--out is required with --format model")
+    if args.format == "model" and not args.force and (refused := gate_refuses(args.run, args.out)):
+        print(f"error: {refused}", file=sys.stderr)
+        return 2
     model_dir = args.format == "model" and args.out.is_dir()
     before = {p.name for p in args.out.iterdir()} if model_dir else set()
     try:

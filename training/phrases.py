@@ -8,12 +8,18 @@ extra spaces, it equals one of the answers: "Hello, world!" and "hello world" ar
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
+from data.corpus import CorpusError, typed_key
+from data.readers import ReadReport
+from model.run_dir import TRAIN_CONFIG_FILE, split_file
 from model.translate import DEFAULT_MODEL, DecodeOptions, Translator
+from training.config import build_train_config
+from training.prepare import load_and_split, read_split
 
 EVERYDAY = Path(__file__).resolve().parent.parent / "data" / "everyday-es-en.tsv"
 _SPACE = re.compile(r"\s+")
@@ -75,6 +81,35 @@ def score_phrases(
     return {"accepted": n_accepted, "phrases": len(rows), "share": n_accepted / len(rows), "rows": rows}
 
 
+def training_sources(model_dir: Path) -> set[str] | None:
+    """The ``typed_key`` of every training source of a model: its ``splits/train.tsv``, else its split made again from
+    its ``train_config.json`` (a shipped model directory); None when neither can be had (e.g. the corpus is absent)."""
+    if split_file(model_dir, "train").is_file():
+        pairs = read_split(split_file(model_dir, "train"))
+    elif (model_dir / TRAIN_CONFIG_FILE).is_file():
+        config = build_train_config(json.loads((model_dir / TRAIN_CONFIG_FILE).read_text(encoding="utf-8")))
+        try:
+            pairs = load_and_split(config.data, ReadReport()).train
+        except CorpusError:
+            return None
+    else:
+        return None
+    return {typed_key(p.src) for p in pairs}
+
+
+def mark_seen(result: dict[str, object], seen: set[str]) -> dict[str, object]:
+    """Each row marked ``seen`` (its source, however typed, is a training source) and the counts of both groups:
+    phrases seen in training, and phrases the model had to generalise to."""
+    rows = result["rows"]
+    for row in rows:
+        row["seen"] = typed_key(row["source"]) in seen
+    groups = {"seen": [r for r in rows if r["seen"]], "generalised": [r for r in rows if not r["seen"]]}
+    counts = {
+        name: {"accepted": sum(r["accepted"] for r in group), "phrases": len(group)} for name, group in groups.items()
+    }
+    return {**result, **counts}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m training.phrases", description=__doc__.splitlines()[0])
     parser.add_argument("--model", type=Path, default=DEFAULT_MODEL, help="model directory")
@@ -82,9 +117,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--beam", type=int, default=1, help="beam size (1 = greedy)")
     args = parser.parse_args(argv)
     result = score_phrases(Translator.load(args.model), read_phrases(args.phrases), DecodeOptions(args.beam))
+    seen = training_sources(args.model)
+    if seen is not None:
+        result = mark_seen(result, seen)
     for row in result["rows"]:
-        print(f"{'ok ' if row['accepted'] else 'NO '} {row['source']}  ->  {row['translation']}")
+        where = "" if seen is None else ("  [seen in training]" if row["seen"] else "  [new]")
+        print(f"{'ok ' if row['accepted'] else 'NO '} {row['source']}  ->  {row['translation']}{where}")
     print(f"{result['accepted']}/{result['phrases']} accepted ({100 * result['share']:.0f} %)")
+    if seen is None:
+        print("(training data not found: which phrases training holds is unknown)")
+    else:
+        for name, label in (("seen", "seen in training"), ("generalised", "had to generalise (not in training)")):
+            print(f"  {label}: {result[name]['accepted']}/{result[name]['phrases']} accepted")
     return 0
 
 

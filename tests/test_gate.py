@@ -1,0 +1,103 @@
+"""The regression gate: a model passes against itself, a broken one fails, models on different dev splits are not
+compared, and a shipped model is replaced only through the gate (or ``--force``)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import torch
+
+from model.io import save_model
+from model.run_dir import DATA_REPORT_FILE, SPLITS_DIR
+from model.translate import Translator
+from training import export, gate
+from training.phrases import Phrase
+from training.prepare import read_split
+
+
+def own_phrases(translator: Translator, sources: list[str]) -> list[Phrase]:
+    """Phrases whose accepted answer is the model's own translation: a list this model gets all right."""
+    return [Phrase(s, (translator.translate(s).text,), i + 1) for i, s in enumerate(sources)]
+
+
+@pytest.fixture(scope="module")
+def lists(tiny_model_dir: Path) -> tuple[Translator, list, list[Phrase]]:
+    translator = Translator.load(tiny_model_dir)
+    dev = read_split(tiny_model_dir / SPLITS_DIR / "dev.tsv")
+    return translator, dev, own_phrases(translator, ["El gato rojo 3.", "El perro azul 7.", "El libro verde 1."])
+
+
+def broken(translator: Translator) -> Translator:
+    """The same model with its output projection zeroed: every step's scores are equal, nothing is translated."""
+    model = type(translator.model)(translator.model.config)
+    model.load_state_dict(translator.model.state_dict())
+    with torch.no_grad():
+        model.output.weight.zero_()
+    return Translator(model, translator.tokenizer)
+
+
+def test_a_model_passes_against_itself(lists: tuple) -> None:
+    translator, dev, phrases = lists
+    checks = gate.gate(translator, translator, dev, phrases, phrases, seen=set())
+    assert all(c.passed for c in checks) and all(c.candidate == c.baseline for c in checks)
+    assert [c.name for c in checks][:3] == ["dev BLEU as written", "dev outputs that loop", "dev BLEU typed"]
+    assert "PASS" in gate.report(checks)
+
+
+def test_a_broken_model_fails_and_the_report_says_which_checks(lists: tuple) -> None:
+    translator, dev, phrases = lists
+    checks = gate.gate(broken(translator), translator, dev, phrases, phrases, seen=set())
+    failed = {c.name for c in checks if not c.passed}
+    assert {"dev BLEU as written", "dev BLEU typed", "canaries right"} <= failed
+    assert gate.report(checks).endswith("FAIL")
+
+
+def test_phrases_seen_in_training_are_told_apart(lists: tuple) -> None:
+    translator, dev, phrases = lists
+    from data.corpus import typed_key
+
+    checks = gate.gate(translator, translator, dev, phrases, phrases, seen={typed_key(phrases[0].source)})
+    (new,) = [c for c in checks if c.name.startswith("everyday phrases not in its training")]
+    assert "(2)" in new.name and new.candidate == new.baseline == 2
+
+
+def test_loops_are_counted_by_repeated_words() -> None:
+    assert gate.loops(["I am am am am here.", "I am here.", "No, no, no, no!", "a b a b"]) == 2
+
+
+def test_models_on_different_dev_splits_are_not_compared(tiny_model_dir: Path, tmp_path: Path) -> None:
+    candidate = tmp_path / "candidate"
+    shutil.copytree(tiny_model_dir, candidate)
+    assert gate.dev_pairs(candidate, tiny_model_dir) == read_split(tiny_model_dir / SPLITS_DIR / "dev.tsv")
+    dev = candidate / SPLITS_DIR / "dev.tsv"
+    dev.write_text("".join(dev.read_text().splitlines(keepends=True)[1:]))  # one pair fewer
+    with pytest.raises(gate.GateError, match="sha256 differs"):
+        gate.dev_pairs(candidate, tiny_model_dir)
+    with pytest.raises(gate.GateError, match="is the baseline itself"):
+        gate.run_gate(tiny_model_dir, tiny_model_dir)
+
+
+def test_a_shipped_model_is_replaced_only_through_the_gate(
+    tiny_model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    checkpoints = tmp_path / "checkpoints"
+    shipped = export.export(tiny_model_dir, checkpoints / "es-en", torch.float32)  # a model folder, as shipped
+    run = tmp_path / "run"
+    shutil.copytree(tiny_model_dir, run)
+    save_model(broken(Translator.load(run)).model, run)  # a run that translates nothing
+    monkeypatch.setattr(export, "CHECKPOINTS", checkpoints)
+    tiny_lists = {"EVERYDAY": tmp_path / "everyday.tsv", "CANARIES": tmp_path / "canaries.tsv"}
+    for name, path in tiny_lists.items():
+        path.write_text("El gato rojo 3.\tThe red cat 3.\n", encoding="utf-8")
+        monkeypatch.setattr(gate, name, path)
+    before = (shipped / "model.safetensors").read_bytes()
+    assert export.main(["--run", str(run), "--out", str(shipped)]) == 2
+    err = capsys.readouterr().err
+    assert "fails the regression gate (dev BLEU as written" in err and "--force" in err
+    assert (shipped / "model.safetensors").read_bytes() == before
+    assert export.main(["--run", str(run), "--out", str(shipped), "--force"]) == 0
+    assert (shipped / "model.safetensors").read_bytes() != before
+    assert json.loads((shipped / DATA_REPORT_FILE).read_text())["sha256"]["dev"]  # a model folder as before

@@ -1,0 +1,169 @@
+"""``python -m training.gate --candidate DIR``: may a model replace the shipped one? A regression gate.
+
+The candidate and the baseline (the shipped model unless told otherwise) translate the same dev split, as written
+and as people type it, the everyday phrase list and a short list of canary sentences; the candidate passes when
+
+- its dev BLEU, as written and typed, is at most ``tolerance`` below the baseline's;
+- it gets at least as many everyday phrases right as the baseline, overall and among the phrases its own training
+  data does not hold (what it had to generalise to: a list it trained on proves little);
+- it gets every canary right ("Hola mundo" and other sentences any usable model translates);
+- it loops (a word four or more times in a row) on at most ``max_extra_loops`` more dev sentences than the baseline.
+
+Both must be scored on the same dev pairs: a candidate whose dev split differs from the baseline's (by sha256) is
+refused, as is one whose dev pairs its parent trained on (``data.pin_parent_split``). Exit status 0 = pass, 1 = fail,
+2 = the gate could not run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from data.corpus import CorpusError, Pair
+from data.readers import ReadReport
+from model.io import ModelLoadError
+from model.run_dir import DATA_REPORT_FILE, REPO_ROOT, split_file
+from model.translate import DEFAULT_MODEL, Translator
+from training.config import build_train_config
+from training.evaluate import score, typed_pairs
+from training.phrases import EVERYDAY, Phrase, mark_seen, read_phrases, score_phrases, training_sources
+from training.prepare import load_and_split, read_split, split_fingerprint
+
+CANARIES = REPO_ROOT / "data" / "canaries-es-en.tsv"
+LOOP = re.compile(r"\b(\w+)(?:\W+\1\b){3,}", re.IGNORECASE)  # a word four or more times in a row
+
+
+class GateError(ValueError):
+    """The gate cannot compare the two models (different dev splits, missing data); the message says why."""
+
+
+@dataclass(frozen=True)
+class GateRule:
+    tolerance: float = 0.3  # BLEU the candidate may lose on dev, as written and typed
+    max_extra_loops: int = 5  # dev outputs that loop, beyond the baseline's
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    candidate: float
+    baseline: float
+    passed: bool
+    rule: str
+
+
+def dev_pairs(candidate: Path, baseline: Path) -> list[Pair]:
+    """The dev split both models are scored on: the candidate's, which must be the baseline's (by sha256)."""
+    own = split_file(candidate, "dev")
+    if own.is_file():
+        pairs = read_split(own)
+    else:
+        report = candidate / "train_config.json"
+        if not report.is_file():
+            raise GateError(f"{candidate}: no splits/dev.tsv and no train_config.json to make the dev split from")
+        config = build_train_config(json.loads(report.read_text(encoding="utf-8")))
+        try:
+            pairs = load_and_split(config.data, ReadReport()).dev
+        except CorpusError as err:
+            raise GateError(f"{candidate}: cannot make its dev split again ({err})") from None
+    expected = _dev_sha256(baseline)
+    if expected is not None and split_fingerprint(pairs) != expected:
+        raise GateError(
+            f"{candidate}'s dev split is not {baseline}'s (sha256 differs): the scores would not be comparable. "
+            f"Train the candidate with --init-from {baseline} (its dev and test pairs are kept) or on the same split"
+        )
+    return pairs
+
+
+def _dev_sha256(model_dir: Path) -> str | None:
+    path = model_dir / DATA_REPORT_FILE
+    if not path.is_file():
+        return None
+    return json.loads(path.read_text(encoding="utf-8")).get("sha256", {}).get("dev")
+
+
+def loops(texts: list[str]) -> int:
+    """How many outputs repeat a word four or more times in a row (a decoder stuck in a loop)."""
+    return sum(LOOP.search(text) is not None for text in texts)
+
+
+def gate(
+    candidate: Translator,
+    baseline: Translator,
+    dev: list[Pair],
+    phrases: list[Phrase],
+    canaries: list[Phrase],
+    seen: set[str] | None,
+    rule: GateRule = GateRule(),
+) -> list[Check]:
+    """Every check of the gate, candidate beside baseline."""
+    checks = []
+    for name, pairs in (("dev BLEU as written", dev), ("dev BLEU typed", typed_pairs(dev))):
+        c, b = (score(t.model, t.tokenizer, pairs, translator=t) for t in (candidate, baseline))
+        checks.append(Check(name, c["bleu"], b["bleu"], c["bleu"] >= b["bleu"] - rule.tolerance,
+                            f">= baseline - {rule.tolerance}"))  # fmt: skip
+        if name == "dev BLEU as written":
+            c_loops, b_loops = loops(c["hypotheses"]), loops(b["hypotheses"])
+            checks.append(Check("dev outputs that loop", c_loops, b_loops, c_loops <= b_loops + rule.max_extra_loops,
+                                f"<= baseline + {rule.max_extra_loops}"))  # fmt: skip
+    c_rows, b_rows = (score_phrases(t, phrases) for t in (candidate, baseline))
+    checks.append(Check("everyday phrases right", c_rows["accepted"], b_rows["accepted"],
+                        c_rows["accepted"] >= b_rows["accepted"], ">= baseline"))  # fmt: skip
+    if seen is not None:
+        marked = mark_seen(c_rows, seen)
+        new = [i for i, row in enumerate(marked["rows"]) if not row["seen"]]
+        c_new = sum(c_rows["rows"][i]["accepted"] for i in new)
+        b_new = sum(b_rows["rows"][i]["accepted"] for i in new)
+        checks.append(Check(f"everyday phrases not in its training ({len(new)}) right", c_new, b_new,
+                            c_new >= b_new, ">= baseline"))  # fmt: skip
+    c_can = score_phrases(candidate, canaries)
+    checks.append(Check("canaries right", c_can["accepted"], score_phrases(baseline, canaries)["accepted"],
+                        c_can["accepted"] == len(canaries), f"all {len(canaries)}"))  # fmt: skip
+    return checks
+
+
+def run_gate(candidate_dir: Path, baseline_dir: Path = DEFAULT_MODEL, rule: GateRule = GateRule()) -> list[Check]:
+    """Load both models and the lists, then ``gate``; raises GateError or ModelLoadError when it cannot run."""
+    if candidate_dir.resolve() == baseline_dir.resolve():
+        raise GateError(f"{candidate_dir} is the baseline itself")
+    dev = dev_pairs(candidate_dir, baseline_dir)
+    candidate, baseline = Translator.load(candidate_dir), Translator.load(baseline_dir)
+    return gate(candidate, baseline, dev, read_phrases(EVERYDAY), read_phrases(CANARIES),
+                training_sources(candidate_dir), rule)  # fmt: skip
+
+
+def report(checks: list[Check]) -> str:
+    rows = [f"| {c.name} | {c.candidate:g} | {c.baseline:g} | {c.rule} | {'pass' if c.passed else 'FAIL'} |"
+            for c in checks]  # fmt: skip
+    verdict = "PASS" if all(c.passed for c in checks) else "FAIL"
+    return "\n".join(["| check | candidate | baseline | rule | |", "|---|---:|---:|---|---|", *rows, verdict])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m training.gate", description=__doc__.splitlines()[0])
+    parser.add_argument("--candidate", type=Path, required=True, help="model (or run) directory to judge")
+    parser.add_argument("--baseline", type=Path, default=DEFAULT_MODEL, help="default: the shipped model")
+    parser.add_argument("--tolerance", type=float, default=GateRule.tolerance, help="dev BLEU the candidate may lose")
+    parser.add_argument("--json", type=Path, help="write the checks here")
+    args = parser.parse_args(argv)
+    try:
+        checks = run_gate(args.candidate, args.baseline, GateRule(tolerance=args.tolerance))
+    except (GateError, ModelLoadError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    print(f"candidate {args.candidate} against baseline {args.baseline}")
+    print(report(checks))
+    if args.json:
+        passed = all(c.passed for c in checks)
+        data = {"candidate": str(args.candidate), "baseline": str(args.baseline), "passed": passed,
+                "checks": [asdict(c) for c in checks]}  # fmt: skip
+        args.json.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    return 0 if all(c.passed for c in checks) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -265,8 +265,14 @@ def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--ct2-model", type=Path, help=f"CTranslate2 export (default: MODEL/{CT2_DIR})")
 
 
-def load_translator(directory: Path, device: str, engine: str = "pytorch", ct2_dir: Path | None = None) -> Translator:
-    """The Translator of ``engine``; a missing or stale export raises ModelLoadError naming it."""
+def load_translator(
+    directory: Path | list[Path], device: str, engine: str = "pytorch", ct2_dir: Path | None = None
+) -> Translator:
+    """The Translator of ``engine`` (several directories: an ensemble, PyTorch only); a missing or stale export
+    raises ModelLoadError naming it."""
+    directories = directory if isinstance(directory, list) else [directory]
     if engine == "ctranslate2":
-        return CT2Translator.load(directory, device, ct2_dir)
-    return Translator.load(directory, device)
+        if len(directories) > 1:
+            raise ModelLoadError("an ensemble decodes with the pytorch engine only (--engine pytorch)")
+        return CT2Translator.load(directories[0], device, ct2_dir)
+    return Translator.load_ensemble(directories, device)

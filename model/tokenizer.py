@@ -96,6 +96,10 @@ class Tokenizer:
             return cls(_load(directory / SRC_FILE), _load(directory / TGT_FILE))
         raise TokenizerError(f"{directory}: no tokenizer ({JOINT_FILE}, or {SRC_FILE} and {TGT_FILE})")
 
+    def proto(self) -> bytes:
+        """The serialised vocabularies (source, then target): equal bytes, the same tokenizer."""
+        return self.src.serialized_model_proto() + self.tgt.serialized_model_proto()
+
     @staticmethod
     def files(directory: Path) -> tuple[Path, ...]:
         """Every file name a saved tokenizer may take in ``directory``."""

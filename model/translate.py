@@ -12,7 +12,9 @@ from pathlib import Path
 import torch
 
 from data.sentences import MAX_PIECE, pieces
+from model.config import ConfigError
 from model.decode import Hypothesis, beam_search, greedy
+from model.ensemble import Ensemble
 from model.inspect import AttentionMaps, inspect
 from model.io import ModelLoadError, load_model
 from model.tokenizer import Tokenizer
@@ -56,6 +58,23 @@ class Translator:
     def load(cls, directory: Path = DEFAULT_MODEL, device: str = "cpu") -> Translator:
         loaded = load_model(directory, device)
         return cls(loaded.model, loaded.tokenizer)
+
+    @classmethod
+    def load_ensemble(cls, directories: list[Path], device: str = "cpu") -> Translator:
+        """One model directory: that model; several: an ``Ensemble`` of them, which must share one tokenizer."""
+        if len(directories) == 1:
+            return cls.load(directories[0], device)
+        loaded = [load_model(d, device) for d in directories]
+        first = loaded[0].tokenizer
+        for directory, other in zip(directories[1:], loaded[1:], strict=True):
+            if other.tokenizer.proto() != first.proto():
+                raise ModelLoadError(
+                    f"{directory}: its tokenizer differs from {directories[0]}'s (an ensemble shares one)"
+                )
+        try:
+            return cls(Ensemble([item.model for item in loaded]), first)
+        except ConfigError as err:
+            raise ModelLoadError(f"{', '.join(map(str, directories))}: {err}") from None
 
     @property
     def max_src_len(self) -> int:
@@ -105,6 +124,8 @@ class Translator:
 
     def attention(self, translation: Translation, hypothesis: int = 0) -> AttentionMaps:
         """Maps of one hypothesis from a forced pass over exactly that hypothesis (docs/attention-pitfalls.md §6)."""
+        if isinstance(self.model, Ensemble):
+            raise ValueError("an ensemble has no attention maps of its own: open one of its models")
         return inspect(self.model, translation.src_ids, translation.hypotheses[hypothesis].tokens)
 
     def translate_all(
@@ -139,7 +160,12 @@ def main(argv: list[str] | None = None) -> int:
         "a long line is translated sentence by sentence, as the app does.",
     )
     parser.add_argument("text", nargs="*", help="sentences to translate (default: read standard input line by line)")
-    parser.add_argument("--model", type=Path, default=DEFAULT_MODEL, help=f"model directory (default: {DEFAULT_MODEL})")
+    parser.add_argument(
+        "--model",
+        type=Path,
+        action="append",
+        help=f"model directory (default: {DEFAULT_MODEL}); repeat it to decode with an ensemble of models",
+    )
     parser.add_argument("--beam", type=int, default=1, help="beam size (1 = greedy)")
     parser.add_argument("--length-penalty", type=float, default=1.0)
     parser.add_argument("--n-best", type=int, default=1, help="print the n best hypotheses with scores")
@@ -148,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
     add_engine_arguments(parser)
     args = parser.parse_args(argv)
     try:
-        translator = load_translator(args.model, args.device, args.engine, args.ct2_model)
+        translator = load_translator(args.model or [DEFAULT_MODEL], args.device, args.engine, args.ct2_model)
     except ModelLoadError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

@@ -112,7 +112,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         prog="python -m training.evaluate",
         description="Translate a test set and score it with sacrebleu BLEU and chrF.",
     )
-    parser.add_argument("--model", type=Path, required=True, help="model (or run) directory")
+    parser.add_argument(
+        "--model", type=Path, action="append", required=True, help="model (or run) directory; repeat for an ensemble"
+    )
     parser.add_argument("--src", type=Path, help="source sentences, one per line")
     parser.add_argument("--ref", type=Path, help="reference translations, line-aligned with --src")
     parser.add_argument("--pairs", type=Path, help="instead of --src/--ref: a source<TAB>reference file")
@@ -178,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         report = {
             **result,  # the test set as written, at the top level
-            "model": str(args.model),
+            "model": ", ".join(map(str, args.model)),
             "src": str(args.pairs or args.src),
             "ref": str(args.pairs or args.ref),
             "beam_size": args.beam,

@@ -46,6 +46,10 @@ class DataConfig:
     # made again from its train_config.json and checked against its sha256), so a child is never scored on pairs
     # its parent trained on. false: a new split, refused if its dev or test pairs overlap the parent's training.
     pin_parent_split: bool = True
+    # Sequence-level distillation: a file of source<TAB>teacher translation (python -m training.distill) and what
+    # the student trains on: the original pairs, the teacher's, or both. Typing noise still applies to the source.
+    distilled: str = ""
+    mix: Literal["original", "distilled", "both"] = "both"
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.sampling_alpha <= 1.0:

@@ -100,6 +100,42 @@ def without(pairs: list[Pair], avoid: list[Pair], report: ReadReport) -> list[Pa
     return kept
 
 
+def read_distilled(path: Path) -> dict[str, str]:
+    """source -> the teacher's translation, from a file ``python -m training.distill`` wrote."""
+    try:
+        return {pair.src: pair.tgt for pair in read_split(Path(path))}
+    except FileNotFoundError:
+        raise CorpusError(f"{path}: distilled file not found (data.distilled: write it with python -m "
+                          "training.distill)") from None  # fmt: skip
+
+
+def mix_distilled(parts: Split, d: DataConfig, report: ReadReport) -> Split:
+    """The training pairs as ``data.mix`` asks: the teacher's (``data.distilled``: the same sources, the teacher's
+    translations) or both them and the original ones. A source the teacher lacks, or whose translation is a dev or
+    test sentence (never trained on), keeps its original pair; each such case is counted in the data report."""
+    teacher = read_distilled(Path(d.distilled))
+    held = {match_key(p.tgt) for p in parts.dev + parts.test}
+    distilled, kept = [], []
+    for pair in parts.train:
+        target = teacher.get(pair.src, "").strip()
+        if not target:
+            reason = "no translation in data.distilled (original kept)"
+        elif match_key(target) in held:
+            reason = "distilled translation is a dev or test sentence (original kept)"
+        else:
+            distilled.append(Pair(pair.src, target, f"{pair.origin} (distilled)" if pair.origin else "distilled"))
+            continue
+        kept.append(pair)
+        report.skip(reason, pair.origin or pair.src)
+    if d.mix == "distilled":
+        train = distilled + kept
+    else:  # both: every original pair, and the teacher's where it says something else
+        originals = {(p.src, p.tgt) for p in parts.train}
+        train = parts.train + [p for p in distilled if (p.src, p.tgt) not in originals]
+    report.added[f"distilled pairs (data.distilled, data.mix = {d.mix!r})"] += len(distilled)
+    return dataclasses.replace(parts, train=train)
+
+
 def parent_split(parent: Path, d: DataConfig) -> Split | None:
     """The split a parent model (``run.init_from``) was trained and scored on, when the child reads the same
     corpora the same way round; ``None`` otherwise (another corpus: nothing to pin).
@@ -177,6 +213,8 @@ def prepare_data(
             f"with {parent}'s training pairs: their scores would mean nothing. Keep data.pin_parent_split = true "
             "(the parent's dev and test pairs, exactly)"
         )
+    if d.distilled and d.mix != "original":
+        parts = mix_distilled(parts, d, report)
     if pinned is not None and d.pin_parent_split:
         log.info("dev and test pinned to %s's split (%d and %d pairs)", parent, len(parts.dev), len(parts.test))
     sizes = {name: len(getattr(parts, name)) for name in SPLITS}

@@ -1,0 +1,99 @@
+"""Sequence-level knowledge distillation (Kim & Rush 2016): a teacher re-translates every training source, and a
+student learns from those translations (``data.distilled`` and ``data.mix`` in a preset).
+
+``python -m training.distill --teacher DIR [--teacher DIR2 …] --pairs RUN/splits/train.tsv --out FILE`` writes
+``source<TAB>teacher's translation`` lines in the order of ``--pairs`` and, beside them, ``FILE.json``: the teacher
+(its directories and weights' sha256), the beam, the pairs file's sha256 and the minutes it took. It is resumable:
+run it again and it continues after the last line written. Several ``--teacher`` directories decode as one
+ensemble (model/ensemble.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+import time
+from pathlib import Path
+
+from tqdm import tqdm
+
+from data.corpus import CorpusError, Pair
+from model.io import ModelLoadError
+from model.run_dir import WEIGHTS_FILE
+from model.translate import DecodeOptions, Translator
+from training.prepare import read_split
+
+CHUNK = 1024  # sentences translated, then appended and flushed, at a time
+
+
+def sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def identity(teachers: list[Path], pairs: Path, beam: int) -> dict:
+    """What a distilled file was made from: a resumed run must continue with exactly the same."""
+    return {
+        "teachers": [str(t) for t in teachers],
+        "teacher_weights_sha256": [sha256(t / WEIGHTS_FILE) for t in teachers],
+        "beam_size": beam,
+        "pairs": str(pairs),
+        "pairs_sha256": sha256(pairs),
+    }
+
+
+def distill(translator: Translator, pairs: list[Pair], out: Path, options: DecodeOptions, batch_size: int) -> float:
+    """Append the teacher's translation of every pair's source not yet in ``out``; returns the seconds it took."""
+    done = len(out.read_text(encoding="utf-8").splitlines()) if out.is_file() else 0
+    start = time.perf_counter()
+    with open(out, "a", encoding="utf-8") as f, tqdm(total=len(pairs), initial=done, desc="distilling",
+                                                      unit="sentence", dynamic_ncols=True) as bar:  # fmt: skip
+        for first in range(done, len(pairs), CHUNK):
+            sources = [p.src for p in pairs[first : first + CHUNK]]
+            texts = translator.translate_many(sources, options, batch_size)
+            f.write("".join(f"{s}\t{' '.join(t.split())}\n" for s, t in zip(sources, texts, strict=True)))
+            f.flush()
+            bar.update(len(sources))
+    return time.perf_counter() - start
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m training.distill", description=__doc__.splitlines()[0])
+    parser.add_argument("--teacher", type=Path, action="append", required=True, help="model directory (repeatable)")
+    parser.add_argument("--pairs", type=Path, required=True, help="the training pairs (a run's splits/train.tsv)")
+    parser.add_argument("--out", type=Path, required=True, help="distilled pairs file to write (or continue)")
+    parser.add_argument("--beam", type=int, default=4, help="beam size (Kim & Rush: beam search's best)")
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--device", default="cpu")
+    args = parser.parse_args(argv)
+    meta_file = args.out.with_name(args.out.name + ".json")
+    try:
+        pairs = read_split(args.pairs)
+        made_from = identity(args.teacher, args.pairs, args.beam)
+        if args.out.is_file() and meta_file.is_file():
+            before = json.loads(meta_file.read_text(encoding="utf-8"))
+            if {k: before.get(k) for k in made_from} != made_from:
+                raise CorpusError(f"{args.out}: was begun with another teacher, beam or pairs file ({meta_file}); "
+                                  "remove it, or choose another --out")  # fmt: skip
+        translator = Translator.load_ensemble(args.teacher, args.device)
+    except (CorpusError, ModelLoadError, OSError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    previous = json.loads(meta_file.read_text(encoding="utf-8")).get("minutes", 0.0) if meta_file.is_file() else 0.0
+    meta = {**made_from, "device": str(translator.device), "complete": False, "minutes": previous}
+    meta_file.write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+    seconds = distill(translator, pairs, args.out, DecodeOptions(beam_size=args.beam), args.batch_size)
+    meta = {**meta, "complete": True, "sentences": len(pairs), "minutes": round(previous + seconds / 60, 1)}
+    meta_file.write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+    print(f"wrote {args.out}: {len(pairs)} pairs, teacher {', '.join(map(str, args.teacher))}, beam {args.beam}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -304,7 +304,7 @@ def test_python_m_training_lists_and_dispatches_commands(tmp_path: Path, capsys:
 
 def test_cosine_with_a_minutes_budget_follows_wall_clock_time() -> None:
     """With max_minutes the cosine decay ends when the budget does, even if max_steps is far away."""
-    from training.trainer import Progress, time_budget_progress
+    from training.progress import Progress, time_budget_progress
 
     optim = OptimConfig(lr=1e-3, warmup_steps=10, schedule="cosine", max_steps=10_000, max_minutes=10.0)
     during_warmup = Progress(step=5, elapsed=30.0)

@@ -34,8 +34,9 @@ from training import checkpoint, distributed
 from training.config import TrainConfig, build_train_config, load_train_config
 from training.evaluate import score, typed_pairs
 from training.guided_alignment import check_aligner, read_alignments
+from training.metrics import MetricsLog
 from training.prepare import SPLITS, prepare_data, read_split
-from training.trainer import evaluate_loss, train
+from training.trainer import DevSet, RunContext, evaluate_loss, train
 from training_jobs.run_lock import RunLocked, acquire
 
 log = logging.getLogger("training")
@@ -57,15 +58,10 @@ def model_config(config: TrainConfig, tokenizer: Tokenizer) -> ModelConfig:
 
 
 def finish(
-    model: Transformer,
-    tokenizer: Tokenizer,
-    config: TrainConfig,
-    env: distributed.Env,
-    run_dir: Path,
-    dev_examples: list,
-    test_pairs: list[Pair],
+    model: Transformer, tokenizer: Tokenizer, run: RunContext, dev_examples: list, test_pairs: list[Pair]
 ) -> dict:
     """Final model = best-by-dev-loss or the average of the last N snapshots, whichever has lower dev loss."""
+    config, env, run_dir = run.config, run.env, run.run_dir
     candidates = {BEST_DIR: run_dir / BEST_DIR}
     alone = dataclasses.replace(env, rank=0, world_size=1)  # rank 0 finishes while the others exit
     if config.run.average_last > 0:
@@ -288,7 +284,8 @@ def run(config: TrainConfig, env: distributed.Env, run_dir: Path, resume: bool) 
             log.info("guided alignment: weight %g on decoder layer %d, head %d (1-based, as bench.alignment names "
                      "them)", guided.weight, layer, guided.head + 1)  # fmt: skip
     start = time.perf_counter()
-    progress = train(model, tokenizer, train_set, dev_examples, parts["dev"], config, env, run_dir, resume)
+    run_context = RunContext(config, env, run_dir, MetricsLog(run_dir / METRICS_LOG_FILE, env.is_main))
+    progress = train(model, tokenizer, train_set, DevSet(dev_examples, parts["dev"]), run_context, resume)
     if env.world_size > 1:
         identical, digests = distributed.ranks_identical(model, env)
         log.info(
@@ -299,7 +296,7 @@ def run(config: TrainConfig, env: distributed.Env, run_dir: Path, resume: bool) 
             identical,
         )
     if env.is_main:
-        result = finish(model, tokenizer, config, env, run_dir, dev_examples, parts["test"])
+        result = finish(model, tokenizer, run_context, dev_examples, parts["test"])
         t = result["test_greedy"]
         log.info(
             "done: %d steps in %.0f s; final=%s; test BLEU %.2f chrF %.2f (%s)",

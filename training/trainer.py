@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import json
 import logging
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +20,7 @@ from tqdm import tqdm
 from data.batch import Batch, Example, TrainingSet, batch_indices, collate
 from data.corpus import Pair
 from model.io import save_model
-from model.run_dir import BEST_DIR, EVAL_RECORD, METRICS_LOG_FILE, TRAIN_RECORD
+from model.run_dir import BEST_DIR, EVAL_RECORD
 from model.tokenizer import Tokenizer
 from model.transformer import Transformer
 from model.translate import Translator
@@ -30,6 +29,8 @@ from training.config import GuidedAlignmentConfig, OptimConfig, TrainConfig
 from training.distributed import Env, all_gather, all_reduce_sum, any_rank
 from training.evaluate import corpus_scores
 from training.guided_alignment import alignment_loss
+from training.metrics import MetricsLog, Window, log_train
+from training.progress import Progress, stop_reason, time_budget_progress
 
 log = logging.getLogger("training")
 
@@ -82,39 +83,17 @@ class TranslationLoss(nn.Module):
         return loss, nll, alignment_loss(cross[layer][:, self.guided.head], alignment)  # head's rows (B, T, S)
 
 
-@dataclass
-class Progress:
-    """Where training is; saved with the state so that --resume continues exactly."""
-
-    step: int = 0
-    epoch: int = 0
-    batch_in_epoch: int = 0
-    tokens: int = 0
-    best_dev_loss: float = float("inf")
-    evals_without_improvement: int = 0
-    elapsed: float = 0.0
-    warmup_elapsed: float = -1.0  # seconds of training when warmup ended (-1: not yet)
-
-
-def time_budget_progress(progress: Progress, optim: OptimConfig) -> float:
-    """Share of the post-warmup minutes budget used so far (0 without a budget or during warmup)."""
-    if optim.max_minutes <= 0 or progress.warmup_elapsed < 0:
-        return 0.0
-    budget = optim.max_minutes * 60 - progress.warmup_elapsed
-    return min(1.0, (progress.elapsed - progress.warmup_elapsed) / max(1.0, budget))
-
-
 def train_step(
     loss_module: nn.Module,
     optimizer: torch.optim.Optimizer,
     micro_batches: list[Batch],
-    config: TrainConfig,
-    env: Env,
+    run: RunContext,
     step: int,
     time_progress: float = 0.0,
 ) -> tuple[float, float, float, int]:
     """One optimizer step over ``micro_batches`` (gradient accumulation); returns (loss, nll, alignment loss,
     tokens) summed; the objective is loss + guided_alignment.weight × alignment loss."""
+    config, env = run.config, run.env
     for group in optimizer.param_groups:
         group["lr"] = lr_at(step, config.optim, time_progress)
     local_tokens = sum(b.n_tgt_tokens for b in micro_batches)
@@ -174,53 +153,6 @@ def dev_scores(model: Transformer, tokenizer: Tokenizer, pairs: list[Pair], env:
     return corpus_scores(merged, [p.tgt for p in pairs])
 
 
-class MetricsLog:
-    """Appends one JSON object per line to ``metrics.jsonl`` (rank 0 only)."""
-
-    def __init__(self, path: Path, enabled: bool) -> None:
-        self.path = path
-        self.enabled = enabled
-
-    def write(self, **record: Any) -> None:
-        if self.enabled:
-            with open(self.path, "a", encoding="utf-8") as f:
-                f.write(json.dumps({"time": round(time.time(), 3), **record}) + "\n")
-
-    def start_fresh(self) -> None:
-        """A new run starts an empty log."""
-        if self.enabled:
-            self.path.write_text("", encoding="utf-8")
-
-    def truncate_after(self, step: int) -> None:
-        """On resume: drop records newer than the saved state (and a line cut short by a kill), so none repeat."""
-        if not self.enabled or not self.path.is_file():
-            return
-        kept = []
-        for line in self.path.read_text(encoding="utf-8").splitlines():
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if record.get("step", 0) <= step:
-                kept.append(line + "\n")
-        tmp = self.path.with_name(self.path.name + ".tmp")
-        tmp.write_text("".join(kept), encoding="utf-8")
-        tmp.replace(self.path)
-
-
-@dataclass
-class Window:
-    """Sums since the last ``kind="train"`` record."""
-
-    start: float = field(default_factory=time.perf_counter)
-    steps: int = 0
-    tokens: int = 0
-    loss: float = 0.0
-    nll: float = 0.0
-    align: float = 0.0  # guided alignment's loss
-    lr: float = 0.0  # learning rate of the window's last step
-
-
 def make_optimizer(model: Transformer, optim: OptimConfig) -> torch.optim.AdamW:
     """AdamW; no weight decay on biases, norms and embeddings."""
     decay, no_decay = [], []
@@ -258,94 +190,122 @@ def resume_from(
     return progress
 
 
+@dataclass(frozen=True)
+class RunContext:
+    """What every piece of one training run needs: its configuration, its processes, its folder, its metrics."""
+
+    config: TrainConfig
+    env: Env
+    run_dir: Path
+    metrics: MetricsLog
+
+
+@dataclass(frozen=True)
+class DevSet:
+    examples: list[Example]  # encoded, for the dev loss
+    pairs: list[Pair]  # as text, for dev BLEU
+
+
+@dataclass(frozen=True)
+class Session:
+    """One process's training objects, built once by ``train``."""
+
+    model: Transformer
+    tokenizer: Tokenizer
+    optimizer: torch.optim.Optimizer
+    loss_module: nn.Module
+    dev: DevSet
+    run: RunContext
+    bar: tqdm
+
+
+def loss_for(model: Transformer, run: RunContext) -> nn.Module:
+    """The loss module the steps call: wrapped in DDP with several processes, compiled if asked."""
+    o = run.config.optim
+    loss_module: nn.Module = TranslationLoss(model, o.label_smoothing, o.guided_alignment)
+    if run.env.world_size > 1:
+        device_ids = [run.env.device.index] if run.env.device.type == "cuda" else None
+        loss_module = DistributedDataParallel(loss_module, device_ids=device_ids)
+    return torch.compile(loss_module) if run.config.run.compile else loss_module
+
+
 def train(
-    model: Transformer,
-    tokenizer: Tokenizer,
-    train_set: TrainingSet,
-    dev_examples: list[Example],
-    dev_pairs: list[Pair],
-    config: TrainConfig,
-    env: Env,
-    run_dir: Path,
-    resume: bool,
+    model: Transformer, tokenizer: Tokenizer, train_set: TrainingSet, dev: DevSet, run: RunContext, resume: bool
 ) -> Progress:
-    """Train until max_steps, max_epochs, max_minutes or early stopping; rank 0 writes checkpoints and metrics."""
-    o, r = config.optim, config.run
+    """Train until ``stop_reason`` says so (steps, minutes, epochs, patience); rank 0 writes checkpoints and
+    metrics."""
+    o = run.config.optim
     optimizer = make_optimizer(model, o)
-    metrics = MetricsLog(run_dir / METRICS_LOG_FILE, env.is_main)
     if resume:
-        progress = resume_from(run_dir, model, optimizer, env, metrics)
+        progress = resume_from(run.run_dir, model, optimizer, run.env, run.metrics)
     else:
         progress = Progress()
-        metrics.start_fresh()
-    loss_module: nn.Module = TranslationLoss(model, o.label_smoothing, o.guided_alignment)
-    if env.world_size > 1:
-        loss_module = DistributedDataParallel(
-            loss_module, device_ids=[env.device.index] if env.device.type == "cuda" else None
-        )
-    if r.compile:
-        loss_module = torch.compile(loss_module)
-    save_every = r.save_every or r.eval_every
-    c = model.config
+        run.metrics.start_fresh()
+    bar = tqdm(total=o.max_steps, initial=progress.step, desc="training", unit="step",
+               disable=not run.env.is_main, dynamic_ncols=True)  # fmt: skip
+    session = Session(model, tokenizer, optimizer, loss_for(model, run), dev, run, bar)
     model.train()
-    bar = tqdm(
-        total=o.max_steps,
-        initial=progress.step,
-        desc="training",
-        unit="step",
-        disable=not env.is_main,
-        dynamic_ncols=True,
-    )
     window = Window()
-    session_start = time.perf_counter() - progress.elapsed
-    stop = _finished(progress, config)  # a resumed run may have ended already: then it takes no step
+    start = time.perf_counter() - progress.elapsed
+    stop = bool(stop_reason(progress, run.config))  # a resumed run may have ended already: then it takes no step
     while not stop and progress.epoch < o.max_epochs:
-        train_examples = train_set.epoch(progress.epoch)  # re-noised each epoch when data.noise is on
-        mine = epoch_batches(train_examples, o, env, progress.epoch)
-        guided = o.guided_alignment.enabled
-        if guided and env.is_main:  # a pair without links: its source was noised, or eflomal found none
-            linked = sum(bool(e.links) for e in train_examples)
-            log.info(
-                "guided alignment: %d of %d pairs carry links in epoch %d", linked, len(train_examples), progress.epoch
-            )
-        while not stop and progress.batch_in_epoch + o.accumulate <= len(mine):
-            chunk = mine[progress.batch_in_epoch : progress.batch_in_epoch + o.accumulate]
-            micro = [collate([train_examples[i] for i in idx], c.pad_id, c.bos_id, guided) for idx in chunk]
-            progress.step += 1
-            if progress.step > o.warmup_steps and progress.warmup_elapsed < 0:
-                progress.warmup_elapsed = progress.elapsed
-            # Wall-clock time differs between processes: average it so that every rank uses the same lr.
-            time_progress = all_reduce_sum(time_budget_progress(progress, o), env) / env.world_size
-            loss, nll, align, tokens = train_step(
-                loss_module, optimizer, micro, config, env, progress.step, time_progress
-            )
-            progress.batch_in_epoch += o.accumulate
-            progress.tokens += tokens
-            progress.elapsed = time.perf_counter() - session_start
-            window.steps, window.tokens = window.steps + 1, window.tokens + tokens
-            window.loss, window.nll, window.align = window.loss + loss, window.nll + nll, window.align + align
-            window.lr = optimizer.param_groups[0]["lr"]
-            bar.update(1)
-            if progress.step % r.log_every == 0:
-                _log_train(window, progress, o, env, metrics, bar)
-                window = Window()
-            out_of_time = o.max_minutes > 0 and any_rank(progress.elapsed > o.max_minutes * 60, env)
-            last_batch = progress.epoch == o.max_epochs - 1 and progress.batch_in_epoch + o.accumulate > len(mine)
-            stop = progress.step >= o.max_steps or out_of_time or last_batch
-            if progress.step % r.eval_every == 0 or stop:
-                stop = (
-                    _evaluate(model, tokenizer, dev_examples, dev_pairs, config, env, run_dir, progress, metrics)
-                    or stop
-                )
-            if progress.step % save_every == 0 or stop:
-                _save(model, optimizer, config, env, run_dir, progress)
+        stop = train_epoch(session, train_set, progress, window, start)
         if not stop:
             progress.epoch += 1
             progress.batch_in_epoch = 0
-    if window.steps:  # the last steps before an early or epoch-limit stop
-        _log_train(window, progress, o, env, metrics, bar)
     bar.close()
     return progress
+
+
+def train_epoch(s: Session, train_set: TrainingSet, progress: Progress, window: Window, start: float) -> bool:
+    """The rest of epoch ``progress.epoch``, one optimizer step at a time; True when training stops."""
+    o, env = s.run.config.optim, s.run.env
+    examples = train_set.epoch(progress.epoch)  # re-noised each epoch when data.noise is on
+    mine = epoch_batches(examples, o, env, progress.epoch)
+    guided = o.guided_alignment.enabled
+    if guided and env.is_main:  # a pair without links: its source was noised, or eflomal found none
+        linked = sum(bool(e.links) for e in examples)
+        log.info("guided alignment: %d of %d pairs carry links in epoch %d", linked, len(examples), progress.epoch)
+    c = s.model.config
+    while progress.batch_in_epoch + o.accumulate <= len(mine):
+        chunk = mine[progress.batch_in_epoch : progress.batch_in_epoch + o.accumulate]
+        micro = [collate([examples[i] for i in idx], c.pad_id, c.bos_id, guided) for idx in chunk]
+        progress.step += 1
+        if progress.step > o.warmup_steps and progress.warmup_elapsed < 0:
+            progress.warmup_elapsed = progress.elapsed
+        # Wall-clock time differs between processes: average it so that every rank uses the same lr.
+        time_progress = all_reduce_sum(time_budget_progress(progress, o), env) / env.world_size
+        loss, nll, align, tokens = train_step(s.loss_module, s.optimizer, micro, s.run, progress.step, time_progress)
+        progress.batch_in_epoch += o.accumulate
+        progress.tokens += tokens
+        progress.elapsed = time.perf_counter() - start
+        window.add(loss, nll, align, tokens, s.optimizer.param_groups[0]["lr"])
+        s.bar.update(1)
+        if after_step(s, progress, window, epoch_ended=progress.batch_in_epoch + o.accumulate > len(mine)):
+            return True
+    return False
+
+
+def after_step(s: Session, progress: Progress, window: Window, epoch_ended: bool) -> bool:
+    """Log, evaluate and save as the run's settings say; True when training stops (then all three happen)."""
+    config, env = s.run.config, s.run.env
+    r = config.run
+    if progress.step % r.log_every == 0:
+        log_train(window, progress, config.optim, env, s.run.metrics, s.bar)
+        window.reset()
+    reason = stop_reason(progress, config, epoch_ended)
+    stop = any_rank(bool(reason), env)  # the minutes run out on one process first: all stop together
+    if progress.step % r.eval_every == 0 or stop:
+        evaluate_dev(s, progress)
+        reason = reason or stop_reason(progress, config)  # early stopping is decided by this evaluation
+        stop = stop or bool(reason)
+    if progress.step % (r.save_every or r.eval_every) == 0 or stop:
+        save_state(s, progress)
+    if stop:
+        if window.steps:  # the last steps before the stop
+            log_train(window, progress, config.optim, env, s.run.metrics, s.bar)
+        log.info("stopping at step %d: %s", progress.step, reason or "another process reached a limit")
+    return stop
 
 
 def epoch_batches(examples: list[Example], o: OptimConfig, env: Env, epoch: int) -> list[list[int]]:
@@ -359,47 +319,10 @@ def epoch_batches(examples: list[Example], o: OptimConfig, env: Env, epoch: int)
     return mine
 
 
-def _finished(progress: Progress, config: TrainConfig) -> bool:
-    """Whether the run has reached its step or time limit or has stopped early."""
-    o, r = config.optim, config.run
-    out_of_time = 0 < o.max_minutes * 60 < progress.elapsed
-    return progress.step >= o.max_steps or out_of_time or 0 < r.patience <= progress.evals_without_improvement
-
-
-def _log_train(window: Window, progress: Progress, o: OptimConfig, env: Env, metrics: MetricsLog, bar: tqdm) -> None:
-    """One ``kind="train"`` record: loss and NLL per target token over all processes since the last record."""
-    seconds = time.perf_counter() - window.start
-    tokens = all_reduce_sum(window.tokens, env)
-    record = {
-        "step": progress.step,
-        "epoch": progress.epoch,
-        "loss": all_reduce_sum(window.loss, env) / max(1, tokens),
-        "nll": all_reduce_sum(window.nll, env) / max(1, tokens),
-        "lr": window.lr,
-        "tokens_per_s": tokens / max(seconds, 1e-9),
-        "elapsed_s": progress.elapsed,
-        "max_steps": o.max_steps,
-    }
-    if o.guided_alignment.enabled:  # per target token, like loss: KL of the supervised head's rows, summed
-        record["align_loss"] = all_reduce_sum(window.align, env) / max(1, tokens)
-    metrics.write(kind=TRAIN_RECORD, **record)
-    bar.set_postfix(loss=f"{record['loss']:.3f}", lr=f"{record['lr']:.2e}", tok_s=f"{record['tokens_per_s']:.0f}")
-
-
-def _evaluate(
-    model: Transformer,
-    tokenizer: Tokenizer,
-    dev_examples: list[Example],
-    dev_pairs: list[Pair],
-    config: TrainConfig,
-    env: Env,
-    run_dir: Path,
-    progress: Progress,
-    metrics: MetricsLog,
-) -> bool:
-    """Dev loss and BLEU (all processes share the work), best model on rank 0; returns True to stop early."""
-    r = config.run
-    dev_loss = evaluate_loss(model, dev_examples, config, env)
+def evaluate_dev(s: Session, progress: Progress) -> None:
+    """Dev loss and BLEU (all processes share the work), the best model so far on rank 0; updates ``progress``."""
+    config, env, r = s.run.config, s.run.env, s.run.config.run
+    dev_loss = evaluate_loss(s.model, s.dev.examples, config, env)
     improved = dev_loss < progress.best_dev_loss
     progress.best_dev_loss = min(progress.best_dev_loss, dev_loss)
     progress.evals_without_improvement = 0 if improved else progress.evals_without_improvement + 1
@@ -411,30 +334,22 @@ def _evaluate(
         "elapsed_s": progress.elapsed,
     }
     scores = None
-    if r.dev_bleu_sentences > 0 and dev_pairs:
-        scores = dev_scores(model, tokenizer, dev_pairs[: r.dev_bleu_sentences], env)
+    if r.dev_bleu_sentences > 0 and s.dev.pairs:
+        scores = dev_scores(s.model, s.tokenizer, s.dev.pairs[: r.dev_bleu_sentences], env)
     if scores is not None:
         record.update(dev_bleu=scores["bleu"], dev_chrf=scores["chrf"])
     if env.is_main:
-        metrics.write(kind=EVAL_RECORD, **record)
+        s.run.metrics.write(kind=EVAL_RECORD, **record)
         bleu = f", dev BLEU {record['dev_bleu']:.1f}" if "dev_bleu" in record else ""
         tqdm.write(f"step {progress.step}: dev loss {dev_loss:.3f}{bleu}")
         if improved:
-            save_model(model, run_dir / BEST_DIR)
-    return r.patience > 0 and progress.evals_without_improvement >= r.patience
+            save_model(s.model, s.run.run_dir / BEST_DIR)
 
 
-def _save(
-    model: Transformer,
-    optimizer: torch.optim.Optimizer,
-    config: TrainConfig,
-    env: Env,
-    run_dir: Path,
-    progress: Progress,
-) -> None:
+def save_state(s: Session, progress: Progress) -> None:
     """Snapshot for averaging and the full training state (every process's RNG); rank 0 writes."""
-    rngs = all_gather(checkpoint.rng_states(), env)
-    if env.is_main:
-        keep = max(config.run.keep_checkpoints, config.run.average_last)
-        checkpoint.save_checkpoint(run_dir, model, progress.step, keep)
-        checkpoint.save_state(run_dir, model, optimizer, dataclasses.asdict(progress), rngs)
+    rngs = all_gather(checkpoint.rng_states(), s.run.env)
+    if s.run.env.is_main:
+        keep = max(s.run.config.run.keep_checkpoints, s.run.config.run.average_last)
+        checkpoint.save_checkpoint(s.run.run_dir, s.model, progress.step, keep)
+        checkpoint.save_state(s.run.run_dir, s.model, s.optimizer, dataclasses.asdict(progress), rngs)

@@ -1,0 +1,97 @@
+"""``metrics.jsonl``: one JSON record per line, ``kind`` "train" (a window of steps) or "eval" (a dev evaluation).
+
+The Train page's progress reader (training_jobs/run_progress.py) and its charts (viz/training_charts.py) read these
+records; the record kinds are named in model/run_dir.py.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tqdm import tqdm
+
+from model.run_dir import TRAIN_RECORD
+from training.config import OptimConfig
+from training.distributed import Env, all_reduce_sum
+from training.progress import Progress
+
+
+class MetricsLog:
+    """Appends one JSON object per line to ``metrics.jsonl`` (rank 0 only)."""
+
+    def __init__(self, path: Path, enabled: bool) -> None:
+        self.path = path
+        self.enabled = enabled
+
+    def write(self, **record: Any) -> None:
+        if self.enabled:
+            with open(self.path, "a", encoding="utf-8") as f:
+                f.write(json.dumps({"time": round(time.time(), 3), **record}) + "\n")
+
+    def start_fresh(self) -> None:
+        """A new run starts an empty log."""
+        if self.enabled:
+            self.path.write_text("", encoding="utf-8")
+
+    def truncate_after(self, step: int) -> None:
+        """On resume: drop records newer than the saved state (and a line cut short by a kill), so none repeat."""
+        if not self.enabled or not self.path.is_file():
+            return
+        kept = []
+        for line in self.path.read_text(encoding="utf-8").splitlines():
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if record.get("step", 0) <= step:
+                kept.append(line + "\n")
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        tmp.write_text("".join(kept), encoding="utf-8")
+        tmp.replace(self.path)
+
+
+@dataclass
+class Window:
+    """Sums since the last ``kind="train"`` record."""
+
+    start: float = field(default_factory=time.perf_counter)
+    steps: int = 0
+    tokens: int = 0
+    loss: float = 0.0
+    nll: float = 0.0
+    align: float = 0.0  # guided alignment's loss
+    lr: float = 0.0  # learning rate of the window's last step
+
+    def add(self, loss: float, nll: float, align: float, tokens: int, lr: float) -> None:
+        """One more step."""
+        self.steps, self.tokens = self.steps + 1, self.tokens + tokens
+        self.loss, self.nll, self.align, self.lr = self.loss + loss, self.nll + nll, self.align + align, lr
+
+    def reset(self) -> None:
+        """Start a new window (after a record)."""
+        self.start, self.steps, self.tokens = time.perf_counter(), 0, 0
+        self.loss = self.nll = self.align = self.lr = 0.0
+
+
+def log_train(window: Window, progress: Progress, o: OptimConfig, env: Env, metrics: MetricsLog, bar: tqdm) -> None:
+    """One ``kind="train"`` record: loss and NLL per target token over all processes since the last record."""
+    seconds = time.perf_counter() - window.start
+    tokens = all_reduce_sum(window.tokens, env)
+    record = {
+        "step": progress.step,
+        "epoch": progress.epoch,
+        "loss": all_reduce_sum(window.loss, env) / max(1, tokens),
+        "nll": all_reduce_sum(window.nll, env) / max(1, tokens),
+        "lr": window.lr,
+        "tokens_per_s": tokens / max(seconds, 1e-9),
+        "elapsed_s": progress.elapsed,
+        "max_steps": o.max_steps,
+    }
+    if o.guided_alignment.enabled:  # per target token, like loss: KL of the supervised head's rows, summed
+        record["align_loss"] = all_reduce_sum(window.align, env) / max(1, tokens)
+    metrics.write(kind=TRAIN_RECORD, **record)
+    bar.set_postfix(loss=f"{record['loss']:.3f}", lr=f"{record['lr']:.2e}", tok_s=f"{record['tokens_per_s']:.0f}")

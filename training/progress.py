@@ -1,0 +1,45 @@
+"""Where training is (saved with the state, so --resume continues exactly) and the one rule of when it stops."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from training.config import OptimConfig, TrainConfig
+
+
+@dataclass
+class Progress:
+    """Where training is; saved with the state so that --resume continues exactly."""
+
+    step: int = 0
+    epoch: int = 0
+    batch_in_epoch: int = 0
+    tokens: int = 0
+    best_dev_loss: float = float("inf")
+    evals_without_improvement: int = 0
+    elapsed: float = 0.0
+    warmup_elapsed: float = -1.0  # seconds of training when warmup ended (-1: not yet)
+
+
+def time_budget_progress(progress: Progress, optim: OptimConfig) -> float:
+    """Share of the post-warmup minutes budget used so far (0 without a budget or during warmup)."""
+    if optim.max_minutes <= 0 or progress.warmup_elapsed < 0:
+        return 0.0
+    budget = optim.max_minutes * 60 - progress.warmup_elapsed
+    return min(1.0, (progress.elapsed - progress.warmup_elapsed) / max(1.0, budget))
+
+
+def stop_reason(progress: Progress, config: TrainConfig, epoch_ended: bool = False) -> str:
+    """Why training stops now, or "" to go on: the step, minutes or epochs limit, or early stopping (patience).
+
+    ``epoch_ended``: the epoch's last batch has been taken (the epochs limit counts finished epochs)."""
+    o, r = config.optim, config.run
+    if progress.step >= o.max_steps:
+        return f"optim.max_steps = {o.max_steps:,} reached"
+    if 0 < o.max_minutes * 60 < progress.elapsed:
+        return f"optim.max_minutes = {o.max_minutes:g} reached"
+    if epoch_ended and progress.epoch >= o.max_epochs - 1:
+        return f"optim.max_epochs = {o.max_epochs} reached"
+    if 0 < r.patience <= progress.evals_without_improvement:
+        return f"no dev-loss improvement in run.patience = {r.patience} evaluations"
+    return ""

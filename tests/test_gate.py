@@ -41,7 +41,7 @@ def broken(translator: Translator) -> Translator:
 
 def test_a_model_passes_against_itself(lists: tuple) -> None:
     translator, dev, phrases = lists
-    checks = gate.gate(translator, translator, dev, phrases, phrases, seen=set())
+    checks = gate.gate(translator, translator, dev, gate.GateLists(phrases, phrases, set()))
     assert all(c.passed for c in checks) and all(c.candidate == c.baseline for c in checks)
     assert [c.name for c in checks][:3] == ["dev BLEU as written", "dev outputs that loop", "dev BLEU typed"]
     assert "PASS" in gate.report(checks)
@@ -49,7 +49,7 @@ def test_a_model_passes_against_itself(lists: tuple) -> None:
 
 def test_a_broken_model_fails_and_the_report_says_which_checks(lists: tuple) -> None:
     translator, dev, phrases = lists
-    checks = gate.gate(broken(translator), translator, dev, phrases, phrases, seen=set())
+    checks = gate.gate(broken(translator), translator, dev, gate.GateLists(phrases, phrases, set()))
     failed = {c.name for c in checks if not c.passed}
     assert {"dev BLEU as written", "dev BLEU typed", "canaries right"} <= failed
     assert gate.report(checks).endswith("FAIL")
@@ -59,7 +59,7 @@ def test_phrases_seen_in_training_are_told_apart(lists: tuple) -> None:
     translator, dev, phrases = lists
     from data.corpus import typed_key
 
-    checks = gate.gate(translator, translator, dev, phrases, phrases, seen={typed_key(phrases[0].source)})
+    checks = gate.gate(translator, translator, dev, gate.GateLists(phrases, phrases, {typed_key(phrases[0].source)}))
     (new,) = [c for c in checks if c.name.startswith("everyday phrases not in its training")]
     assert "(2)" in new.name and new.candidate == new.baseline == 2
 

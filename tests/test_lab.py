@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from conftest import unpadded_maps
 
-from data.sentences import sentences
+from data.sentences import MAX_PIECE, fit, pieces, sentences
 from lab.alignment import align, hard_links, target_rows
 from lab.explain import (
     EMPTY,
@@ -25,7 +25,6 @@ from lab.explain import (
 from lab.heads import BROAD, CONTENT, CROSS_PATTERNS, PATTERNS, pattern, row_entropy, summarize
 from lab.maps import KINDS, SentenceMaps, pick, problems, to_json
 from lab.request import Request, changes, stale_note
-from data.sentences import MAX_PIECE, fit, pieces
 from lab.views import MAX_GRID_CELLS, MAX_MAP_CELLS, MapView, grid_plan, map_view, too_big
 from lab.words import merge_columns, merge_mask, merge_rows, word_groups, word_labels
 from model.translate import DecodeOptions, Translator

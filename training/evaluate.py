@@ -15,8 +15,6 @@ from data.noise import TYPED_DESCRIPTION, typed
 from data.readers import CorpusError, Pair, read_tsv
 from model.ct2 import add_engine_arguments, load_translator
 from model.io import ModelLoadError
-from model.tokenizer import Tokenizer
-from model.transformer import Transformer
 from model.translate import DecodeOptions, Translator
 from training.distributed import resolve_device
 
@@ -42,26 +40,22 @@ def corpus_scores(hypotheses: list[str], references: list[str]) -> dict[str, Any
 
 
 def score(
-    model: Transformer,
-    tokenizer: Tokenizer,
+    translator: Translator,
     pairs: list[Pair],
     options: DecodeOptions | None = None,
     progress: bool = False,
     batch_size: int = 64,
-    translator: Translator | None = None,
 ) -> dict[str, Any]:
     """Translate ``pairs`` (greedy unless ``options`` say otherwise) and score them; adds speed and hypotheses.
 
-    ``truncated_lines``: 1-based lines whose input or output was cut at a length limit. ``translator``: decode
-    with it (e.g. the CTranslate2 one) instead of a PyTorch Translator of ``model``.
-    """
-    was_training = model.training
-    translator = translator or Translator(model, tokenizer)
+    ``truncated_lines``: 1-based lines whose input or output was cut at a length limit. The model is put back in
+    the mode it was in (training calls this on the model it trains)."""
+    was_training = translator.model.training
     start = time.perf_counter()
     texts = [p.src for p in pairs]
     results = translator.translate_all(texts, options or DecodeOptions(), batch_size=batch_size, progress=progress)
     seconds = time.perf_counter() - start
-    model.train(was_training)
+    translator.model.train(was_training)
     hyps = [r.text for r in results]
     result = corpus_scores(hyps, [p.tgt for p in pairs])
     return {
@@ -150,16 +144,7 @@ def main(argv: list[str] | None = None) -> int:
     options = DecodeOptions(beam_size=args.beam, length_penalty=args.length_penalty)
     variants = {"as written": pairs} if args.no_typed else {"as written": pairs, "typed": typed_pairs(pairs)}
     results = {
-        name: score(
-            translator.model,
-            translator.tokenizer,
-            v,
-            options,
-            progress=True,
-            batch_size=args.batch_size,
-            translator=translator,
-        )
-        for name, v in variants.items()
+        name: score(translator, v, options, progress=True, batch_size=args.batch_size) for name, v in variants.items()
     }
     print(f"{len(pairs)} sentences, beam {args.beam}")
     print(f"| {'source':<10} | BLEU  | chrF  | hyp/ref length | sentences/s | outputs cut |")

@@ -91,19 +91,21 @@ def loops(texts: list[str]) -> int:
     return sum(LOOP.search(text) is not None for text in texts)
 
 
+@dataclass(frozen=True)
+class GateLists:
+    phrases: list[Phrase]  # the everyday list
+    canaries: list[Phrase]
+    seen: set[str] | None  # typed_key of the candidate's training sources (None: unknown)
+
+
 def gate(
-    candidate: Translator,
-    baseline: Translator,
-    dev: list[Pair],
-    phrases: list[Phrase],
-    canaries: list[Phrase],
-    seen: set[str] | None,
-    rule: GateRule = GateRule(),
+    candidate: Translator, baseline: Translator, dev: list[Pair], lists: GateLists, rule: GateRule = GateRule()
 ) -> list[Check]:
     """Every check of the gate, candidate beside baseline."""
+    phrases, canaries, seen = lists.phrases, lists.canaries, lists.seen
     checks = []
     for name, pairs in (("dev BLEU as written", dev), ("dev BLEU typed", typed_pairs(dev))):
-        c, b = (score(t.model, t.tokenizer, pairs, translator=t) for t in (candidate, baseline))
+        c, b = (score(t, pairs) for t in (candidate, baseline))
         checks.append(Check(name, c["bleu"], b["bleu"], c["bleu"] >= b["bleu"] - rule.tolerance,
                             f">= baseline - {rule.tolerance}"))  # fmt: skip
         if name == "dev BLEU as written":
@@ -132,8 +134,8 @@ def run_gate(candidate_dir: Path, baseline_dir: Path = DEFAULT_MODEL, rule: Gate
         raise GateError(f"{candidate_dir} is the baseline itself")
     dev = dev_pairs(candidate_dir, baseline_dir)
     candidate, baseline = Translator.load(candidate_dir), Translator.load(baseline_dir)
-    return gate(candidate, baseline, dev, read_phrases(EVERYDAY), read_phrases(CANARIES),
-                training_sources(candidate_dir), rule)  # fmt: skip
+    lists = GateLists(read_phrases(EVERYDAY), read_phrases(CANARIES), training_sources(candidate_dir))
+    return gate(candidate, baseline, dev, lists, rule)
 
 
 def report(checks: list[Check]) -> str:

@@ -30,6 +30,7 @@ from model.run_dir import (
 )
 from model.tokenizer import Tokenizer, TokenizerError
 from model.transformer import Transformer
+from model.translate import Translator
 from training import checkpoint, distributed
 from training.config import TrainConfig, build_train_config, load_train_config
 from training.evaluate import score, typed_pairs
@@ -81,10 +82,11 @@ def finish(
     load_weights(model, candidates[chosen] / WEIGHTS_FILE)
     model.eval()
     save_model(model, run_dir)
-    test = score(model, tokenizer, test_pairs, progress=True)
+    translator = Translator(model, tokenizer)
+    test = score(translator, test_pairs, progress=True)
     hyps = test.pop("hypotheses")
     (run_dir / TEST_HYPOTHESES_FILE).write_text("\n".join(hyps) + "\n", encoding="utf-8")
-    test_typed = score(model, tokenizer, typed_pairs(test_pairs), progress=True)
+    test_typed = score(translator, typed_pairs(test_pairs), progress=True)
     test_typed.pop("hypotheses")
     result = {"final": chosen, "dev_loss": dev_losses, "test_greedy": test, "test_greedy_typed": test_typed}
     (run_dir / RESULT_FILE).write_text(json.dumps(result, indent=2) + "\n")

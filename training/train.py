@@ -245,70 +245,64 @@ def train_in(run_dir: Path, config: TrainConfig, resume: bool) -> int:
         distributed.teardown(env, wait_for_all=finished)
 
 
-def run(config: TrainConfig, env: distributed.Env, run_dir: Path, resume: bool) -> int:
-    tokenizer = Tokenizer.load(run_dir)
-    parts = {name: read_split(split_file(run_dir, name)) for name in SPLITS}
+def build_model(config: TrainConfig, tokenizer: Tokenizer, env: distributed.Env, resume: bool) -> Transformer:
+    """The preset's model with the tokenizer's sizes, seeded; the parent's weights with run.init_from (not on
+    --resume: the saved state holds newer ones). Raises ModelLoadError when the parent's weights do not fit."""
     torch.manual_seed(config.optim.seed)
     model = Transformer(model_config(config, tokenizer))
-    if config.run.init_from and not resume:  # on --resume the saved state holds newer weights
+    if config.run.init_from and not resume:
         # data.case_markup on a parent without it: the vocabulary gained the mark, one embedding row more.
-        try:
-            load_weights(model, Path(config.run.init_from) / WEIGHTS_FILE, new_rows=config.data.case_markup)
-        except ModelLoadError as err:
-            print(f"error: run.init_from: {err}", file=sys.stderr)
-            return 2
+        load_weights(model, Path(config.run.init_from) / WEIGHTS_FILE, new_rows=config.data.case_markup)
         log.info("initial weights: %s", Path(config.run.init_from) / WEIGHTS_FILE)
     model = model.to(env.device)
+    log.info("model: %.2fM parameters on %s (%s), %d process(es)", model.num_parameters() / 1e6, env.device,
+             env.autocast_dtype or "fp32", env.world_size)  # fmt: skip
+    return model
+
+
+def log_data(train_set: TrainingSet, config: TrainConfig, model: Transformer) -> None:
+    """What the batches waste on padding, and which head guided alignment teaches."""
+    o, guided = config.optim, config.optim.guided_alignment
+    examples = train_set.epoch(0)
+    bucketed = padding_fraction(examples, batch_indices(examples, o.max_tokens, o.seed, 0))
+    plain = padding_fraction(examples, batch_indices(examples, o.max_tokens, o.seed, 0, bucketing=False))
+    log.info("padding fraction: %.1f%% with bucketing, %.1f%% without", 100 * bucketed, 100 * plain)
+    if guided.enabled:
+        layer = range(model.config.n_decoder_layers)[guided.layer] + 1
+        log.info("guided alignment: weight %g on decoder layer %d, head %d (1-based, as bench.alignment names "
+                 "them)", guided.weight, layer, guided.head + 1)  # fmt: skip
+
+
+def run(config: TrainConfig, env: distributed.Env, run_dir: Path, resume: bool) -> int:
+    """Train on the prepared run directory, then (rank 0) pick and score the final model."""
+    tokenizer = Tokenizer.load(run_dir)
+    parts = {name: read_split(split_file(run_dir, name)) for name in SPLITS}
+    try:
+        model = build_model(config, tokenizer, env, resume)
+    except ModelLoadError as err:
+        print(f"error: run.init_from: {err}", file=sys.stderr)
+        return 2
     if env.is_main:
         (run_dir / CONFIG_FILE).write_text(model.config.to_json())
-        log.info(
-            "model: %.2fM parameters on %s (%s), %d process(es)",
-            model.num_parameters() / 1e6,
-            env.device,
-            env.autocast_dtype or "fp32",
-            env.world_size,
-        )
     max_len = min(config.data.max_len, model.config.max_positions)
     d, guided = config.data, config.optim.guided_alignment
     links = read_alignments(run_dir, len(parts["train"])) if guided.enabled else None
     train_set = TrainingSet(parts["train"], tokenizer, max_len, d.noise, d.sampling_alpha, config.optim.seed, links)
-    train_examples = train_set.epoch(0)
-    dev_examples = encode_pairs(parts["dev"], tokenizer, max_len)
+    dev = DevSet(encode_pairs(parts["dev"], tokenizer, max_len), parts["dev"])
     if env.is_main:
-        o = config.optim
-        bucketed = padding_fraction(train_examples, batch_indices(train_examples, o.max_tokens, o.seed, 0))
-        plain = padding_fraction(
-            train_examples, batch_indices(train_examples, o.max_tokens, o.seed, 0, bucketing=False)
-        )
-        log.info("padding fraction: %.1f%% with bucketing, %.1f%% without", 100 * bucketed, 100 * plain)
-        if guided.enabled:
-            layer = range(model.config.n_decoder_layers)[guided.layer] + 1
-            log.info("guided alignment: weight %g on decoder layer %d, head %d (1-based, as bench.alignment names "
-                     "them)", guided.weight, layer, guided.head + 1)  # fmt: skip
+        log_data(train_set, config, model)
     start = time.perf_counter()
     run_context = RunContext(config, env, run_dir, MetricsLog(run_dir / METRICS_LOG_FILE, env.is_main))
-    progress = train(model, tokenizer, train_set, DevSet(dev_examples, parts["dev"]), run_context, resume)
+    progress = train(model, tokenizer, train_set, dev, run_context, resume)
     if env.world_size > 1:
         identical, digests = distributed.ranks_identical(model, env)
-        log.info(
-            "rank %d of %d: weights sha256 %s; ranks identical: %s",
-            env.rank,
-            env.world_size,
-            digests[env.rank][:16],
-            identical,
-        )
+        log.info("rank %d of %d: weights sha256 %s; ranks identical: %s", env.rank, env.world_size,
+                 digests[env.rank][:16], identical)  # fmt: skip
     if env.is_main:
-        result = finish(model, tokenizer, run_context, dev_examples, parts["test"])
+        result = finish(model, tokenizer, run_context, dev.examples, parts["test"])
         t = result["test_greedy"]
-        log.info(
-            "done: %d steps in %.0f s; final=%s; test BLEU %.2f chrF %.2f (%s)",
-            progress.step,
-            time.perf_counter() - start,
-            result["final"],
-            t["bleu"],
-            t["chrf"],
-            t["bleu_signature"],
-        )
+        log.info("done: %d steps in %.0f s; final=%s; test BLEU %.2f chrF %.2f (%s)", progress.step,
+                 time.perf_counter() - start, result["final"], t["bleu"], t["chrf"], t["bleu_signature"])  # fmt: skip
     return 0
 
 

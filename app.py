@@ -23,7 +23,7 @@ from lab.models import ModelChoice, default_index, find_models
 from lab.request import Request
 from model.io import ModelLoadError
 from model.run_dir import runs_folder
-from model.translate import DEFAULT_MODEL, DecodeOptions, Translator
+from translate.translator import DEFAULT_MODEL, DecodeOptions, Translator
 from views import teaching as teach
 from views.alignment_tab import gold_picker, show_alignment
 from views.downloads import show_downloads

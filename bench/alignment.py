@@ -36,8 +36,8 @@ from lab.alignment_methods import EXTRACTIONS, ForcedPair, Method, force_decode,
 from lab.alignment_result import EFLOMAL, gold_file_of, save_alignment
 from model.config import from_dict
 from model.run_dir import TRAIN_CONFIG_FILE
-from model.translate import DEFAULT_MODEL, Translator
 from training.config import TrainConfig
+from translate.translator import DEFAULT_MODEL, Translator
 
 Extract = Callable[[ForcedPair], set[Link]]
 

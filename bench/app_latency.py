@@ -29,7 +29,7 @@ from bench.app_server import CHROMIUM, CHROMIUM_ARGS, REPO, running_app
 from lab.explain import explain, maps_of, set_threads
 from lab.maps import KIND_TITLES, KINDS, pick
 from lab.views import map_view
-from model.translate import DEFAULT_MODEL, Translator
+from translate.translator import DEFAULT_MODEL, Translator
 from viz.heatmap import attention_frame, attention_heatmap
 
 SENTENCE_15 = "Mañana mis amigos y yo vamos a ir a la playa con el perro grande."

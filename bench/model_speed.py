@@ -29,15 +29,15 @@ import torch.nn.functional as F
 from torch import nn
 
 from data.readers import Pair
-from model import ct2
 from model.config import ModelConfig
 from model.decode import greedy
 from model.layers import sinusoidal_table
 from model.run_dir import CONFIG_FILE, split_file
 from model.transformer import Transformer
-from model.translate import DEFAULT_MODEL, DecodeOptions, Translator
 from training.evaluate import corpus_scores, read_test_set
 from training.trainer import TranslationLoss
+from translate import ct2
+from translate.translator import DEFAULT_MODEL, DecodeOptions, Translator
 
 SIZES = {
     "small": dict(d_model=256, n_heads=4, d_ff=1024, n_encoder_layers=3, n_decoder_layers=3),

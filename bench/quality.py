@@ -28,10 +28,10 @@ from data.corpus import Pair, ReadReport
 from data.noise import TYPED_DESCRIPTION, typed
 from model.config import from_dict
 from model.run_dir import DATA_REPORT_FILE, TRAIN_CONFIG_FILE
-from model.translate import DEFAULT_MODEL, DecodeOptions, Translator
 from training.config import TrainConfig
 from training.phrases import EVERYDAY, read_phrases, score_phrases
 from training.prepare import load_and_split, split_fingerprint
+from translate.translator import DEFAULT_MODEL, DecodeOptions, Translator
 
 
 def test_pairs(model_dir: Path, corpus: str | None) -> list[Pair]:

@@ -15,7 +15,7 @@ import torch
 from torch import Tensor
 
 from data.corpus import Pair
-from model.tokenizer import Tokenizer
+from data.tokenizer import Tokenizer
 
 Link = tuple[int, int]  # (target index, source index)
 NEIGHBOURS = ((-1, 0), (0, -1), (1, 0), (0, 1), (-1, -1), (-1, 1), (1, -1), (1, 1))

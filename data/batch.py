@@ -13,7 +13,7 @@ from torch import Tensor
 from data.alignments import Link, attention_target
 from data.corpus import Pair
 from data.noise import NoiseConfig, add_noise
-from model.tokenizer import Tokenizer
+from data.tokenizer import Tokenizer
 
 
 @dataclass(frozen=True)

@@ -38,7 +38,7 @@ class DataConfig:
     # Multi-sentence training pairs with as many sentences on each side also train one pair per sentence
     # (data.corpus.sentence_pairs): "¡Hola! ¿Qué tal?" / "Hi! How are you?" teaches "¡Hola!" / "Hi!" on its own.
     split_sentences: bool = False
-    # Read the source lowercased, with a mark after each capitalised word (model/case_markup.py): "Hola" and
+    # Read the source lowercased, with a mark after each capitalised word (data/case_markup.py): "Hola" and
     # "hola" share their subwords. A new vocabulary learns the marked text; with run.init_from the parent's
     # vocabulary gains the mark as one more piece (its embedding row starts fresh).
     case_markup: bool = False

@@ -3,7 +3,7 @@ inputs cut into pieces the model can translate: sentences, then clause or word r
 
 A translation model sees a bounded number of positions and was trained on single sentences. Cutting a long input
 at that bound translates a fragment of nothing in particular; splitting it where the text itself pauses does not.
-Used on what the user types (the app and ``model.translate``) and on training pairs (data.corpus.sentence_pairs).
+Used on what the user types (the app and ``python -m translate``) and on training pairs (data.corpus.sentence_pairs).
 """
 
 from __future__ import annotations

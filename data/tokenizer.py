@@ -1,14 +1,142 @@
-"""Train SentencePiece on the training split only, joint or one model per language."""
+"""SentencePiece subword tokenizer(s) of a model directory, one joint model or one per language; and training
+them on the training split only."""
 
 from __future__ import annotations
 
 import io
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
 
 import sentencepiece as spm
+from sentencepiece import sentencepiece_model_pb2
 
-from data.corpus import Pair
-from model.case_markup import MARK, mark_case
-from model.tokenizer import Tokenizer
+from data.case_markup import MARK, mark_case, mark_tokens
+from data.readers import Pair
+from data.source_chars import Reading, readable
+from model.run_dir import JOINT_TOKENIZER_FILE as JOINT_FILE
+from model.run_dir import SRC_TOKENIZER_FILE as SRC_FILE
+from model.run_dir import TGT_TOKENIZER_FILE as TGT_FILE
+
+WORD_START = "\u2581"  # SentencePiece's "▁": this piece begins a word
+
+
+class TokenizerError(ValueError):
+    """A tokenizer file is missing or unreadable."""
+
+
+def _load(path: Path) -> spm.SentencePieceProcessor:
+    if not path.is_file():
+        raise TokenizerError(f"{path}: tokenizer file not found")
+    try:
+        return spm.SentencePieceProcessor(model_proto=path.read_bytes())
+    except (RuntimeError, OSError, TypeError) as err:
+        raise TokenizerError(f"{path}: not a SentencePiece model ({err})") from None
+
+
+@dataclass(frozen=True)
+class Tokenizer:
+    """Text <-> ids for source and target; ``src`` and ``tgt`` are the same processor when joint."""
+
+    src: spm.SentencePieceProcessor
+    tgt: spm.SentencePieceProcessor
+
+    @property
+    def joint(self) -> bool:
+        return self.src is self.tgt
+
+    @property
+    def case_markup(self) -> bool:
+        """Whether the source is read with case markup (data/case_markup.py): the vocabulary holds its mark."""
+        return self.src.piece_to_id(MARK) != self.src.unk_id()
+
+    def with_case_markup(self) -> Tokenizer:
+        """This tokenizer with the case mark added to the source vocabulary (one more id, the last): for turning case
+        markup on when fine-tuning a model that read cased text. The existing ids keep their meaning."""
+        if self.case_markup:
+            return self
+        proto = sentencepiece_model_pb2.ModelProto()
+        proto.ParseFromString(self.src.serialized_model_proto())
+        piece = proto.pieces.add()
+        piece.piece, piece.score, piece.type = MARK, 0.0, sentencepiece_model_pb2.ModelProto.SentencePiece.USER_DEFINED
+        src = spm.SentencePieceProcessor(model_proto=proto.SerializeToString())
+        return Tokenizer(src, src if self.joint else self.tgt)
+
+    @cached_property
+    def _src_known(self) -> dict[str, bool]:
+        return {}  # character -> whether the source vocabulary reads it as something other than <unk>
+
+    def src_knows(self, ch: str) -> bool:
+        """Whether the source vocabulary reads the character ``ch`` (it is not ``<unk>``)."""
+        known = self._src_known.get(ch)
+        if known is None:
+            known = self._src_known[ch] = self.src.unk_id() not in self.src.encode(ch)
+        return known
+
+    def src_reading(self, text: str) -> Reading:
+        """The source text as the vocabulary reads it: with case markup when the tokenizer has it, then each character
+        the vocabulary lacks in a plain form or left out (data/source_chars.py); and what was left out. In this
+        order, since a case-markup vocabulary may lack a capital ("Ó") that the markup lowers."""
+        return readable(mark_case(text) if self.case_markup else text, self.src_knows)
+
+    def src_text(self, text: str) -> str:
+        """The text of ``src_reading``."""
+        return self.src_reading(text).text
+
+    def src_tokens(self, tokens: Sequence[str]) -> list[str]:
+        """The tokens of one source text, each as the vocabulary reads it in that text (``src_text``, token by token:
+        only the text's first word is read with a capital)."""
+        return [readable(t, self.src_knows).text for t in (mark_tokens(tokens) if self.case_markup else tokens)]
+
+    @classmethod
+    def load(cls, directory: Path) -> Tokenizer:
+        directory = Path(directory)
+        if (directory / JOINT_FILE).is_file():
+            joint = _load(directory / JOINT_FILE)
+            return cls(joint, joint)
+        if (directory / SRC_FILE).is_file() or (directory / TGT_FILE).is_file():
+            return cls(_load(directory / SRC_FILE), _load(directory / TGT_FILE))
+        raise TokenizerError(f"{directory}: no tokenizer ({JOINT_FILE}, or {SRC_FILE} and {TGT_FILE})")
+
+    def proto(self) -> bytes:
+        """The serialised vocabularies (source, then target): equal bytes, the same tokenizer."""
+        return self.src.serialized_model_proto() + self.tgt.serialized_model_proto()
+
+    @staticmethod
+    def files(directory: Path) -> tuple[Path, ...]:
+        """Every file name a saved tokenizer may take in ``directory``."""
+        return tuple(Path(directory) / name for name in (JOINT_FILE, SRC_FILE, TGT_FILE))
+
+    def save(self, directory: Path) -> None:
+        directory = Path(directory)
+        if self.joint:
+            (directory / JOINT_FILE).write_bytes(self.src.serialized_model_proto())
+        else:
+            (directory / SRC_FILE).write_bytes(self.src.serialized_model_proto())
+            (directory / TGT_FILE).write_bytes(self.tgt.serialized_model_proto())
+
+    def encode_src(self, text: str) -> list[int]:
+        """Source ids with EOS appended (the encoder sees ``x1 … xS </s>``)."""
+        return self.src.encode(self.src_text(text)) + [self.src.eos_id()]
+
+    def encode_tgt(self, text: str) -> list[int]:
+        """Target ids with EOS appended (the decoder predicts ``y1 … yT </s>``)."""
+        return self.tgt.encode(text) + [self.tgt.eos_id()]
+
+    def decode_tgt(self, ids: list[int]) -> str:
+        """Text of target ids; BOS/EOS/PAD are dropped."""
+        specials = {self.tgt.bos_id(), self.tgt.eos_id(), self.tgt.pad_id()}
+        return self.tgt.decode([i for i in ids if i not in specials])
+
+    def src_pieces(self, ids: list[int]) -> list[str]:
+        return [self.src.id_to_piece(i) for i in ids]
+
+    def tgt_pieces(self, ids: list[int]) -> list[str]:
+        return [self.tgt.id_to_piece(i) for i in ids]
+
+
+# ----------------------------------------------------------------------------------------- training
 
 
 def _train(sentences: list[str], vocab_size: int, symbols: tuple[str, ...] = ()) -> spm.SentencePieceProcessor:
@@ -40,7 +168,7 @@ def train_tokenizer(
 
     ``extra_src``: more source-side text for the vocabulary only, e.g. noised copies of the Spanish side so that
     "hola" gets pieces of its own as "Hola" does. With ``case_markup`` the source side is learned as it will be
-    read, lowercased with the case mark (model/case_markup.py), and the mark is a piece of its own.
+    read, lowercased with the case mark (data/case_markup.py), and the mark is a piece of its own.
     """
     src = [p.src for p in train] + list(extra_src)
     symbols = (MARK,) if case_markup else ()

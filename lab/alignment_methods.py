@@ -22,8 +22,8 @@ from lab.alignment_eval import (
     threshold,
     word_matrix,
 )
-from model.inspect import inspect
-from model.translate import Translator
+from model.attention_maps import inspect
+from translate.translator import Translator
 
 Extraction = Literal["argmax", "threshold", "intersection", "grow-diag-final-and", "Shift-Att"]
 EXTRACTIONS: dict[Extraction, str] = {

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from data.tokenizer import Tokenizer
 from lab.maps import Kind, SentenceMaps
 from model.attention import causal_mask, padding_mask
-from model.tokenizer import Tokenizer
 from model.transformer import Transformer
 
 FORMULA = (

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 import torch
 
+from data.tokenizer import Tokenizer
 from model.decode import max_output_lengths
-from model.tokenizer import Tokenizer
 from model.transformer import Transformer
 
 

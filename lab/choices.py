@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import torch
 
-from model.tokenizer import Tokenizer
+from data.tokenizer import Tokenizer
 from model.transformer import Transformer
 
 TOP = 5

@@ -9,9 +9,9 @@ import numpy as np
 import torch
 
 from lab.maps import SentenceMaps
-from model.inspect import AttentionMaps, inspect
+from model.attention_maps import AttentionMaps, inspect
 from model.layers import sinusoidal_table
-from model.translate import DecodeOptions, Translator
+from translate.translator import DecodeOptions, Translator
 
 DEFAULT_THREADS = 1  # the app shares a small CPU with training jobs
 BATCH = 32  # pieces translated together
@@ -58,7 +58,7 @@ class Explanation:
     source: str
     sentences: list[Sentence]  # the input's pieces in order; one when the input is short
     max_src_len: int
-    left_out: tuple[str, ...] = ()  # characters the vocabulary has no form for (model/source_chars.py)
+    left_out: tuple[str, ...] = ()  # characters the vocabulary has no form for (data/source_chars.py)
 
     @property
     def text(self) -> str:

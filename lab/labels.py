@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from data.case_markup import MARK
 from lab.languages import Languages
 from lab.maps import Kind
-from model.case_markup import MARK
 
 TOKEN_LEGEND = (
     ("▁", "starts a new word: SentencePiece splits words into pieces, and ▁ marks the first piece of each word"),

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from model.case_markup import unmark_case
+from data.case_markup import unmark_case
 
 WORD_START = "\u2581"  # SentencePiece's "▁": this piece begins a word
 

@@ -7,11 +7,15 @@
     transformer.py  embeddings (§3.4), the encoder stack, the decoder stack (one loop: a full teacher-forced
                     pass or one step at a time with the cache), the output projection
     decode.py       greedy and beam search
-    inspect.py      every attention map of one (source, output) pair, from one teacher-forced pass
-    io.py           a model directory: config.json + model.safetensors (older weight layouts converted on load)
-    tokenizer.py    SentencePiece, source and target
-    case_markup.py  the source read in lowercase with ⇧ after a capitalised word, when the vocabulary has ⇧
-    translate.py    Translator: text in, translation and attention maps out; ``python -m model.translate``
+    ensemble.py     several models decoding as one (the mean of their log-probabilities per step)
+    attention_maps.py  every attention map of one (source, output) pair, from one teacher-forced pass
+    io.py           weights I/O: model.safetensors (older layouts converted on load), shapes checked from the
+                    file's header before anything is allocated
+    typed_config.py the frozen, checked records every config is built from
+    run_dir.py      the names of a model (and run) folder's files
+
+Nothing here knows about text: the tokenizer, case markup and source characters are in data/, the Translator and
+the command line in translate/.
 
 Shapes, named the same way in every file:
 

@@ -4,28 +4,19 @@ from __future__ import annotations
 
 import shutil
 import uuid
-from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 from safetensors import SafetensorError, safe_open
 from safetensors.torch import load_file, save_file
 
-from model.config import ConfigError, ModelConfig
+from model.config import ModelConfig
 from model.run_dir import CONFIG_FILE, WEIGHTS_FILE
-from model.tokenizer import Tokenizer, TokenizerError
 from model.transformer import Transformer
 
 
 class ModelLoadError(ValueError):
     """A model directory cannot be loaded; the message names the file and the problem."""
-
-
-@dataclass(frozen=True)
-class LoadedModel:
-    model: Transformer
-    tokenizer: Tokenizer
-    directory: Path
 
 
 def weights_of(model: Transformer, dtype: torch.dtype | None = None) -> dict[str, torch.Tensor]:
@@ -132,30 +123,6 @@ def load_weights(model: Transformer, path: Path, new_rows: bool = False) -> None
         for name, p in params.items():
             old = tensors[name]
             p[: old.shape[0]].copy_(old.to(p.dtype))  # all rows, except where new_rows let an embedding grow
-
-
-def load_model(directory: Path, device: str | torch.device = "cpu") -> LoadedModel:
-    """Rebuild the model from its directory in eval mode, checking every file."""
-    directory = Path(directory)
-    if not directory.is_dir():
-        raise ModelLoadError(f"{directory}: model directory not found")
-    try:
-        config = ModelConfig.from_json_file(directory / CONFIG_FILE)
-        tokenizer = Tokenizer.load(directory)
-    except (ConfigError, TokenizerError) as err:
-        raise ModelLoadError(str(err)) from None
-    if (
-        tokenizer.src.get_piece_size() != config.src_vocab_size
-        or tokenizer.tgt.get_piece_size() != config.tgt_vocab_size
-    ):
-        raise ModelLoadError(
-            f"{directory}: tokenizer vocabulary ({tokenizer.src.get_piece_size()}/{tokenizer.tgt.get_piece_size()}) "
-            f"does not match {CONFIG_FILE} ({config.src_vocab_size}/{config.tgt_vocab_size})"
-        )
-    check_shapes(directory / WEIGHTS_FILE, expected_shapes(config))  # before the real model allocates anything
-    model = Transformer(config)
-    load_weights(model, directory / WEIGHTS_FILE)
-    return LoadedModel(model.to(device).eval(), tokenizer, directory)
 
 
 def replace_dir(new: Path, out: Path) -> None:

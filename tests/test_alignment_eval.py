@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from data.alignments import eflomal_links, grow_diag_final_and
+from data.tokenizer import WORD_START, Tokenizer
 from lab.alignment_eval import (
     GoldFormatError,
     column_argmax,
@@ -26,7 +27,6 @@ from lab.alignment_eval import (
     word_matrix,
 )
 from lab.alignment_methods import Method, forced_pair
-from model.tokenizer import WORD_START, Tokenizer
 
 SHIPPED = Path(__file__).resolve().parent.parent / "checkpoints" / "es-en"
 

@@ -17,7 +17,7 @@ from lab.alignment_methods import Method, force_decode
 from lab.alignment_result import AlignmentFileError, GoldFile, load_alignment, save_alignment
 from lab.gold_sentences import DEFAULT_GOLD, GOLD_ENV, gold_path, offered, pair_for, source_text
 from model.run_dir import ALIGNMENT_FILE, REPO_ROOT
-from model.translate import DEFAULT_MODEL, Translator
+from translate.translator import DEFAULT_MODEL, Translator
 
 APP = str(REPO_ROOT / "app.py")
 GOLD = (  # English, Spanish, links (English index - Spanish index), as XL-WA writes them

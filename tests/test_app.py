@@ -16,12 +16,12 @@ import torch
 from streamlit.testing.v1 import AppTest
 
 from bench.app_latency import long_input
+from data.case_markup import MARK
+from data.tokenizer import JOINT_FILE
 from lab.explain import EMPTY, Explanation, maps_of
 from lab.maps import KIND_TITLES
 from lab.models import MODEL_FILES
-from model.case_markup import MARK
-from model.tokenizer import JOINT_FILE
-from model.translate import DEFAULT_MODEL, DecodeOptions, Translator
+from translate.translator import DEFAULT_MODEL, DecodeOptions, Translator
 from viz.heatmap import MAX_AXIS_LABELS
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
@@ -362,7 +362,9 @@ def test_an_output_cut_at_the_length_limit_is_reported_and_an_empty_one_is_shown
 ) -> None:
     st.cache_data.clear()
     # An output limit of one token: EOS is forced at once, so the output is empty and cut.
-    monkeypatch.setattr("model.translate.DecodeOptions", functools.partial(DecodeOptions, max_len_a=0.0, max_len_b=1))
+    monkeypatch.setattr(
+        "translate.translator.DecodeOptions", functools.partial(DecodeOptions, max_len_a=0.0, max_len_b=1)
+    )
     at = translate(start(), "El coche verde 12.")
     assert output(at) == EMPTY  # not a blank box
     assert any("length limit" in w.value and "had not finished" in w.value for w in at.warning)

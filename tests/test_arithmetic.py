@@ -20,9 +20,9 @@ from lab.arithmetic import (
 )
 from lab.explain import sentence_maps
 from lab.maps import KINDS
-from model.inspect import inspect
+from model.attention_maps import inspect
 from model.transformer import Transformer
-from model.translate import DEFAULT_MODEL, Translator
+from translate.translator import DEFAULT_MODEL, Translator
 
 TOLERANCE = 1e-6
 

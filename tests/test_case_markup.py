@@ -1,4 +1,4 @@
-"""Case markup (model/case_markup.py): "Hola" and "hola" read the same subwords, plus a mark for the capital."""
+"""Case markup (data/case_markup.py): "Hola" and "hola" read the same subwords, plus a mark for the capital."""
 
 from __future__ import annotations
 
@@ -8,12 +8,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from data.corpus import Pair
-from data.tokenizer import train_tokenizer
-from lab.alignment_eval import piece_words
-from lab.labels import legend_markdown
-from lab.words import word_groups, word_labels
-from model.case_markup import (
+from data.case_markup import (
     MARK,
     capitalise_first_word,
     mark_case,
@@ -22,9 +17,13 @@ from model.case_markup import (
     unmark_case,
     unshout,
 )
+from data.corpus import Pair
+from data.tokenizer import Tokenizer, train_tokenizer
+from lab.alignment_eval import piece_words
+from lab.labels import legend_markdown
+from lab.words import word_groups, word_labels
 from model.io import ModelLoadError, load_weights, save_model
 from model.run_dir import WEIGHTS_FILE
-from model.tokenizer import Tokenizer
 from model.transformer import Transformer
 from tests.conftest import tiny_config, toy_pairs
 

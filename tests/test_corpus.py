@@ -15,6 +15,7 @@ from data.corpus import (
     Pair,
     ReadReport,
     clean,
+    corpus_pairs,
     detect_format,
     match_key,
     read_corpus,
@@ -323,3 +324,62 @@ def test_write_pairs_round_trips_and_refuses_tabs(tmp_path: Path) -> None:
     assert texts(read(tmp_path / "out.tsv", "tsv")[0]) == texts(pairs)
     with pytest.raises(CorpusError, match="tab or newline"):
         write_pairs([Pair("a\tb", "c")], tmp_path / "bad.tsv")
+
+
+# ----------------------------------------------------------------------------------------- UTF-16 and UTF-32
+
+MARKS = [
+    ("utf-16-le", b"\xff\xfe", "UTF-16 (little-endian)"),
+    ("utf-16-be", b"\xfe\xff", "UTF-16 (big-endian)"),
+    ("utf-32-le", b"\xff\xfe\x00\x00", "UTF-32 (little-endian)"),  # starts with the UTF-16-LE mark
+    ("utf-32-be", b"\x00\x00\xfe\xff", "UTF-32 (big-endian)"),
+]
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize(("codec", "mark", "name"), MARKS)
+def test_utf16_and_utf32_are_named_by_their_mark_and_read_when_skipping(
+    tmp_path: Path, fmt: str, codec: str, mark: bytes, name: str
+) -> None:
+    path, es, _ = write_corpus(tmp_path, fmt, [("año".encode(), b"year"), *GOOD[1:]], crlf=True)  # as Notepad saves
+    files = [tmp_path / "corpus.es", tmp_path / "corpus.en"] if fmt == "moses" else [es]
+    for file in files:
+        file.write_bytes(mark + file.read_bytes().decode().encode(codec))
+    assert detect_format(path) == fmt
+    with pytest.raises(CorpusError, match=at(es, 1) + rf": {re.escape(name)} text \(byte-order mark .*expected UTF-8"):
+        read(path)  # strict, as python -m training.train reads by default
+    pairs, report = read(path, skip_bad=True)  # as the Train page reads
+    assert texts(pairs) == [("año", "year"), ("dos", "two"), ("tres", "three")]
+    assert report.repaired[f"{name} text, read and converted to UTF-8"] == len(files)
+    assert f"{es}:1" in report.examples[f"{name} text, read and converted to UTF-8"]
+    assert not report.skipped
+
+
+@pytest.mark.parametrize(
+    ("codec", "guess"),
+    [("utf-16-le", "UTF-16 (little-endian)"), ("utf-16-be", "UTF-16 (big-endian)"), ("utf-32-le", "UTF-32")],
+)
+def test_utf16_without_a_mark_is_always_refused_as_looking_like_utf16(tmp_path: Path, codec: str, guess: str) -> None:
+    path = tmp_path / "corpus.tsv"
+    path.write_bytes("uno\tone\ndos\ttwo\n".encode(codec))
+    for skip_bad in (False, True):
+        message = rf": \d+ of the first \d+ bytes are NUL: this looks like {re.escape(guess)} text without a byte-order"
+        with pytest.raises(CorpusError, match=re.escape(str(path)) + message + r".*save the file as UTF-8"):
+            read(path, skip_bad=skip_bad)
+
+
+def test_broken_utf16_and_a_bare_mark_are_errors(tmp_path: Path) -> None:
+    path = tmp_path / "corpus.tsv"
+    path.write_bytes(b"\xff\xfe" + "uno\tone\n".encode("utf-16-le") + b"\x00\xd8" + "x\ty\n".encode("utf-16-le"))
+    with pytest.raises(CorpusError, match=r"corpus\.tsv:\d+: invalid UTF-16 \(little-endian\)"):
+        read(path, "tsv", skip_bad=True)  # a lone surrogate: even skipping, the rest of the file cannot be trusted
+    path.write_bytes(b"\xff\xfe")
+    with pytest.raises(CorpusError, match="file is empty"):
+        read(path, "tsv", skip_bad=True)
+
+
+def test_reading_streams_one_line_at_a_time(tmp_path: Path) -> None:
+    path, _, _ = write_corpus(tmp_path, "tsv", GOOD * 1000)
+    pairs = corpus_pairs(path, "tsv")
+    assert texts([next(pairs)]) == [("uno", "one")]  # the rest is not read yet
+    assert len(list(pairs)) == 2999

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import io
+import itertools
 import os
+import random
+import string
+import tracemalloc
 from pathlib import Path
 
 import pytest
 
-from data.corpus import CleanConfig, read_corpus
+from data.corpus import CleanConfig, Pair, read_corpus, split
 from model.run_dir import REPO_ROOT, RUNS_ENV
 from training_jobs.corpus_check import (
     MIN_PAIRS,
@@ -16,6 +21,8 @@ from training_jobs.corpus_check import (
     clean_config_of,
     csv_default_columns,
     csv_header,
+    holdout_problem,
+    peek_rows,
     relabel_csv,
     tsv_columns,
     write_corpus,
@@ -23,6 +30,7 @@ from training_jobs.corpus_check import (
 from training_jobs.uploads import (
     CORPUS_DIRS_ENV,
     corpus_folders,
+    MAX_NAME,
     folder_problem,
     max_upload_mb,
     safe_filename,
@@ -134,11 +142,24 @@ def test_clean_filters_come_from_the_preset() -> None:
         ("ñandú.tsv", "nandu.tsv"),
         ("", "corpus.txt"),
         ("...", "corpus.txt"),
-        ("a" * 300 + ".csv", "a" * 96 + ".csv"),
     ],
 )
 def test_file_names_are_sanitised(name: str, safe: str) -> None:
     assert safe_filename(name) == safe
+
+
+@pytest.mark.parametrize("name", ["a" * 250 + ".csv", "ñ" * 254, "b" * 240 + ".tsv", "c" * 230 + ".anextension12"])
+def test_long_upload_names_are_cut_keeping_the_extension_and_a_hash(tmp_path: Path, name: str) -> None:
+    safe = safe_filename(name)
+    assert len(safe) == MAX_NAME and safe == safe_filename(safe)
+    if name.endswith((".csv", ".tsv")):
+        assert safe.endswith(name[-4:])
+    assert safe_filename(name[:-5] + "x" + name[-4:]) != safe  # differ only near the end: still two files
+    staged = stage_files({safe: tsv(30).encode()}, tmp_path) / safe
+    assert staged.read_text() == tsv(30)
+    if safe.endswith(".csv"):
+        staged.write_text("es,en\n" + "".join(f"Hola {i},Hi {i}\n" for i in range(30)))
+        assert len(relabel_csv(staged, 0, 1, tmp_path / "csv").name) < 255
 
 
 def test_upload_limit_is_configurable_and_explained() -> None:
@@ -208,3 +229,123 @@ def test_a_moses_side_linked_outside_the_allowed_folders_is_refused(tmp_path: Pa
     for given in ("corpus", "corpus.es"):  # the prefix, or the side that is a real file
         problem = folder_problem(server_path(str(allowed / given)), (allowed.resolve(),))
         assert problem is not None and "corpus.en" in problem and "/etc/passwd" in problem
+
+
+def test_a_server_path_too_long_for_the_file_system_gets_a_message_not_a_traceback(tmp_path: Path) -> None:
+    folders = (tmp_path.resolve(),)
+    long_name = f"{tmp_path}/{'x' * 300}.tsv"
+    problem = folder_problem(server_path(long_name), folders, long_name)
+    assert problem is not None and "is 304 bytes long; a file or folder name may have at most 255" in problem
+    deep = f"{tmp_path}/" + "/".join(["y" * 200] * 25) + "/c.tsv"
+    problem = folder_problem(server_path(deep), folders, deep)
+    assert problem is not None and "a path may have at most 4095" in problem
+    edge = f"{tmp_path}/{'z' * 253}"  # fits, but its Moses siblings (.es, .en) would not
+    assert "cannot be looked at (File name too long)" in (folder_problem(server_path(edge), folders, edge) or "")
+
+
+# ----------------------------------------------------------------------------------------- encodings
+
+
+def test_a_utf16_upload_is_read_as_utf16_and_says_so(tmp_path: Path) -> None:
+    path = write(tmp_path / "notepad.tsv", b"\xff\xfe" + tsv(30).replace("\n", "\r\n").encode("utf-16-le"))
+    check = check_corpus(CorpusSource(path), CleanConfig())
+    assert check.ok and check.kept == 30 and check.fmt == "tsv"
+    assert check.sample[0] == ("El perro 0 corre.", "The dog 0 runs.")  # no NUL bytes in any pair
+    assert {r.reason for r in check.repaired} == {
+        "UTF-16 (little-endian) text, read and converted to UTF-8",
+        "CRLF line ending",
+    }
+    assert peek_rows(path)[0] == ["El perro 0 corre.", "The dog 0 runs."]
+    out = write_corpus(CorpusSource(path), CleanConfig(), tmp_path / "run")
+    assert out.read_text(encoding="utf-8") == tsv(30)
+
+
+def test_utf16_without_a_mark_is_refused_naming_utf16(tmp_path: Path) -> None:
+    path = write(tmp_path / "no-mark.tsv", tsv(30).encode("utf-16-le"))
+    check = check_corpus(CorpusSource(path), CleanConfig())
+    assert not check.ok and "looks like UTF-16 (little-endian) text" in check.problems[0]
+    assert "save the file as UTF-8" in check.problems[0]
+
+
+def test_a_utf16_csv_is_relabelled_into_a_utf8_copy(tmp_path: Path) -> None:
+    text = "id,english,spanish\n" + "".join(f'{i},"Hi, {i}",Hola {i}\n' for i in range(30))
+    path = write(tmp_path / "c.csv", b"\xfe\xff" + text.encode("utf-16-be"))
+    assert csv_header(path) == ["id", "english", "spanish"]
+    copy = relabel_csv(path, 2, 1, tmp_path / "staging")
+    assert copy.read_text(encoding="utf-8").startswith("column1,target,source\n0,")
+    check = check_corpus(CorpusSource(copy, "csv"), CleanConfig())
+    assert check.ok and check.sample[0] == ("Hola 0", "Hi, 0")
+
+
+# ----------------------------------------------------------------------------------------- dev and test
+
+
+def kept_file(pairs: list[tuple[str, str]]) -> io.StringIO:
+    return io.StringIO("".join(f"{s}\t{t}\n" for s, t in pairs))
+
+
+def test_a_corpus_whose_pairs_all_share_a_sentence_is_refused(tmp_path: Path) -> None:
+    text = "".join(f"Lo veo {i}.\tI see.\n" for i in range(40))
+    check = check_corpus(CorpusSource(write(tmp_path / "one.tsv", text)), CleanConfig())
+    assert not check.ok and check.kept == 40
+    assert check.problems == (
+        "all 40 pairs share the target (en) sentence 'I see.' (up to case and final punctuation), so no pair can be "
+        "held out for the dev and test splits (pairs that share a sentence stay together, in training); add pairs "
+        "with other sentences",
+    )
+    pairs = read_corpus(write_corpus(CorpusSource(write(tmp_path / "ok.tsv", tsv(40))), CleanConfig(), tmp_path / "r"))
+    assert len(pairs) == 40
+    with pytest.raises(ValueError, match="all 40 pairs share"):
+        write_corpus(CorpusSource(tmp_path / "one.tsv"), CleanConfig(), tmp_path / "run")
+    assert not (tmp_path / "run").exists() and not list(tmp_path.glob(".run*"))  # nothing half-written
+
+
+def test_pairs_only_in_large_groups_or_a_chain_cannot_be_held_out() -> None:
+    groups = [(f"Frase {i}.", f"Sentence {i % 2}.") for i in range(30)]  # two groups of 15
+    assert (holdout_problem(kept_file(groups), 30) or "").startswith("none of the 30 pairs can be held out")
+    chain = [(f"Frase {(i + 1) // 2}.", f"Sentence {i // 2}.") for i in range(30)]  # each sentence twice: one chain
+    assert (holdout_problem(kept_file(chain), 30) or "").startswith("none of the 30 pairs can be held out")
+    few = [(f"Frase {i}.", f"Sentence {min(i, 90) // 10}.") for i in range(100)]  # 90 in groups of 10, 10 alone
+    problem = holdout_problem(kept_file(few), 100) or ""
+    assert "only 10 of the 100 pairs can be held out" in problem and "leaving none for the dev split" in problem
+    parts = split([Pair(*p) for p in few], 10, 10)
+    assert len(parts.test) == 10 and not parts.dev  # what training would have done
+
+
+def test_the_dev_test_check_refuses_only_what_the_split_cannot_hold_out() -> None:
+    rng, verdicts = random.Random(0), set()
+    for _ in range(60):
+        n_src, n_tgt = rng.randint(2, 40), rng.randint(2, 40)
+        links = {(rng.randrange(n_src), rng.randrange(n_tgt)) for _ in range(rng.randint(20, 80))}
+        pairs = [(f"Frase {a}.", f"Sentence {b}.") for a, b in sorted(links)]
+        size = max(1, len(pairs) // 10)
+        parts = split([Pair(*p) for p in pairs], size, size)
+        refused = holdout_problem(kept_file(pairs), len(pairs)) is not None
+        assert not (refused and parts.dev and parts.test)  # never refuses a corpus training could split
+        assert refused or parts.test  # lets through only what fills test (dev: all but a 3-pair window)
+        verdicts.add(refused)
+    assert verdicts == {True, False}
+
+
+# ----------------------------------------------------------------------------------------- memory
+
+
+def short_lines(n: int, shared: bool) -> str:
+    """``n`` different pairs of 4-character words, about 10 bytes a line: the most lines per megabyte."""
+    alphabet = string.ascii_lowercase + string.digits  # no capitals: case would merge sentences for the split
+    words = ["".join(w) for w in itertools.islice(itertools.product(alphabet, repeat=4), n)]
+    return "".join(f"{a}\t{'x' if shared else b}\n" for a, b in zip(words, reversed(words), strict=True))
+
+
+@pytest.mark.parametrize("shared", [False, True], ids=["different", "one-target"])
+def test_checking_many_short_lines_holds_at_most_three_times_the_file(tmp_path: Path, shared: bool) -> None:
+    path = write(tmp_path / "short.tsv", short_lines(100_000, shared))
+    tracemalloc.start()
+    try:
+        check = check_corpus(CorpusSource(path), CleanConfig())
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert check.kept == 100_000 and check.ok is not shared
+    ratio = peak / path.stat().st_size
+    assert ratio <= 3, f"peak {peak / 1e6:.1f} MB is {ratio:.1f}x the file"

@@ -9,12 +9,13 @@ from pathlib import Path
 import pytest
 import torch
 
-from model import ct2
-from model.io import ModelLoadError, load_model, save_model
-from model.translate import DecodeOptions, Translator
-from model.translate import main as translate_main
+from model.io import ModelLoadError, save_model
 from training.evaluate import main as evaluate_main
 from training.export import main as export_main
+from translate import ct2
+from translate.cli import main as translate_main
+from translate.model_dir import load_model
+from translate.translator import DecodeOptions, Translator
 
 pytest.importorskip("ctranslate2")  # model.ct2 imports it only when used
 INFERENCE_FILES = ("config.json", "model.safetensors", "spm.model")

@@ -11,10 +11,10 @@ import pytest
 
 from data.corpus import CorpusError
 from data.readers import ReadReport
-from model.translate import DecodeOptions, Translator
 from training import prepare
 from training.config import load_train_config
 from training.distill import main
+from translate.translator import DecodeOptions, Translator
 
 BEAM = DecodeOptions(beam_size=2)
 

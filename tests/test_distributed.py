@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from model.run_dir import train_links_file
-from model.translate import Translator
+from translate.translator import Translator
 
 ROOT = Path(__file__).resolve().parent.parent
 ARGS = ["--config", "configs/tiny.toml", "--run.device=cpu", "--model.dropout=0.1", "--run.eval_every=30",

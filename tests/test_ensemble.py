@@ -15,7 +15,8 @@ from model.decode import beam_search, greedy
 from model.ensemble import Ensemble
 from model.io import ModelLoadError
 from model.transformer import Transformer
-from model.translate import Translator, main
+from translate.cli import main
+from translate.translator import Translator
 
 
 def model(seed: int, **changes: object) -> Transformer:

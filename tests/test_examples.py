@@ -8,7 +8,7 @@ from lab.examples import EXAMPLES, GuidedExample, is_accepted
 from lab.explain import explain
 from lab.language_check import evidence, warnings
 from lab.languages import languages
-from model.translate import DEFAULT_MODEL, Translator
+from translate.translator import DEFAULT_MODEL, Translator
 
 
 @pytest.fixture(scope="module")

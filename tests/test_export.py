@@ -11,10 +11,10 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from model.ct2 import CT2_DIR
 from model.run_dir import ALIGNMENT_FILE, MODEL_CARD_FILE
-from model.translate import Translator
 from training.export import main
+from translate.ct2 import CT2_DIR
+from translate.translator import Translator
 
 
 def test_export_writes_half_precision_weights_and_only_inference_files(tiny_model_dir: Path, tmp_path: Path) -> None:

@@ -12,10 +12,10 @@ import torch
 
 from model.io import save_model
 from model.run_dir import DATA_REPORT_FILE, SPLITS_DIR
-from model.translate import Translator
 from training import export, gate
 from training.phrases import Phrase
 from training.prepare import read_split
+from translate.translator import Translator
 
 
 def own_phrases(translator: Translator, sources: list[str]) -> list[Phrase]:

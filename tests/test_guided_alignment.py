@@ -13,10 +13,9 @@ from data.alignments import attention_target, format_links, parse_links, piece_p
 from data.batch import Example, TrainingSet, collate
 from data.corpus import Pair
 from data.noise import NoiseConfig
-from data.tokenizer import train_tokenizer
+from data.tokenizer import Tokenizer, train_tokenizer
 from model.config import ConfigError, ModelConfig
 from model.run_dir import split_file, train_links_file
-from model.tokenizer import Tokenizer
 from model.transformer import Transformer
 from training.config import GuidedAlignmentConfig, load_train_config
 from training.guided_alignment import alignment_loss, read_alignments, write_alignments

@@ -27,7 +27,7 @@ from lab.maps import KINDS, SentenceMaps, pick, problems, to_json
 from lab.request import Request, changes, stale_note
 from lab.views import MAX_GRID_CELLS, MAX_MAP_CELLS, MapView, grid_plan, map_view, too_big
 from lab.words import merge_columns, merge_mask, merge_rows, word_groups, word_labels
-from model.translate import DecodeOptions, Translator
+from translate.translator import DecodeOptions, Translator
 
 SRC = ["▁El", "▁ga", "to", "▁rojo", ".", "</s>"]  # words: El | gato | rojo. | </s>
 TGT_OUT = ["▁The", "▁red", "▁c", "at", ".", "</s>"]  # words: The | red | cat. | </s>

@@ -10,9 +10,9 @@ import torch.nn.functional as F
 from conftest import tiny_config
 
 from model.attention import MultiHeadAttention, causal_mask, padding_mask
+from model.attention_maps import inspect
 from model.config import ConfigError, ModelConfig
 from model.decode import beam_search, greedy
-from model.inspect import inspect
 from model.transformer import Transformer
 
 PAD, BOS, EOS = 0, 2, 3

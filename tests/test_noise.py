@@ -11,9 +11,8 @@ import pytest
 from data.batch import TrainingSet, encode_pairs
 from data.corpus import Pair, ReadReport, exclude, read_held_out
 from data.noise import NoiseConfig, add_noise, drop_commas, typed
-from data.tokenizer import train_tokenizer
+from data.tokenizer import Tokenizer, train_tokenizer
 from model.config import ConfigError
-from model.tokenizer import Tokenizer
 from training.config import load_train_config
 from training.prepare import load_and_split
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from model.translate import Translator
 from training.recipe import RECIPE_FILE, STEPS, load_recipe, main
+from translate.translator import Translator
 
 RECIPE = """
 corpus = ["{corpus}"]

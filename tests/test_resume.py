@@ -17,7 +17,7 @@ from safetensors.torch import load_file
 
 from data.batch import batch_indices, encode_pairs
 from data.readers import Pair
-from model.tokenizer import Tokenizer
+from data.tokenizer import Tokenizer
 
 ROOT = Path(__file__).resolve().parent.parent
 # Dropout on, so the result depends on restoring the RNG; saves every 7 steps (not at evaluations, every 20),

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from model.case_markup import MARK
-from model.translate import DEFAULT_MODEL, DecodeOptions, Translator
+from data.case_markup import MARK
 from training.config import load_train_config
 from training.phrases import Phrase, is_accepted, read_phrases, score_phrases
 from training.train import parent_shape, parse_args
+from translate.translator import DEFAULT_MODEL, DecodeOptions, Translator
 
 # Simple sentences and English answers the shipped model must give (greedy and beam 4), compared after
 # normalising case and punctuation (training/phrases.py), with the alternatives a translator would accept.

@@ -1,4 +1,4 @@
-"""Characters the source vocabulary lacks: a plain form it has, or left out and named (model/source_chars.py)."""
+"""Characters the source vocabulary lacks: a plain form it has, or left out and named (data/source_chars.py)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import random
 import pytest
 
 from data.corpus import Pair
+from data.source_chars import Reading, plain_form, readable
 from data.tokenizer import train_tokenizer
 from lab.explain import MAX_NAMED, Explanation, notices
-from model.source_chars import Reading, plain_form, readable
 from tests.conftest import toy_pairs
 
 

@@ -16,7 +16,7 @@ from lab.language_check import MIN_TOKEN_PROB, Evidence, warnings
 from lab.languages import UNKNOWN, Languages, languages, name_of
 from lab.maps import KINDS, SentenceMaps
 from model.run_dir import TRAIN_CONFIG_FILE
-from model.translate import DEFAULT_MODEL
+from translate.translator import DEFAULT_MODEL
 
 SRC = ["▁El", "▁ga", "to", "▁negro", ".", "</s>"]  # words: El | gato | negro. | </s>
 TGT_OUT = ["▁The", "▁black", "▁c", "at", ".", "</s>"]  # words: The | black | cat. | </s>

@@ -8,8 +8,7 @@ from pathlib import Path
 import pytest
 
 from data.corpus import Pair, normalise
-from data.tokenizer import train_tokenizer
-from model.tokenizer import Tokenizer
+from data.tokenizer import Tokenizer, train_tokenizer
 
 WORDS = {"niña": "girl", "canción": "song", "árbol": "tree", "pingüino": "penguin", "año": "year", "café": "coffee"}
 ADJECTIVES = {"pequeña": "small", "nueva": "new", "vieja": "old", "bonita": "pretty"}

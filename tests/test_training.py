@@ -11,17 +11,17 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
+from data.case_markup import MARK
 from data.corpus import ReadReport
+from data.tokenizer import Tokenizer
 from lab.languages import Languages, languages
-from model.case_markup import MARK
 from model.config import ConfigError, ModelConfig
 from model.run_dir import train_links_file
-from model.tokenizer import Tokenizer
-from model.translate import Translator
 from training.config import OptimConfig, load_train_config
 from training.prepare import load_and_split
 from training.train import main
 from training.trainer import lr_at
+from translate.translator import Translator
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 

@@ -1,4 +1,4 @@
-"""``python -m model.translate``: sentences as arguments or from standard input; bad model directories exit 2."""
+"""``python -m translate``: sentences as arguments or from standard input; bad model directories exit 2."""
 
 from __future__ import annotations
 
@@ -10,13 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from model.translate import Translator, main
+from translate.cli import main
+from translate.translator import Translator
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def translate_cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    cmd = [sys.executable, "-m", "model.translate", *args]
+    cmd = [sys.executable, "-m", "translate", *args]
     return subprocess.run(
         cmd,
         cwd=ROOT,
@@ -94,7 +95,7 @@ def test_standard_input_is_batched_and_keeps_the_order(
         return real(self, texts, *args)
 
     monkeypatch.setattr(Translator, "translate_batch", counted)
-    monkeypatch.setattr("model.translate.CHUNK_LINES", 4)
+    monkeypatch.setattr("translate.cli.CHUNK_LINES", 4)
     monkeypatch.setattr("sys.stdin", __import__("io").StringIO("\n".join(lines) + "\n"))
     assert main(["--model", str(tiny_model_dir), "--batch-size", "16"]) == 0
     out = capsys.readouterr().out.splitlines()

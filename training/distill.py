@@ -22,8 +22,8 @@ from tqdm import tqdm
 from data.corpus import CorpusError, Pair
 from model.io import ModelLoadError
 from model.run_dir import WEIGHTS_FILE
-from model.translate import DecodeOptions, Translator
 from training.prepare import read_split
+from translate.translator import DecodeOptions, Translator
 
 CHUNK = 1024  # sentences translated, then appended and flushed, at a time
 

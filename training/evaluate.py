@@ -13,10 +13,10 @@ import sacrebleu
 
 from data.noise import TYPED_DESCRIPTION, typed
 from data.readers import CorpusError, Pair, read_tsv
-from model.ct2 import add_engine_arguments, load_translator
 from model.io import ModelLoadError
-from model.translate import DecodeOptions, Translator
 from training.distributed import resolve_device
+from translate.ct2 import add_engine_arguments, load_translator
+from translate.translator import DecodeOptions, Translator
 
 
 class EvaluationError(ValueError):

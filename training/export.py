@@ -3,7 +3,7 @@
 Only what inference and the model card need: config, tokenizer, weights (optionally in half precision),
 the training config (to regenerate the split), the data report and the final metrics. No corpus text,
 no snapshots, no optimizer state. With ``--format ctranslate2``: write the CTranslate2 form of any model
-directory (model/ct2.py), by default into its ``ctranslate2/`` folder, where ``--engine ctranslate2`` looks.
+directory (translate/ct2.py), by default into its ``ctranslate2/`` folder, where ``--engine ctranslate2`` looks.
 
 Export never destroys: ``--out`` may not be the run, lie inside it or contain it, and the model directory is built
 in a new folder beside ``--out`` and renamed into place only when complete and loadable. An existing ``--out`` is
@@ -21,8 +21,7 @@ from pathlib import Path
 
 import torch
 
-from model import ct2
-from model.io import ModelLoadError, load_model, replace_dir, save_model
+from model.io import ModelLoadError, replace_dir, save_model
 from model.run_dir import (
     CONFIG_FILE,
     DATA_REPORT_FILE,
@@ -35,6 +34,8 @@ from model.run_dir import (
     TRAIN_CONFIG_FILE,
 )
 from training.gate import GateError, report, run_gate
+from translate import ct2
+from translate.model_dir import load_model
 
 CHECKPOINTS = REPO_ROOT / "checkpoints"  # shipped models: replacing one goes through the gate
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}

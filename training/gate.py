@@ -27,11 +27,11 @@ from data.corpus import CorpusError, Pair
 from data.readers import ReadReport
 from model.io import ModelLoadError
 from model.run_dir import DATA_REPORT_FILE, REPO_ROOT, split_file
-from model.translate import DEFAULT_MODEL, Translator
 from training.config import build_train_config
 from training.evaluate import score, typed_pairs
 from training.phrases import EVERYDAY, Phrase, mark_seen, read_phrases, score_phrases, training_sources
 from training.prepare import load_and_split, read_split, split_fingerprint
+from translate.translator import DEFAULT_MODEL, Translator
 
 CANARIES = REPO_ROOT / "data" / "canaries-es-en.tsv"
 LOOP = re.compile(r"\b(\w+)(?:\W+\1\b){3,}", re.IGNORECASE)  # a word four or more times in a row

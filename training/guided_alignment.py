@@ -21,9 +21,9 @@ from torch import Tensor
 
 from data.alignments import Link, eflomal_links, piece_pairs, read_links, write_links
 from data.corpus import Pair
+from data.tokenizer import Tokenizer
 from model.config import ConfigError
 from model.run_dir import train_links_file
-from model.tokenizer import Tokenizer
 
 log = logging.getLogger("training")
 MISSING_ALIGNER = "optim.guided_alignment.weight > 0 needs the eflomal aligner (pip install eflomal)"

@@ -28,10 +28,9 @@ from data.corpus import (
     write_pairs,
 )
 from data.noise import add_noise
-from data.tokenizer import train_tokenizer
+from data.tokenizer import Tokenizer, train_tokenizer
 from model.config import ConfigError
 from model.run_dir import DATA_REPORT_FILE, SPLITS_DIR, TRAIN_CONFIG_FILE, split_file
-from model.tokenizer import Tokenizer
 from training.config import DataConfig, build_train_config
 from training.guided_alignment import write_alignments
 

@@ -14,6 +14,7 @@ import torch
 
 from data.batch import TrainingSet, batch_indices, encode_pairs, padding_fraction
 from data.corpus import CorpusError, Pair
+from data.tokenizer import Tokenizer, TokenizerError
 from model.config import ConfigError, ModelConfig
 from model.io import ModelLoadError, load_weights, save_model
 from model.run_dir import (
@@ -28,9 +29,7 @@ from model.run_dir import (
     WEIGHTS_FILE,
     split_file,
 )
-from model.tokenizer import Tokenizer, TokenizerError
 from model.transformer import Transformer
-from model.translate import Translator
 from training import checkpoint, distributed
 from training.config import TrainConfig, build_train_config, load_train_config
 from training.evaluate import score, typed_pairs
@@ -39,6 +38,7 @@ from training.metrics import MetricsLog
 from training.prepare import SPLITS, prepare_data, read_split
 from training.trainer import DevSet, RunContext, evaluate_loss, train
 from training_jobs.run_lock import RunLocked, acquire
+from translate.translator import Translator
 
 log = logging.getLogger("training")
 RESUME_OVERRIDES = ("optim.max_steps", "optim.max_epochs", "optim.max_minutes")  # besides run.*: may change on --resume

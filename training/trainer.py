@@ -19,11 +19,10 @@ from tqdm import tqdm
 
 from data.batch import Batch, Example, TrainingSet, batch_indices, collate
 from data.corpus import Pair
+from data.tokenizer import Tokenizer
 from model.io import save_model
 from model.run_dir import BEST_DIR, EVAL_RECORD
-from model.tokenizer import Tokenizer
 from model.transformer import Transformer
-from model.translate import Translator
 from training import checkpoint
 from training.config import GuidedAlignmentConfig, OptimConfig, TrainConfig
 from training.distributed import Env, all_gather, all_reduce_sum, any_rank
@@ -31,6 +30,7 @@ from training.evaluate import corpus_scores
 from training.guided_alignment import alignment_loss
 from training.metrics import MetricsLog, Window, log_train
 from training.progress import Progress, stop_reason, time_budget_progress
+from translate.translator import Translator
 
 log = logging.getLogger("training")
 

@@ -19,7 +19,7 @@ from lab.alignment_result import APP_EXTRACTION, AlignmentFileError, StoredAlign
 from lab.gold_sentences import GOLD_ENV, fits, gold_path, offered, pair_for, source_text
 from lab.languages import Languages
 from lab.maps import SentenceMaps
-from model.translate import Translator
+from translate.translator import Translator
 from viz.alignment import alignment_chart, alignment_frames
 
 ALIGNER_KEYS = ("align_layer", "align_head", "reading")  # reset when the model changes: each has its own best

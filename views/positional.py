@@ -6,7 +6,7 @@ import streamlit as st
 
 from lab.explain import positional_table
 from lab.maps import SentenceMaps
-from model.translate import Translator
+from translate.translator import Translator
 from views import teaching as teach
 from viz.positional import positional_chart, positional_frame
 

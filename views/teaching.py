@@ -12,6 +12,7 @@ import altair as alt
 import numpy as np
 import streamlit as st
 
+from data.case_markup import MARK
 from lab.arithmetic import FORMULA, STABLE_NOTE, weight_arithmetic, why_zero, worked_example
 from lab.beam_trace import BeamStep, beam_trace, step_table
 from lab.choices import Choice, choices
@@ -23,8 +24,7 @@ from lab.language_check import evidence, warnings
 from lab.languages import Languages
 from lab.maps import KIND_TITLES, KINDS, Kind, SentenceMaps, pick
 from lab.views import MapView, map_view, too_big
-from model.case_markup import MARK
-from model.translate import Translator
+from translate.translator import Translator
 from viz.arithmetic import arithmetic_frame, score_chart, weight_bars
 from viz.choices import choice_chart, choice_frame
 from viz.focus import CELL_SELECTION, PANEL_SELECTION, clickable, focus_frame, picked, unit_scale, with_focus

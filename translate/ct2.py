@@ -21,11 +21,12 @@ import numpy as np
 import torch
 from torch import nn
 
+from data.tokenizer import Tokenizer
 from model.decode import Hypothesis, max_output_lengths
-from model.io import WEIGHTS_FILE, ModelLoadError, load_model, replace_dir
-from model.tokenizer import Tokenizer
+from model.io import WEIGHTS_FILE, ModelLoadError, replace_dir
 from model.transformer import Transformer
-from model.translate import DEFAULT_MODEL, DecodeOptions, Translation, Translator
+from translate.model_dir import load_model
+from translate.translator import DEFAULT_MODEL, DecodeOptions, Translation, Translator
 
 CT2_DIR = "ctranslate2"  # default place of the export inside a model directory
 INFO_FILE = "export_info.json"  # which model.safetensors the export was made from
@@ -69,7 +70,7 @@ def build_spec(model: Transformer, tokenizer: Tokenizer) -> Any:
 
     def w(name: str) -> np.ndarray:
         if name not in tensors:
-            raise ExportError(f"model has no tensor {name!r}: model/ct2.py's names do not fit model/transformer.py")
+            raise ExportError(f"model has no tensor {name!r}: translate/ct2.py's names do not fit model/transformer.py")
         return tensors[name].detach().float().cpu().numpy()
 
     def linear(target: Any, name: str, rows: slice = slice(None)) -> None:

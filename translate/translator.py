@@ -1,27 +1,24 @@
-"""Translator: text in -> tokens + translation (+ attention maps); and the ``python -m model.translate`` CLI."""
+"""Translator: text in -> tokens + translation (+ attention maps), with the PyTorch engine (translate/ct2.py: the
+CTranslate2 one)."""
 
 from __future__ import annotations
 
-import argparse
-import sys
-from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from itertools import islice
 from pathlib import Path
 
 import torch
 
 from data.sentences import MAX_PIECE, pieces
+from data.tokenizer import Tokenizer
+from model.attention_maps import AttentionMaps, inspect
 from model.config import ConfigError
 from model.decode import Hypothesis, beam_search, greedy
 from model.ensemble import Ensemble
-from model.inspect import AttentionMaps, inspect
-from model.io import ModelLoadError, load_model
-from model.tokenizer import Tokenizer
+from model.io import ModelLoadError
 from model.transformer import Transformer
+from translate.model_dir import load_model
 
 DEFAULT_MODEL = Path(__file__).resolve().parent.parent / "checkpoints" / "es-en"
-CHUNK_LINES = 2000  # standard input is read, translated and written this many lines at a time
 
 
 @dataclass(frozen=True)
@@ -148,83 +145,3 @@ class Translator:
     ) -> list[str]:
         """Texts of ``translate_all``: the best hypothesis of each sentence, in the input order."""
         return [t.text for t in self.translate_all(texts, options, batch_size, progress)]
-
-
-def main(argv: list[str] | None = None) -> int:
-    from model.ct2 import add_engine_arguments, load_translator  # not at the top: model.ct2 builds on this module
-
-    parser = argparse.ArgumentParser(
-        prog="python -m model.translate",
-        description="Translate with a model directory (the shipped one: Spanish to English). Standard input is "
-        f"translated in batches of {CHUNK_LINES} lines sorted by length, one output line per input line, in order; "
-        "a long line is translated sentence by sentence, as the app does.",
-    )
-    parser.add_argument("text", nargs="*", help="sentences to translate (default: read standard input line by line)")
-    parser.add_argument(
-        "--model",
-        type=Path,
-        action="append",
-        help=f"model directory (default: {DEFAULT_MODEL}); repeat it to decode with an ensemble of models",
-    )
-    parser.add_argument("--beam", type=int, default=1, help="beam size (1 = greedy)")
-    parser.add_argument("--length-penalty", type=float, default=1.0)
-    parser.add_argument("--n-best", type=int, default=1, help="print the n best hypotheses with scores")
-    parser.add_argument("--batch-size", type=int, default=64, help="sentences decoded at once")
-    parser.add_argument("--device", default="cpu")
-    add_engine_arguments(parser)
-    args = parser.parse_args(argv)
-    try:
-        translator = load_translator(args.model or [DEFAULT_MODEL], args.device, args.engine, args.ct2_model)
-    except ModelLoadError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
-    options = DecodeOptions(max(1, args.beam), args.length_penalty, max(1, min(args.n_best, args.beam)))
-    lines = args.text or (line.rstrip("\n") for line in sys.stdin)
-    number = 0
-    for chunk in _chunks(lines, CHUNK_LINES):
-        for line, results in zip(chunk, translate_lines(translator, chunk, options, args.batch_size), strict=True):
-            number += 1
-            _warn(translator, number, line, results)
-            if options.n_best > 1 and results:
-                for text, hyp in zip(results[0].texts, results[0].hypotheses, strict=True):
-                    print(f"{hyp.score:.4f}\t{hyp.log_prob:.4f}\t{text}")
-            else:
-                print(" ".join(r.text for r in results))
-        sys.stdout.flush()
-    return 0
-
-
-def _chunks(lines: Iterable[str], size: int) -> Iterator[list[str]]:
-    iterator = iter(lines)
-    while chunk := list(islice(iterator, size)):
-        yield chunk
-
-
-def translate_lines(
-    translator: Translator, lines: list[str], options: DecodeOptions, batch_size: int = 64
-) -> list[list[Translation]]:
-    """Each line's translations, in order: one per piece (``Translator.pieces``; an n-best list keeps the line
-    whole), none for a blank line. All pieces of all lines are decoded together, in length-sorted batches."""
-    split = [[] if not line.strip() else [line] if options.n_best > 1 else translator.pieces(line) for line in lines]
-    flat = translator.translate_all([p for parts in split for p in parts], options, batch_size)
-    out, start = [], 0
-    for parts in split:
-        out.append(flat[start : start + len(parts)])
-        start += len(parts)
-    return out
-
-
-def _warn(translator: Translator, number: int, line: str, results: list[Translation]) -> None:
-    """Notes on standard error for input line ``number``: characters left out, a source or an output cut short."""
-    where = f"line {number}: "
-    left_out = translator.tokenizer.src_reading(line).left_out if results else ()
-    if left_out:
-        print(f"note: {where}left out, not in the model's vocabulary: {' '.join(left_out)}", file=sys.stderr)
-    if any(r.truncated for r in results):
-        print(f"warning: {where}input cut to {translator.max_src_len} subwords", file=sys.stderr)
-    if any(r.hypotheses[0].truncated for r in results):
-        print(f"warning: {where}output cut at the length limit (the model had not finished)", file=sys.stderr)
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -1,0 +1,107 @@
+"""CTranslate2's thread settings beside PyTorch's, in one process as the command lines use them: which to choose.
+
+Two thread pools on few cores can make both several times slower (torch's OpenMP workers spin after each parallel
+region while CTranslate2's want the same cores). Each setting runs in a fresh process that first decodes with
+PyTorch (so torch's pool is alive, as in ``bench.model_speed`` and the app), then times CTranslate2 int8 at batch 1
+and batch 64, greedy. Printed side by side, with PyTorch itself as the baseline:
+
+    python -m bench.engine_threads --model checkpoints/es-en --limit 1000
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+CASES = [  # (torch threads while CTranslate2 decodes, CTranslate2 intra_threads); 0 = all cores
+    (0, 0),
+    (0, 1),
+    (1, 0),
+    (1, 1),
+]
+
+
+def measure(model: Path, ct2_dir: Path, sources: list[str], torch_threads: int, intra: int, latency: int) -> dict:
+    """One process's figures (run in a child: ``--child``)."""
+    import torch
+
+    from translate.ct2 import CT2Translator
+    from translate.translator import Translator
+
+    cores = os.cpu_count() or 1
+    pytorch = Translator.load(model)
+    pytorch.translate_all(sources[:128])  # torch's pool is alive from here on
+    out: dict = {}
+    if torch_threads == 0 and intra == 0:  # the baseline row: PyTorch itself
+        start = time.perf_counter()
+        pytorch.translate_all(sources)
+        out["pytorch_batch64"] = len(sources) / (time.perf_counter() - start)
+        start = time.perf_counter()
+        for s in sources[:latency]:
+            pytorch.translate(s)
+        out["pytorch_batch1_ms"] = 1000 * (time.perf_counter() - start) / latency
+    torch.set_num_threads(torch_threads or cores)
+    ct2 = CT2Translator(pytorch.model, pytorch.tokenizer, ct2_dir, intra_threads=intra or cores)
+    ct2.translate_all(sources[:64])  # warm-up
+    start = time.perf_counter()
+    ct2.translate_all(sources)
+    out["ct2_batch64"] = len(sources) / (time.perf_counter() - start)
+    start = time.perf_counter()
+    for s in sources[:latency]:
+        ct2.translate(s)
+    out["ct2_batch1_ms"] = 1000 * (time.perf_counter() - start) / latency
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", type=Path, default=Path("checkpoints/es-en"))
+    parser.add_argument("--pairs", type=Path, help="src<TAB>ref file (default: the model's test split rebuilt)")
+    parser.add_argument("--limit", type=int, default=1000)
+    parser.add_argument("--latency-sentences", type=int, default=200)
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        torch_threads, intra, ct2_dir, sources_file = json.loads(args.child)
+        sources = Path(sources_file).read_text(encoding="utf-8").splitlines()
+        print(json.dumps(measure(args.model, Path(ct2_dir), sources, torch_threads, intra, args.latency_sentences)))
+        return
+    from bench.model_speed import engine_pairs
+    from translate import ct2
+
+    sources = [p.src for p in engine_pairs(args.model, args.pairs, args.limit)]
+    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                if line.startswith("model name")), "?")  # fmt: skip
+    print(f"{len(sources)} sentences, {os.cpu_count()} cores ({cpu}); CTranslate2 int8, greedy")
+    with tempfile.TemporaryDirectory() as tmp:
+        ct2_dir = ct2.export(args.model, Path(tmp) / "int8", "int8")
+        sources_file = Path(tmp) / "sources.txt"
+        sources_file.write_text("\n".join(sources) + "\n", encoding="utf-8")
+        rows, base = [], {}
+        for torch_threads, intra in CASES:
+            child = json.dumps([torch_threads, intra, str(ct2_dir), str(sources_file)])
+            done = subprocess.run(
+                [sys.executable, "-m", "bench.engine_threads", "--model", str(args.model), "--child", child,
+                 "--latency-sentences", str(args.latency_sentences)],
+                capture_output=True, text=True, check=True,
+            )  # fmt: skip
+            figures = json.loads(done.stdout.strip().splitlines()[-1])
+            base = base or figures
+            rows.append((torch_threads or "all", intra or "all", figures))
+    b64, b1 = base["pytorch_batch64"], base["pytorch_batch1_ms"]
+    print(f"\nPyTorch fp32 baseline: {b64:,.0f} sentences/s at batch 64, {b1:.1f} ms per sentence at batch 1\n")
+    print("| torch threads | CT2 intra_threads | batch 64 sentences/s | × PyTorch | batch 1 ms | × PyTorch |")
+    print("|---|---|---:|---:|---:|---:|")
+    for torch_threads, intra, f in rows:
+        print(f"| {torch_threads} | {intra} | {f['ct2_batch64']:,.0f} | {f['ct2_batch64'] / b64:.2f} "
+              f"| {f['ct2_batch1_ms']:.1f} | {b1 / f['ct2_batch1_ms']:.2f} |")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()

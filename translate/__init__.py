@@ -1,0 +1,3 @@
+"""From text to translation: the Translator (PyTorch engine, ensembles), the CTranslate2 engine, a model directory
+loaded with its tokenizer, and the ``python -m translate`` command line. Builds on model/ (the network) and data/
+(tokenizer, case markup, source characters, sentences)."""

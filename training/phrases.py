@@ -16,12 +16,12 @@ from pathlib import Path
 
 from data.corpus import CorpusError, typed_key
 from data.readers import ReadReport
-from model.run_dir import TRAIN_CONFIG_FILE, split_file
+from model.run_dir import REPO_ROOT, TRAIN_CONFIG_FILE, split_file
 from training.config import build_train_config
 from training.prepare import load_and_split, read_split
 from translate.translator import DEFAULT_MODEL, DecodeOptions, Translator
 
-EVERYDAY = Path(__file__).resolve().parent.parent / "data" / "everyday-es-en.tsv"
+EVERYDAY = REPO_ROOT / "data" / "everyday-es-en.tsv"
 _SPACE = re.compile(r"\s+")
 
 

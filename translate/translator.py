@@ -15,10 +15,11 @@ from model.config import ConfigError
 from model.decode import Hypothesis, beam_search, greedy
 from model.ensemble import Ensemble
 from model.io import ModelLoadError
+from model.run_dir import REPO_ROOT
 from model.transformer import Transformer
 from translate.model_dir import load_model
 
-DEFAULT_MODEL = Path(__file__).resolve().parent.parent / "checkpoints" / "es-en"
+DEFAULT_MODEL = REPO_ROOT / "checkpoints" / "es-en"
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ import hashlib
 import random
 import re
 import unicodedata
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,13 +33,46 @@ def detect_format(path: Path, src_lang: str = "es", tgt_lang: str = "en") -> str
             raise CorpusError(f"{path}: file not found{moses}")
     if path.suffix.lower() == ".csv":
         return "csv"
-    with path.open("rb") as file:
-        head = file.read(64 * 1024).removeprefix(readers.BOM).decode("utf-8", errors="replace").splitlines()[:20]
+    head = readers.head_text(path).splitlines()[:20]
     rows = [line.split("\t") for line in head if line.strip()]
     attributed = sum(len(row) == 3 and ATTRIBUTION.search(row[2]) is not None for row in rows)
     if rows and attributed >= len(rows) / 2:  # a bad line or two among the first rows does not change the layout
         return "anki"
     return "tsv"
+
+
+def corpus_pairs(
+    path: Path,
+    fmt: str = "auto",
+    src_lang: str = "es",
+    tgt_lang: str = "en",
+    report: ReadReport | None = None,
+    skip_bad: bool = False,
+    columns: tuple[str, ...] | None = None,
+) -> Iterator[Pair]:
+    """The pairs of one corpus in any supported format, read one line at a time; ``columns`` names the languages
+    of tsv/anki columns. The arguments are checked now, the file as it is read."""
+    path, report = Path(path), report if report is not None else ReadReport()
+    if fmt not in FORMATS:
+        raise CorpusError(f"{path}: unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
+    if src_lang == tgt_lang:
+        raise CorpusError(f"{path}: source and target language are both {src_lang!r}")
+    fmt = detect_format(path, src_lang, tgt_lang) if fmt == "auto" else fmt
+    if columns is not None and fmt not in ("tsv", "anki"):
+        raise CorpusError(f"{path}: columns={columns} applies to tsv and anki files, not {fmt} (which names its own)")
+    report.formats[str(path)] = fmt
+    if fmt == "csv":
+        return readers.csv_pairs(path, src_lang, tgt_lang, report, skip_bad)
+    if fmt == "moses":
+        return readers.moses_pairs(path, src_lang, tgt_lang, report, skip_bad)
+    if fmt == "anki":
+        if columns is None and "en" not in (src_lang, tgt_lang):
+            raise CorpusError(f"{path}: Anki files are English first; pass columns=(...) for {src_lang}/{tgt_lang}")
+        other = tgt_lang if src_lang == "en" else src_lang
+        return readers.anki_pairs(path, columns or ("en", other), src_lang, tgt_lang, report, skip_bad)
+    src_column, tgt_column = readers.column_indices(path, columns or (src_lang, tgt_lang), src_lang, tgt_lang)
+    n_columns = len(columns) if columns else 2
+    return readers.tsv_pairs(path, src_column, tgt_column, n_columns, report, skip_bad)
 
 
 def read_corpus(
@@ -50,28 +84,8 @@ def read_corpus(
     skip_bad: bool = False,
     columns: tuple[str, ...] | None = None,
 ) -> list[Pair]:
-    """Read one corpus in any supported format; ``columns`` names the languages of tsv/anki columns."""
-    path, report = Path(path), report if report is not None else ReadReport()
-    if fmt not in FORMATS:
-        raise CorpusError(f"{path}: unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
-    if src_lang == tgt_lang:
-        raise CorpusError(f"{path}: source and target language are both {src_lang!r}")
-    fmt = detect_format(path, src_lang, tgt_lang) if fmt == "auto" else fmt
-    if columns is not None and fmt not in ("tsv", "anki"):
-        raise CorpusError(f"{path}: columns={columns} applies to tsv and anki files, not {fmt} (which names its own)")
-    report.formats[str(path)] = fmt
-    if fmt == "csv":
-        return readers.read_csv(path, src_lang, tgt_lang, report, skip_bad)
-    if fmt == "moses":
-        return readers.read_moses(path, src_lang, tgt_lang, report, skip_bad)
-    if fmt == "anki":
-        if columns is None and "en" not in (src_lang, tgt_lang):
-            raise CorpusError(f"{path}: Anki files are English first; pass columns=(...) for {src_lang}/{tgt_lang}")
-        other = tgt_lang if src_lang == "en" else src_lang
-        return readers.read_anki(path, columns or ("en", other), src_lang, tgt_lang, report, skip_bad)
-    src_column, tgt_column = readers.column_indices(path, columns or (src_lang, tgt_lang), src_lang, tgt_lang)
-    n_columns = len(columns) if columns else 2
-    return readers.read_tsv(path, src_column, tgt_column, n_columns, report, skip_bad)
+    """Every pair of one corpus in any supported format (see ``corpus_pairs``)."""
+    return list(corpus_pairs(path, fmt, src_lang, tgt_lang, report, skip_bad, columns))
 
 
 # ----------------------------------------------------------------------------------------- cleaning

@@ -1,17 +1,35 @@
-"""Read parallel corpora (TSV, Anki, CSV, Moses) into pairs; every bad line is an error or a counted skip."""
+"""Read parallel corpora (TSV, Anki, CSV, Moses) into pairs, one line at a time; every bad line is an error or a
+counted skip."""
 
 from __future__ import annotations
 
 import csv
+import io
 from collections import Counter
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 LANGUAGE_NAMES = (  # header names a CSV column may carry for a language code
     ("es", ("es", "spa", "spanish", "español", "espanol", "castellano")),
     ("en", ("en", "eng", "english", "inglés", "ingles")),
 )
 BOM = b"\xef\xbb\xbf"
+UTF_BOMS = (  # longest first: the UTF-32-LE mark starts with the UTF-16-LE one
+    (b"\xff\xfe\x00\x00", "utf-32-le"),
+    (b"\x00\x00\xfe\xff", "utf-32-be"),
+    (b"\xff\xfe", "utf-16-le"),
+    (b"\xfe\xff", "utf-16-be"),
+)
+CODEC_NAMES = {
+    "utf-32-le": "UTF-32 (little-endian)",
+    "utf-32-be": "UTF-32 (big-endian)",
+    "utf-16-le": "UTF-16 (little-endian)",
+    "utf-16-be": "UTF-16 (big-endian)",
+}
+MARKS = {codec: mark for mark, codec in UTF_BOMS}
+HEAD_BYTES = 64 * 1024  # what format detection and the encoding checks look at
 
 
 class CorpusError(ValueError):
@@ -62,8 +80,7 @@ class ReadReport:
         }
 
 
-@dataclass(frozen=True)
-class Line:
+class Line(NamedTuple):  # a tuple: made once per line read, so it must be cheap
     number: int  # 1-based line number in the file
     text: str | None  # None: not valid UTF-8
     bad_byte: int = -1  # where decoding failed, when text is None
@@ -83,45 +100,119 @@ def _bad(report: ReadReport, skip_bad: bool, reason: str, where: str, message: s
     (report.repair if repair else report.skip)(reason, where)
 
 
-def raw_lines(path: Path) -> list[bytes]:
-    """The undecoded lines of a file (without the final newline); errors for a missing or empty file."""
+def utf_bom(head: bytes) -> tuple[bytes, str] | None:
+    """The UTF-16/32 byte-order mark ``head`` starts with and the codec it names; None for anything else."""
+    return next(((mark, codec) for mark, codec in UTF_BOMS if head.startswith(mark)), None)
+
+
+def nul_guess(head: bytes) -> str | None:
+    """The encoding NUL bytes in a file's first bytes suggest (UTF-16 or UTF-32 saved without a byte-order mark)."""
+    nul = head.count(0)
+    if len(head) < 4 or nul < len(head) // 4:  # UTF-16 puts a NUL beside every ASCII character, UTF-32 three
+        return None
+    if nul >= len(head) * 5 // 8:
+        return "UTF-32"
+    return "UTF-16 (little-endian)" if head[1::2].count(0) > head[0::2].count(0) else "UTF-16 (big-endian)"
+
+
+def text_codec(path: Path) -> str | None:
+    """The codec a UTF-16/32 byte-order mark names; None for UTF-8. A file of NUL bytes without a mark is an error."""
+    with Path(path).open("rb") as file:
+        head = file.read(HEAD_BYTES)
+    found = utf_bom(head)
+    if found is not None:
+        return found[1]
+    guess = nul_guess(head)
+    if guess is not None:
+        raise CorpusError(
+            f"{path}: {head.count(0)} of the first {len(head)} bytes are NUL: this looks like {guess} text "
+            "without a byte-order mark; expected UTF-8: save the file as UTF-8 (an editor's Save as, or iconv)"
+        )
+    return None
+
+
+def head_text(path: Path, size: int = HEAD_BYTES) -> str:
+    """The first ``size`` bytes as text (UTF-16/32 by their byte-order mark, else UTF-8), marks removed, undecodable
+    bytes replaced: for detecting a format and showing columns."""
+    with Path(path).open("rb") as file:
+        head = file.read(size)
+    mark, codec = utf_bom(head) or (BOM, "utf-8")
+    return head.removeprefix(mark).decode(codec, errors="replace")
+
+
+def _lines(path: Path, codec: str | None) -> Iterator[bytes]:
+    """Each line as UTF-8 bytes without its final newline, read one at a time (converted from ``codec``)."""
+    if codec is None:
+        with path.open("rb") as file:
+            for line in file:
+                yield line[:-1] if line.endswith(b"\n") else line
+        return
+    file = path.open("rb")
+    file.seek(len(MARKS[codec]))
+    with io.TextIOWrapper(file, encoding=codec, newline="\n") as text:
+        number = 0  # lines read so far: a decoding error lies in the next one or soon after
+        try:
+            for line in text:
+                number += 1
+                yield line.removesuffix("\n").encode("utf-8")
+        except UnicodeDecodeError as err:
+            name = CODEC_NAMES[codec]
+            raise CorpusError(
+                f"{path}:{number + 1}: invalid {name} ({err.reason}) at or soon after this line; "
+                f"expected {name} throughout: save the file as UTF-8"
+            ) from None
+
+
+def _blank(path: Path, codec: str | None) -> bool:
+    """True when the file holds nothing but whitespace (and a byte-order mark)."""
+    return all(not (line.removeprefix(BOM) if n == 0 else line).strip() for n, line in enumerate(_lines(path, codec)))
+
+
+def count_lines(path: Path) -> int:
+    """How many lines a file holds (a last line without a newline counts), read one at a time."""
+    return sum(1 for _ in _lines(Path(path), text_codec(path)))
+
+
+def raw_lines(path: Path, report: ReadReport, skip_bad: bool) -> Iterator[bytes]:
+    """The lines of a file as UTF-8 bytes, one at a time, without the final newline; errors for a missing, empty
+    or NUL-filled file. UTF-16/32 with a byte-order mark is an error, or (skipping bad lines) converted and
+    counted as repaired."""
     path = Path(path)
     if path.is_dir():
         raise CorpusError(f"{path}: is a directory, expected a corpus file")
     if not path.is_file():
         raise CorpusError(f"{path}: file not found")
-    raw = path.read_bytes()
-    if not raw.removeprefix(BOM).strip():
+    codec = text_codec(path)
+    if codec is not None:
+        name = CODEC_NAMES[codec]
+        message = f"{name} text (byte-order mark {MARKS[codec].hex(' ').upper()}); expected UTF-8: save it as UTF-8"
+        _bad(report, skip_bad, f"{name} text, read and converted to UTF-8", f"{path}:1", message, repair=True)
+    if _blank(path, codec):
         raise CorpusError(f"{path}: file is empty (expected one sentence pair per line)")
-    lines = raw.split(b"\n")
-    if lines[-1] == b"":  # the final newline
-        lines.pop()
-    return lines
+    return _lines(path, codec)
 
 
-def decode_lines(path: Path, raw: list[bytes], report: ReadReport, skip_bad: bool) -> list[Line]:
+def decode_lines(path: Path, raw: Iterable[bytes], report: ReadReport, skip_bad: bool) -> Iterator[Line]:
     """Decode UTF-8 line by line; a BOM or CRLF is an error, or (skipping) removed and counted as repaired."""
-    lines = []
     for number, line in enumerate(raw, start=1):
-        where = f"{path}:{number}"
         if number == 1 and line.startswith(BOM):
             message = "starts with a UTF-8 byte-order mark (BOM); expected UTF-8 without BOM"
-            _bad(report, skip_bad, "byte-order mark", where, message, repair=True)
+            _bad(report, skip_bad, "byte-order mark", f"{path}:{number}", message, repair=True)
             line = line[len(BOM) :]
         if line.endswith(b"\r"):
             message = "Windows (CRLF) line ending; expected LF line endings (convert with dos2unix)"
-            _bad(report, skip_bad, "CRLF line ending", where, message, repair=True)
+            _bad(report, skip_bad, "CRLF line ending", f"{path}:{number}", message, repair=True)
             line = line[:-1]
         try:
-            lines.append(Line(number, line.decode("utf-8")))
+            decoded = Line(number, line.decode("utf-8"))
         except UnicodeDecodeError as err:
-            lines.append(Line(number, None, err.start))  # reported by the reader, in line order
-    return lines
+            decoded = Line(number, None, err.start)  # reported by the reader, in line order
+        yield decoded
 
 
-def decoded_lines(path: Path, report: ReadReport, skip_bad: bool) -> list[Line]:
-    """The decoded lines of one file (see ``raw_lines`` and ``decode_lines``)."""
-    return decode_lines(Path(path), raw_lines(path), report, skip_bad)
+def decoded_lines(path: Path, report: ReadReport, skip_bad: bool) -> Iterator[Line]:
+    """The decoded lines of one file, one at a time (see ``raw_lines`` and ``decode_lines``)."""
+    return decode_lines(Path(path), raw_lines(path, report, skip_bad), report, skip_bad)
 
 
 def _pair(src: str, tgt: str, where: str, report: ReadReport, skip_bad: bool) -> Pair | None:
@@ -134,7 +225,7 @@ def _pair(src: str, tgt: str, where: str, report: ReadReport, skip_bad: bool) ->
     return Pair(src, tgt, where)
 
 
-def _read_fields(
+def _field_pairs(
     path: Path,
     src_column: int,
     tgt_column: int,
@@ -142,12 +233,12 @@ def _read_fields(
     layout: str,
     report: ReadReport,
     skip_bad: bool,
-) -> list[Pair]:
+) -> Iterator[Pair]:
     """Pairs from tab-separated lines with one of ``counts`` fields (None: at least enough for both columns)."""
-    pairs = []
+    name = str(path)
     for line in decoded_lines(path, report, skip_bad):
         report.read += 1
-        where = f"{path}:{line.number}"
+        where = f"{name}:{line.number}"
         if not line.check(where, report, skip_bad):
             continue
         if not line.text.strip():
@@ -162,23 +253,27 @@ def _read_fields(
             continue
         pair = _pair(fields[src_column], fields[tgt_column], where, report, skip_bad)
         if pair is not None:
-            pairs.append(pair)
-    return pairs
+            yield pair
 
 
-def read_tsv(
+def tsv_pairs(
     path: Path,
     src_column: int = 0,
     tgt_column: int = 1,
     n_columns: int | None = 2,
     report: ReadReport | None = None,
     skip_bad: bool = False,
-) -> list[Pair]:
+) -> Iterator[Pair]:
     """Pairs from a tab-separated file (``spanish<TAB>english`` by default; other column orders by index)."""
     report = report if report is not None else ReadReport()
     counts = (n_columns,) if n_columns else None
     layout = "source<TAB>target" if (src_column, tgt_column, n_columns) == (0, 1, 2) else "tab-separated columns"
-    return _read_fields(Path(path), src_column, tgt_column, counts, layout, report, skip_bad)
+    return _field_pairs(Path(path), src_column, tgt_column, counts, layout, report, skip_bad)
+
+
+def read_tsv(path: Path, src_column: int = 0, tgt_column: int = 1, n_columns: int | None = 2) -> list[Pair]:
+    """All pairs of a tab-separated file (see ``tsv_pairs``); any bad line is an error."""
+    return list(tsv_pairs(path, src_column, tgt_column, n_columns))
 
 
 def column_indices(path: Path, columns: tuple[str, ...], src_lang: str, tgt_lang: str) -> tuple[int, int]:
@@ -188,20 +283,20 @@ def column_indices(path: Path, columns: tuple[str, ...], src_lang: str, tgt_lang
     return columns.index(src_lang), columns.index(tgt_lang)
 
 
-def read_anki(
+def anki_pairs(
     path: Path,
     columns: tuple[str, ...] = ("en", "es"),
     src_lang: str = "es",
     tgt_lang: str = "en",
     report: ReadReport | None = None,
     skip_bad: bool = False,
-) -> list[Pair]:
+) -> Iterator[Pair]:
     """Pairs from a manythings.org/Anki file: ``english<TAB>spanish[<TAB>attribution]`` (languages by ``columns``)."""
     report = report if report is not None else ReadReport()
     src_column, tgt_column = column_indices(Path(path), columns, src_lang, tgt_lang)
     layout = "<TAB>".join(columns) + "[<TAB>attribution]"
     counts = (len(columns), len(columns) + 1)
-    return _read_fields(Path(path), src_column, tgt_column, counts, layout, report, skip_bad)
+    return _field_pairs(Path(path), src_column, tgt_column, counts, layout, report, skip_bad)
 
 
 def _header_column(header: list[str], lang: str, role: str) -> int | None:
@@ -211,35 +306,50 @@ def _header_column(header: list[str], lang: str, role: str) -> int | None:
     return found[0] if len(found) == 1 else None
 
 
-def read_csv(
+def _text_lines(path: Path, report: ReadReport, skip_bad: bool) -> Iterator[Line]:
+    """The decoded lines; each undecodable one is reported here (the csv module needs text) and left out."""
+    for line in decoded_lines(path, report, skip_bad):
+        if line.text is None:
+            report.read += 1
+            line.check(f"{path}:{line.number}", report, skip_bad)
+        else:
+            yield line
+
+
+def csv_pairs(
     path: Path,
     src_lang: str = "es",
     tgt_lang: str = "en",
     report: ReadReport | None = None,
     skip_bad: bool = False,
-) -> list[Pair]:
+) -> Iterator[Pair]:
     """Pairs from a CSV file whose header names the columns (``es,en``, ``spanish,english`` or ``source,target``)."""
     path, report = Path(path), report if report is not None else ReadReport()
-    lines = decoded_lines(path, report, skip_bad)
-    for line in lines:
-        if line.text is None:  # the csv module needs text: report the line now and read around it
-            report.read += 1
-            line.check(f"{path}:{line.number}", report, skip_bad)
-    fed = [line for line in lines if line.text is not None]
-    reader = csv.reader((f"{line.text}\n" for line in fed), strict=True)
+    lines = _text_lines(path, report, skip_bad)
+    upcoming = next(lines, None)  # the line the csv reader takes next: where its next record starts
+    last = upcoming.number if upcoming else 1
+
+    def feed() -> Iterator[str]:
+        nonlocal upcoming, last
+        while upcoming is not None:
+            line, upcoming = upcoming, next(lines, None)
+            last = line.number
+            yield f"{line.text}\n"
+
+    reader = csv.reader(feed(), strict=True)
+    first = last
     try:
         header = next(reader)
     except (csv.Error, StopIteration) as err:
-        raise CorpusError(f"{path}:{fed[0].number if fed else 1}: unreadable CSV header ({err})") from None
+        raise CorpusError(f"{path}:{first}: unreadable CSV header ({err})") from None
     src_column, tgt_column = _header_column(header, src_lang, "source"), _header_column(header, tgt_lang, "target")
     if src_column is None or tgt_column is None or src_column == tgt_column:
         raise CorpusError(
-            f"{path}:{fed[0].number}: the header must name the source and target columns once each "
+            f"{path}:{first}: the header must name the source and target columns once each "
             f"(e.g. '{src_lang},{tgt_lang}', 'spanish,english' or 'source,target'), found {header}"
         )
-    pairs = []
     while True:
-        where = f"{path}:{fed[min(reader.line_num, len(fed) - 1)].number}"  # first line of the record
+        where = f"{path}:{upcoming.number if upcoming else last}"  # first line of the record
         try:
             row = next(reader)
         except StopIteration:
@@ -256,8 +366,7 @@ def read_csv(
             message = f"expected {len(header)} comma-separated fields as in the header {header}, found {len(row)}"
             _bad(report, skip_bad, "wrong number of fields", where, message)
         elif (pair := _pair(row[src_column], row[tgt_column], where, report, skip_bad)) is not None:
-            pairs.append(pair)
-    return pairs
+            yield pair
 
 
 def moses_paths(path: Path, src_lang: str, tgt_lang: str) -> tuple[Path, Path]:
@@ -267,28 +376,28 @@ def moses_paths(path: Path, src_lang: str, tgt_lang: str) -> tuple[Path, Path]:
     return Path(f"{prefix}.{src_lang}"), Path(f"{prefix}.{tgt_lang}")
 
 
-def read_moses(
+def moses_pairs(
     path: Path,
     src_lang: str = "es",
     tgt_lang: str = "en",
     report: ReadReport | None = None,
     skip_bad: bool = False,
-) -> list[Pair]:
+) -> Iterator[Pair]:
     """Pairs from two line-aligned files, ``PREFIX.<src_lang>`` and ``PREFIX.<tgt_lang>``."""
     report = report if report is not None else ReadReport()
     src_path, tgt_path = moses_paths(path, src_lang, tgt_lang)
     for side in (src_path, tgt_path):
         if not side.is_file():
             raise CorpusError(f"{side}: file not found (a Moses pair needs {src_path} and {tgt_path})")
-    src_raw, tgt_raw = raw_lines(src_path), raw_lines(tgt_path)
-    if len(src_raw) != len(tgt_raw):  # never skippable: every line after the gap would be misaligned
+    src_raw, tgt_raw = raw_lines(src_path, report, skip_bad), raw_lines(tgt_path, report, skip_bad)
+    n_src, n_tgt = count_lines(src_path), count_lines(tgt_path)
+    if n_src != n_tgt:  # never skippable: every line after the gap would be misaligned
         raise CorpusError(
-            f"{src_path} has {len(src_raw)} lines but {tgt_path} has {len(tgt_raw)}; "
+            f"{src_path} has {n_src} lines but {tgt_path} has {n_tgt}; "
             "expected line-aligned files with the same number of lines"
         )
     src_lines = decode_lines(src_path, src_raw, report, skip_bad)
     tgt_lines = decode_lines(tgt_path, tgt_raw, report, skip_bad)
-    pairs = []
     for src, tgt in zip(src_lines, tgt_lines, strict=True):
         report.read += 1
         if not src.check(f"{src_path}:{src.number}", report, skip_bad):
@@ -299,5 +408,4 @@ def read_moses(
         if not src.text.strip() and not tgt.text.strip():
             _bad(report, skip_bad, "blank line", where, f"blank line in both {src_path} and {tgt_path}")
         elif (pair := _pair(src.text, tgt.text, where, report, skip_bad)) is not None:
-            pairs.append(pair)
-    return pairs
+            yield pair

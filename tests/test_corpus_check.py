@@ -29,8 +29,8 @@ from training_jobs.corpus_check import (
 )
 from training_jobs.uploads import (
     CORPUS_DIRS_ENV,
-    corpus_folders,
     MAX_NAME,
+    corpus_folders,
     folder_problem,
     max_upload_mb,
     safe_filename,
@@ -305,7 +305,7 @@ def test_pairs_only_in_large_groups_or_a_chain_cannot_be_held_out() -> None:
     assert (holdout_problem(kept_file(groups), 30) or "").startswith("none of the 30 pairs can be held out")
     chain = [(f"Frase {(i + 1) // 2}.", f"Sentence {i // 2}.") for i in range(30)]  # each sentence twice: one chain
     assert (holdout_problem(kept_file(chain), 30) or "").startswith("none of the 30 pairs can be held out")
-    few = [(f"Frase {i}.", f"Sentence {min(i, 90) // 10}.") for i in range(100)]  # 90 in groups of 10, 10 alone
+    few = [(f"Frase {i}.", f"Sentence {i // 10 if i < 90 else i}.") for i in range(100)]  # 90 in groups of 10, 10 alone
     problem = holdout_problem(kept_file(few), 100) or ""
     assert "only 10 of the 100 pairs can be held out" in problem and "leaving none for the dev split" in problem
     parts = split([Pair(*p) for p in few], 10, 10)

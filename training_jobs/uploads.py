@@ -17,7 +17,8 @@ from training_jobs.corpus_check import SRC_LANG, TGT_LANG
 MAX_UPLOAD_ENV = "LAB_MAX_UPLOAD_MB"
 DEFAULT_MAX_UPLOAD_MB = 200
 STAGING_DIR = ".uploads"  # inside the runs folder; hidden, so never taken for a run
-MAX_NAME = 100
+MAX_NAME = 100  # characters of a staged upload's name
+MAX_NAME_BYTES, MAX_PATH_BYTES = 255, 4095  # what Linux file systems allow (NAME_MAX; PATH_MAX less its NUL)
 CORPUS_DIRS_ENV = "LAB_CORPUS_DIRS"  # folders (os.pathsep-separated) whose files the Train page may read
 
 
@@ -38,14 +39,19 @@ def size_problem(size: int, max_mb: int, name: str) -> str | None:
 
 
 def safe_filename(name: str, default: str = "corpus.txt") -> str:
-    """The base name reduced to ASCII letters, digits, ``.``, ``-``, ``_`` (no folders, no leading dot)."""
+    """The base name reduced to ASCII letters, digits, ``.``, ``-``, ``_`` (no folders, no leading dot); a name
+    longer than MAX_NAME is cut, keeping its extension (it tells the format) and adding 8 hex digits of a hash of
+    the whole name, so that two long names that differ only at the end stay apart."""
     base = name.replace("\\", "/").rsplit("/", 1)[-1]
     base = unicodedata.normalize("NFKD", base).encode("ascii", "ignore").decode()
     base = re.sub(r"[^A-Za-z0-9._-]+", "_", base).strip("._-")
+    if len(base) <= MAX_NAME:
+        return base or default
+    tag = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:8]
     stem, dot, suffix = base.rpartition(".")
-    if len(base) > MAX_NAME and dot and len(suffix) < 10:  # keep the extension: it tells the format
-        base = f"{stem[: MAX_NAME - len(suffix) - 1]}.{suffix}"
-    return base[:MAX_NAME] or default
+    extension = f".{suffix}" if dot and stem and len(suffix) < 10 else ""
+    kept = (stem if extension else base)[: MAX_NAME - len(tag) - 1 - len(extension)].rstrip("._-")
+    return f"{kept}-{tag}{extension}"
 
 
 def stage_files(files: Mapping[str, bytes], staging: Path) -> Path:
@@ -85,9 +91,32 @@ def server_path(text: str) -> Path:
     return (path if path.is_absolute() else REPO_ROOT / path).resolve()
 
 
+def length_problem(path: Path, shown: str | None = None) -> str | None:
+    """A message when a name in ``path``, or the whole path, is longer than the file system allows."""
+    shown = shown or str(path)
+    for part in path.parts:
+        if len(os.fsencode(part)) > MAX_NAME_BYTES:
+            return (
+                f"{shown}: the name {part[:40]!r}… is {len(os.fsencode(part))} bytes long; "
+                f"a file or folder name may have at most {MAX_NAME_BYTES}"
+            )
+    if len(os.fsencode(str(path))) > MAX_PATH_BYTES:
+        return (
+            f"{shown}: the path is {len(os.fsencode(str(path)))} bytes long; a path may have at most {MAX_PATH_BYTES}"
+        )
+    return None
+
+
 def folder_problem(path: Path, folders: Sequence[Path], shown: str | None = None) -> str | None:
-    """A message when the resolved ``path``, or a Moses sibling it may be read with, lies outside ``folders``."""
-    siblings = [] if path.is_dir() else [p for p in moses_paths(path, SRC_LANG, TGT_LANG) if p.exists()]
+    """A message when the resolved ``path``, or a Moses sibling it may be read with, lies outside ``folders``,
+    or when it cannot be looked at (a name too long for the file system, no permission)."""
+    problem = length_problem(path, shown)
+    if problem is not None:
+        return problem
+    try:
+        siblings = [] if path.is_dir() else [p for p in moses_paths(path, SRC_LANG, TGT_LANG) if p.exists()]
+    except OSError as err:
+        return f"{shown or path}: cannot be looked at ({err.strerror or err})"
     for candidate in (path, *siblings):
         real = candidate.resolve()
         if not any(real.is_relative_to(folder) for folder in folders):

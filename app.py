@@ -2,45 +2,39 @@
 
 Run ``streamlit run app.py``. LAB_MODEL_DIR overrides the shipped model directory, LAB_RUNS_DIR the folder of
 training runs, LAB_THREADS the torch threads (default 1), LAB_GOLD_ALIGNMENTS the file of gold-aligned sentences
-offered (``lab.gold_sentences``). This file is the entry point and the Translate page's wiring: the cached model,
-the sidebar, the input and the tabs; the views it lays out are in ``views/`` (the teaching views in
-``views/teaching.py``). The Train page is ``pages/1_Train.py`` and needs nothing from here.
+offered (``lab.alignment.gold``). This file is the entry point and the Translate page's wiring: the cached model,
+the sidebar, the input and one table of (tab title, view); the views it lays out are in ``views/``, one per file.
+The Train page is ``pages/1_Train.py`` and needs nothing from here.
 """
 
 from __future__ import annotations
 
 import os
+from functools import partial
 from pathlib import Path
 
 import streamlit as st
 
-from lab.examples import EXAMPLES
-from lab.explain import Explanation, explain, maps_of, set_threads
-from lab.labels import placeholder, source_label, title
-from lab.languages import Languages, languages
-from lab.maps import SentenceMaps, problems
-from lab.models import ModelChoice, default_index, find_models
-from lab.request import Request
-from model.io import ModelLoadError
+from lab.attention.explain import Explanation, explain, maps_of, set_threads
+from lab.attention.sentence_maps import SentenceMaps, problems
+from lab.page.examples import EXAMPLES
+from lab.page.labels import placeholder, source_label, title
+from lab.page.languages import Languages, languages
+from lab.page.model_choices import ModelChoice, default_index, find_models
+from lab.page.request import Request
 from model.run_dir import runs_folder
+from model.weights import ModelLoadError
 from translate.translator import DEFAULT_MODEL, DecodeOptions, Translator
-from views import teaching as teach
 from views.alignment_tab import gold_picker, show_alignment
+from views.arithmetic_tab import show_arithmetic
 from views.downloads import show_downloads
 from views.head_summary import show_head_summary
+from views.input_check import show_example_hint, show_input_check
 from views.maps import display_controls, show_all_heads, show_views
-from views.positional import show_positional
+from views.positional_tab import show_positional
+from views.reading_aids import follow_picker, show_legend
 from views.result import hypothesis_picker, sentence_picker, show_output
-
-TABS = (
-    "Alignment",
-    "Step by step",
-    "Arithmetic of a weight",
-    "Head summary",
-    "All heads",
-    "Positional encoding",
-    "Download",
-)  # heavy: not first
+from views.steps_tab import beam_settings, show_steps
 
 
 @st.cache_resource(show_spinner="Loading the model…", max_entries=4)
@@ -156,42 +150,46 @@ def translate_page() -> None:
         st.error(f"This model cannot be loaded: {err}")
         return
     translator = load_translator(request.model)
-    teach.show_input_check(result, translator, langs)
+    show_input_check(result, translator, langs)
     show_output(result, request, page_request(choice, settings), langs)
-    teach.show_example_hint(request.text)
+    show_example_hint(request.text)
     sentence = sentence_picker(result, langs)
     candidate = hypothesis_picker(sentence)
     maps = attention(request.model, tuple(sentence.src_ids), tuple(candidate.tokens))
     for problem in problems(maps):
         st.error(f"Broken attention invariant: {problem}")
     enc, dec, head, words = display_controls(maps, langs)
-    followed = teach.follow_picker(maps, langs)
-    teach.show_legend(maps)
+    followed = follow_picker(maps, langs)
+    show_legend(maps)
     charts = show_views(maps, enc, dec, head, words, langs, followed)
-    tabs = st.tabs(TABS, key="view", on_change="rerun")
-    sections = (
-        lambda: show_alignment(translator, request.model, request.text, maps, dec, head, words, langs),
-        lambda: teach.show_steps(
-            translator,
-            request.model,
-            sentence.src_ids,
-            candidate.tokens,
-            maps,
-            teach.beam_settings(request.beam_size, request.length_penalty),
-            dec,
-            head,
-            langs,
+    tabs = (  # (tab title, view): the all-heads grid is heavy, so not first
+        ("Alignment", partial(show_alignment, translator, request.model, request.text, maps, dec, head, words, langs)),
+        (
+            "Step by step",
+            partial(
+                show_steps,
+                translator,
+                request.model,
+                sentence.src_ids,
+                candidate.tokens,
+                maps,
+                beam_settings(request.beam_size, request.length_penalty),
+                dec,
+                head,
+                langs,
+            ),
         ),
-        lambda: teach.show_arithmetic(translator, maps, enc, dec, head, langs),
-        lambda: show_head_summary(maps, words, langs),
-        lambda: show_all_heads(maps, enc, dec, words, langs, followed),
-        lambda: show_positional(translator, maps),
-        lambda: show_downloads(sentence, candidate, maps, charts),
+        ("Arithmetic of a weight", partial(show_arithmetic, translator, maps, enc, dec, head, langs)),
+        ("Head summary", partial(show_head_summary, maps, words, langs)),
+        ("All heads", partial(show_all_heads, maps, enc, dec, words, langs, followed)),
+        ("Positional encoding", partial(show_positional, translator, maps)),
+        ("Download", partial(show_downloads, sentence, candidate, maps, charts)),
     )
-    for tab, section in zip(tabs, sections, strict=True):
+    shown = st.tabs([title for title, _ in tabs], key="view", on_change="rerun")
+    for tab, (_, view) in zip(shown, tabs, strict=True):
         if tab.open:  # only the open tab runs: the all-heads grid is computed only when asked for
             with tab:
-                section()
+                view()
 
 
 def main() -> None:

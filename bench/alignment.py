@@ -9,7 +9,7 @@ trained on the model's training corpus (or ``--corpus``) plus the gold sentences
 A model trained with guided alignment (``optim.guided_alignment``) also gets a row for the head it taught, read
 as it was taught: argmax of the row that predicts each word.
 ``--save`` stores the figures (never the gold text) in the model directory, where the app's alignment tab reads its
-best aligner from (``lab.alignment_result``).
+best aligner from (``lab.alignment.bench_result``).
 
     python -m bench.alignment --model checkpoints/es-en --gold ../shared/data/xl-wa-es/test.tsv \\
         --dev ../shared/data/xl-wa-es/dev.tsv --json alignment.json --save
@@ -31,12 +31,13 @@ from tqdm import tqdm
 
 from data.alignments import eflomal_links
 from data.corpus import read_corpus
-from lab.alignment_eval import GoldPair, Link, Score, diagonal, read_gold, score, tokenize
-from lab.alignment_methods import EXTRACTIONS, ForcedPair, Method, force_decode, methods
-from lab.alignment_result import EFLOMAL, gold_file_of, save_alignment
+from data.readers import Reading
+from lab.alignment.bench_result import EFLOMAL, gold_file_of, save_alignment
+from lab.alignment.methods import EXTRACTIONS, ForcedPair, Method, force_decode, methods
+from lab.alignment.scoring import GoldPair, Link, Score, diagonal, read_gold, score, tokenize
 from model.config import from_dict
 from model.run_dir import TRAIN_CONFIG_FILE
-from training.config import TrainConfig
+from training.train_config import TrainConfig
 from translate.translator import DEFAULT_MODEL, Translator
 
 Extract = Callable[[ForcedPair], set[Link]]
@@ -90,7 +91,9 @@ def eflomal_record(corpora: list[Path], test: GoldSet, dev: GoldSet | None) -> t
     """eflomal's record, trained on the corpora plus every gold sentence; or None and why it was skipped."""
     if not corpora:
         return None, "eflomal skipped: no training corpus (pass --corpus)"
-    corpus = [(tokenize(p.tgt), tokenize(p.src)) for path in corpora for p in read_corpus(path, skip_bad=True)]
+    corpus = [
+        (tokenize(p.tgt), tokenize(p.src)) for path in corpora for p in read_corpus(path, how=Reading(skip_bad=True))
+    ]
     gold = [(p.target, p.source) for p in test.pairs + (dev.pairs if dev else [])]
     links = eflomal_links([pair for pair in corpus if pair[0] and pair[1]] + gold)
     if links is None:

@@ -28,9 +28,9 @@ from data.corpus import Pair, ReadReport
 from data.noise import TYPED_DESCRIPTION, typed
 from model.config import from_dict
 from model.run_dir import DATA_REPORT_FILE, TRAIN_CONFIG_FILE
-from training.config import TrainConfig
 from training.phrases import EVERYDAY, read_phrases, score_phrases
 from training.prepare import load_and_split, split_fingerprint
+from training.train_config import TrainConfig
 from translate.translator import DEFAULT_MODEL, DecodeOptions, Translator
 
 

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from bench.app_server import CHROMIUM, CHROMIUM_ARGS, running_app
-from lab.examples import EXAMPLES
+from lab.page.examples import EXAMPLES
 
 try:
     from playwright.sync_api import TimeoutError as PlaywrightTimeout

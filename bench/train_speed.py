@@ -26,8 +26,8 @@ from data.corpus import ReadReport
 from data.tokenizer import train_tokenizer
 from model.run_dir import SHARED_DATA
 from model.transformer import Transformer
-from training.config import load_train_config
 from training.prepare import load_and_split
+from training.train_config import load_train_config
 from training.trainer import TranslationLoss
 
 CORPUS = SHARED_DATA / "tatoeba-spa-eng" / "spa-eng.tsv"

@@ -8,7 +8,7 @@ factors of Marian, reduced to what Spanish needs: the first letter of a word.
 Before marking, a text is put in the form every corpus sentence has (``sentence_case``): typed all in capitals
 ("HOLA MUNDO"), it is read in sentence case ("Hola mundo"), since read as it is its words become acronym pieces
 ("Inha, MNAAA."); and its first word is read with a capital ("hola mundo" as "Hola mundo"), since every Tatoeba
-sentence begins with one (on the dev split, typed input gains 0.2 BLEU and 0.3 chrF from it, model v4).
+sentence begins with one (on the dev split it adds 0.2 BLEU and 0.3 chrF to typed input: docs/results.md).
 
 The mark is a SentencePiece user-defined symbol; a tokenizer whose vocabulary holds it reads the source this way
 (``model.tokenizer.Tokenizer.case_markup``), so the tokenizer file is the one place that says so.

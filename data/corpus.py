@@ -11,18 +11,20 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from data import readers
-from data.config import FORMATS
+from data.data_config import FORMATS, SRC_LANG, TGT_LANG
 from data.noise import typed
-from data.readers import CorpusError, Pair, ReadReport
+from data.readers import DEFAULT_READING, CorpusError, Pair, Reading, ReadReport
 from data.sentences import sentences
+from data.tmx import tmx_pairs
 
 # ----------------------------------------------------------------------------------------- reading
 
 ATTRIBUTION = re.compile(r"CC-BY|creativecommons|tatoeba|#\d+", re.IGNORECASE)  # the Anki third column
 
 
-def detect_format(path: Path, src_lang: str = "es", tgt_lang: str = "en") -> str:
-    """moses (a ``.es``/``.en`` sibling exists), csv (by extension), anki (3 columns, attribution last) or tsv."""
+def detect_format(path: Path, src_lang: str = SRC_LANG, tgt_lang: str = TGT_LANG) -> str:
+    """moses (a ``.es``/``.en`` sibling exists), csv or tmx (by extension, or an XML head naming <tmx>), anki (3
+    columns, attribution last) or tsv."""
     path = Path(path)
     src_path, tgt_path = readers.moses_paths(path, src_lang, tgt_lang)
     if path.suffix in (f".{src_lang}", f".{tgt_lang}") or not path.exists():
@@ -31,9 +33,12 @@ def detect_format(path: Path, src_lang: str = "es", tgt_lang: str = "en") -> str
         if not path.exists():
             moses = "" if path.suffix in (".tsv", ".txt", ".csv") else f" (nor {src_path} + {tgt_path}, a Moses pair)"
             raise CorpusError(f"{path}: file not found{moses}")
-    if path.suffix.lower() == ".csv":
-        return "csv"
-    head = readers.head_text(path).splitlines()[:20]
+    if path.suffix.lower() in (".csv", ".tmx"):
+        return path.suffix.lower()[1:]
+    text = readers.head_text(path)
+    if text.lstrip().startswith("<") and "<tmx" in text:
+        return "tmx"
+    head = text.splitlines()[:20]
     rows = [line.split("\t") for line in head if line.strip()]
     attributed = sum(len(row) == 3 and ATTRIBUTION.search(row[2]) is not None for row in rows)
     if rows and attributed >= len(rows) / 2:  # a bad line or two among the first rows does not change the layout
@@ -42,17 +47,12 @@ def detect_format(path: Path, src_lang: str = "es", tgt_lang: str = "en") -> str
 
 
 def corpus_pairs(
-    path: Path,
-    fmt: str = "auto",
-    src_lang: str = "es",
-    tgt_lang: str = "en",
-    report: ReadReport | None = None,
-    skip_bad: bool = False,
-    columns: tuple[str, ...] | None = None,
+    path: Path, fmt: str = "auto", how: Reading = DEFAULT_READING, report: ReadReport | None = None
 ) -> Iterator[Pair]:
-    """The pairs of one corpus in any supported format, read one line at a time; ``columns`` names the languages
-    of tsv/anki columns. The arguments are checked now, the file as it is read."""
+    """The pairs of one corpus in any supported format, read one line at a time. The arguments are checked now,
+    the file as it is read."""
     path, report = Path(path), report if report is not None else ReadReport()
+    src_lang, tgt_lang, columns = how.src_lang, how.tgt_lang, how.columns
     if fmt not in FORMATS:
         raise CorpusError(f"{path}: unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
     if src_lang == tgt_lang:
@@ -62,30 +62,26 @@ def corpus_pairs(
         raise CorpusError(f"{path}: columns={columns} applies to tsv and anki files, not {fmt} (which names its own)")
     report.formats[str(path)] = fmt
     if fmt == "csv":
-        return readers.csv_pairs(path, src_lang, tgt_lang, report, skip_bad)
+        return readers.csv_pairs(path, how, report)
     if fmt == "moses":
-        return readers.moses_pairs(path, src_lang, tgt_lang, report, skip_bad)
+        return readers.moses_pairs(path, how, report)
+    if fmt == "tmx":
+        return tmx_pairs(path, how, report)
     if fmt == "anki":
         if columns is None and "en" not in (src_lang, tgt_lang):
             raise CorpusError(f"{path}: Anki files are English first; pass columns=(...) for {src_lang}/{tgt_lang}")
         other = tgt_lang if src_lang == "en" else src_lang
-        return readers.anki_pairs(path, columns or ("en", other), src_lang, tgt_lang, report, skip_bad)
+        return readers.anki_pairs(path, columns or ("en", other), how, report)
     src_column, tgt_column = readers.column_indices(path, columns or (src_lang, tgt_lang), src_lang, tgt_lang)
     n_columns = len(columns) if columns else 2
-    return readers.tsv_pairs(path, src_column, tgt_column, n_columns, report, skip_bad)
+    return readers.tsv_pairs(path, src_column, tgt_column, n_columns, report, how.skip_bad)
 
 
 def read_corpus(
-    path: Path,
-    fmt: str = "auto",
-    src_lang: str = "es",
-    tgt_lang: str = "en",
-    report: ReadReport | None = None,
-    skip_bad: bool = False,
-    columns: tuple[str, ...] | None = None,
+    path: Path, fmt: str = "auto", how: Reading = DEFAULT_READING, report: ReadReport | None = None
 ) -> list[Pair]:
     """Every pair of one corpus in any supported format (see ``corpus_pairs``)."""
-    return list(corpus_pairs(path, fmt, src_lang, tgt_lang, report, skip_bad, columns))
+    return list(corpus_pairs(path, fmt, how, report))
 
 
 # ----------------------------------------------------------------------------------------- cleaning
@@ -155,9 +151,9 @@ def read_held_out(path: Path) -> set[str]:
 def exclude(pairs: list[Pair], held_out: set[str], report: ReadReport, drop_commas: bool = False) -> list[Pair]:
     """Drop every pair whose source is a held-out sentence however it was typed (``typed_key``); counts each drop.
 
-    Before the split commas count (``drop_commas=False``), as they did when model v2's split was made, so that
-    split stays the same; the training split then also loses what differs from a held-out sentence only by
-    commas (training/prepare.py), since typing noise drops commas.
+    Before the split commas count (``drop_commas=False``), so that the split of an older configuration stays the
+    same; the training split then also loses what differs from a held-out sentence only by commas
+    (training/prepare.py), since typing noise drops commas.
     """
     keys = {typed_key(s, drop_commas) for s in held_out}
     reason = "held out (data.exclude, ignoring commas)" if drop_commas else "held out (data.exclude)"
@@ -270,4 +266,20 @@ def write_pairs(pairs: list[Pair], path: Path) -> None:
             raise CorpusError(
                 f"{pair.origin or f'pair {index + 1}'}: a tab or newline inside a sentence; clean() first"
             )
-    Path(path).write_text("".join(f"{p.src}\t{p.tgt}\n" for p in pairs), encoding="utf-8")
+    Path(path).write_text(pair_lines(pairs), encoding="utf-8")
+
+
+def pair_lines(pairs: list[Pair]) -> str:
+    """The project's own TSV layout of cleaned pairs: one ``src<TAB>tgt`` line each."""
+    return "".join(f"{p.src}\t{p.tgt}\n" for p in pairs)
+
+
+def read_pairs_file(path: Path) -> list[Pair]:
+    """A file ``write_pairs`` wrote (a run's splits, a distilled file), one ``src<TAB>tgt`` line per pair."""
+    pairs = []
+    for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+        fields = line.split("\t")
+        if len(fields) != 2:
+            raise CorpusError(f"{path}:{number}: expected 2 tab-separated fields, got {len(fields)}")
+        pairs.append(Pair(*fields))
+    return pairs

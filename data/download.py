@@ -16,6 +16,7 @@ from pathlib import Path, PurePosixPath
 from tqdm import tqdm
 
 from data.corpus import CorpusError, ReadReport, read_corpus, write_pairs
+from data.readers import Reading
 
 DEFAULT_URL = "https://www.manythings.org/anki/spa-eng.zip"
 DEFAULT_OUT = "corpora/tatoeba-spa-eng"
@@ -108,7 +109,7 @@ def extract(archive: Path, out_dir: Path, url: str) -> Path:
 def convert(original: Path, out_dir: Path, url: str) -> Downloaded:
     """Write ``spa-eng.tsv`` (spanish first, no attribution column) and the licence note next to it."""
     report = ReadReport()
-    pairs = read_corpus(original, "anki", "es", "en", report, skip_bad=True, columns=("en", "es"))
+    pairs = read_corpus(original, "anki", Reading("es", "en", skip_bad=True, columns=("en", "es")), report)
     report.kept = len(pairs)
     corpus, note = out_dir / CORPUS_FILE, out_dir / "README.md"
     partial = out_dir / f"{CORPUS_FILE}.partial"

@@ -3,8 +3,8 @@
 Every Tatoeba sentence starts with a capital and ends with punctuation, so a model trained on it alone
 learns to stop only after a period, and reads "hola mundo" as something it has never seen. Training on
 a noised copy of some Spanish sentences (a new draw each epoch) teaches it both forms; the English side
-is never noised, so "hola mundo" still asks for "Hello world.". People skip commas too: model v2, trained
-without that transform, read "Hola, mundo" as "Hi, world." and "Hola mundo" as "Hide world.".
+is never noised, so "hola mundo" still asks for "Hello world.". People skip commas too: a model trained without
+that transform reads "Hola, mundo" as "Hi, world." and "Hola mundo" as "Hide world.".
 
 ``typed`` applies every transform: the "typed" evaluation scores each test set that way.
 """

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
+from data.data_config import SRC_LANG, TGT_LANG
+
 LANGUAGE_NAMES = (  # header names a CSV column may carry for a language code
     ("es", ("es", "spa", "spanish", "español", "espanol", "castellano")),
     ("en", ("en", "eng", "english", "inglés", "ingles")),
@@ -78,6 +80,20 @@ class ReadReport:
             "examples": self.examples,
             "formats": self.formats,
         }
+
+
+@dataclass(frozen=True)
+class Reading:
+    """How to read one corpus: its language pair as read, the languages of tsv/anki columns (None: the format's
+    default), and whether a bad record is skipped and counted or refused with an error."""
+
+    src_lang: str = SRC_LANG
+    tgt_lang: str = TGT_LANG
+    skip_bad: bool = False
+    columns: tuple[str, ...] | None = None
+
+
+DEFAULT_READING = Reading()
 
 
 class Line(NamedTuple):  # a tuple: made once per line read, so it must be cheap
@@ -286,12 +302,11 @@ def column_indices(path: Path, columns: tuple[str, ...], src_lang: str, tgt_lang
 def anki_pairs(
     path: Path,
     columns: tuple[str, ...] = ("en", "es"),
-    src_lang: str = "es",
-    tgt_lang: str = "en",
+    how: Reading = DEFAULT_READING,
     report: ReadReport | None = None,
-    skip_bad: bool = False,
 ) -> Iterator[Pair]:
     """Pairs from a manythings.org/Anki file: ``english<TAB>spanish[<TAB>attribution]`` (languages by ``columns``)."""
+    src_lang, tgt_lang, skip_bad = how.src_lang, how.tgt_lang, how.skip_bad
     report = report if report is not None else ReadReport()
     src_column, tgt_column = column_indices(Path(path), columns, src_lang, tgt_lang)
     layout = "<TAB>".join(columns) + "[<TAB>attribution]"
@@ -316,14 +331,9 @@ def _text_lines(path: Path, report: ReadReport, skip_bad: bool) -> Iterator[Line
             yield line
 
 
-def csv_pairs(
-    path: Path,
-    src_lang: str = "es",
-    tgt_lang: str = "en",
-    report: ReadReport | None = None,
-    skip_bad: bool = False,
-) -> Iterator[Pair]:
+def csv_pairs(path: Path, how: Reading = DEFAULT_READING, report: ReadReport | None = None) -> Iterator[Pair]:
     """Pairs from a CSV file whose header names the columns (``es,en``, ``spanish,english`` or ``source,target``)."""
+    src_lang, tgt_lang, skip_bad = how.src_lang, how.tgt_lang, how.skip_bad
     path, report = Path(path), report if report is not None else ReadReport()
     lines = _text_lines(path, report, skip_bad)
     upcoming = next(lines, None)  # the line the csv reader takes next: where its next record starts
@@ -376,14 +386,9 @@ def moses_paths(path: Path, src_lang: str, tgt_lang: str) -> tuple[Path, Path]:
     return Path(f"{prefix}.{src_lang}"), Path(f"{prefix}.{tgt_lang}")
 
 
-def moses_pairs(
-    path: Path,
-    src_lang: str = "es",
-    tgt_lang: str = "en",
-    report: ReadReport | None = None,
-    skip_bad: bool = False,
-) -> Iterator[Pair]:
+def moses_pairs(path: Path, how: Reading = DEFAULT_READING, report: ReadReport | None = None) -> Iterator[Pair]:
     """Pairs from two line-aligned files, ``PREFIX.<src_lang>`` and ``PREFIX.<tgt_lang>``."""
+    src_lang, tgt_lang, skip_bad = how.src_lang, how.tgt_lang, how.skip_bad
     report = report if report is not None else ReadReport()
     src_path, tgt_path = moses_paths(path, src_lang, tgt_lang)
     for side in (src_path, tgt_path):

@@ -41,9 +41,8 @@ def sentences(text: str) -> list[str]:
 
 LONG_INPUT = 64  # subwords: a longer input of several sentences is translated sentence by sentence
 # Subwords per piece (EOS included): within what the model learned (Tatoeba's training sentences: median 9, 99.9 % up
-# to 32, longest 75) and maps that stay readable and cheap to draw. On a 5,000-character run without punctuation
-# (bench.app_latency): at 100, model v3 looped on 7 of 11 pieces and the page took 4.4 s; at 50, model v4 looped on
-# 8 of 21 and took 3.2 s; at 40, on 1 of 26, 1.8 s.
+# to 32, longest 75) and maps that stay readable and cheap to draw. Longer pieces make the model loop on
+# run-on text without punctuation and the page slow (bench.app_latency; figures in docs/results.md).
 MAX_PIECE = 40
 CLAUSE_END = re.compile(r"(?<=[,;:])\s+")
 SPACE = re.compile(r"\s+")

@@ -27,14 +27,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from jobs import run_lock
+from jobs.run_lock import LOCK_FD_ENV, Holder, RunLocked, holder, owner_digest, pid_alive
+from jobs.run_progress import read_jsonl
 from model.run_dir import JOB_EVENTS_FILE as EVENTS_FILE
 from model.run_dir import JOB_LOG_FILE as LOG_FILE
 from model.run_dir import METRICS_LOG_FILE, REPO_ROOT, RESULT_FILE, STATE_FILE, TRAIN_CONFIG_FILE
 from model.run_dir import RUNS_ENV as RUNS_ENV  # re-exported: the Train page and its tests name them through jobs
 from model.run_dir import runs_folder as runs_folder
-from training_jobs import run_lock
-from training_jobs.run_lock import LOCK_FD_ENV, Holder, RunLocked, holder, owner_digest, pid_alive
-from training_jobs.run_progress import read_jsonl
 
 CONFIGS_DIR = REPO_ROOT / "configs"
 PRESET_ORDER = ("tiny", "small", "base")

@@ -20,7 +20,6 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from data.config import DataConfig
 from data.corpus import (
     CleanConfig,
     CorpusError,
@@ -32,9 +31,9 @@ from data.corpus import (
     detect_format,
     match_key,
 )
-from data.readers import CODEC_NAMES, LANGUAGE_NAMES, head_text, moses_paths, text_codec
+from data.data_config import SRC_LANG, TGT_LANG, DataConfig
+from data.readers import CODEC_NAMES, LANGUAGE_NAMES, Reading, head_text, moses_paths, text_codec
 
-SRC_LANG, TGT_LANG = "es", "en"
 MIN_PAIRS = 20  # below this, the dev and test splits would be a pair or two
 MAX_UNREADABLE = 0.5  # more lines than this failing to read means the format or the columns are wrong
 SAMPLE_SIZE = 8
@@ -160,7 +159,7 @@ def _read_into(
 ) -> dict[str, Counter[int]]:
     """Read and clean ``source`` as training will (bad lines skipped and counted in ``read``, cleaning's drops in
     ``cleaned``), writing each kept pair to ``kept`` as it goes; returns each side's histogram of lengths."""
-    pairs = corpus_pairs(source.path, source.fmt, SRC_LANG, TGT_LANG, read, skip_bad=True, columns=source.columns)
+    pairs = corpus_pairs(source.path, source.fmt, Reading(SRC_LANG, TGT_LANG, True, source.columns), read)
     seen, lengths = SeenPairs(), {"src": Counter[int](), "tgt": Counter[int]()}
     while batch := list(islice(pairs, BATCH)):
         batch = clean(batch, config, cleaned)  # the same filters; duplicates within the batch dropped here

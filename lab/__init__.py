@@ -1,1 +1,1 @@
-"""The lab's logic between the model and the charts: token labels, word merging, alignments, head patterns."""
+"""What the page computes, one subpackage per concern: attention analysis, word alignments, the page's state."""

@@ -1,7 +1,7 @@
 """The layout of a run directory, which is also a model directory: every file name, in one place.
 
 Inference needs only the first three entries (config, weights, tokenizer); training writes the rest beside
-them, and the app's Train page reads them. ``model/io``, ``training/`` and ``training_jobs/jobs`` all name files
+them, and the app's Train page reads them. ``model/weights``, ``training/`` and ``jobs/control`` all name files
 through this module, so a file is renamed here or nowhere.
 """
 
@@ -39,7 +39,7 @@ BEST_DIR, AVERAGED_DIR = "best", "averaged"  # the two candidates for the final 
 # What the app's job control adds.
 JOB_LOG_FILE = "train.log"  # the background job's stdout and stderr
 JOB_EVENTS_FILE = "job.jsonl"  # start / stop / exit events
-RUN_LOCK_FILE = "run.lock"  # the one writer's flock and name (training_jobs/run_lock.py)
+RUN_LOCK_FILE = "run.lock"  # the one writer's flock and name (jobs/run_lock.py)
 
 RUNS_ENV = "LAB_RUNS_DIR"
 

@@ -1,6 +1,6 @@
 """Train page: bring a corpus, check it, train in the background, watch it live, stop, resume, then translate with it.
 
-Training is a separate OS process (``python -m training.train``) managed by ``training_jobs.jobs``: it survives page
+Training is a separate OS process (``python -m training.train``) managed by ``jobs.control``: it survives page
 reloads and closed tabs, and this page reattaches by reading the run directory.
 """
 
@@ -14,11 +14,10 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from data.config import FORMATS
 from data.corpus import CleanConfig
-from lab.languages import name_of
-from training_jobs import jobs, run_lock
-from training_jobs.corpus_check import (
+from data.data_config import FORMATS
+from jobs import control, run_lock
+from jobs.corpus_check import (
     SRC_LANG,
     TGT_LANG,
     CorpusCheck,
@@ -35,8 +34,8 @@ from training_jobs.corpus_check import (
     tsv_columns,
     write_corpus,
 )
-from training_jobs.run_progress import final_scores, read_budget, read_metrics, run_progress
-from training_jobs.uploads import (
+from jobs.run_progress import final_scores, read_budget, read_metrics, run_progress
+from jobs.uploads import (
     CORPUS_DIRS_ENV,
     STAGING_DIR,
     corpus_folders,
@@ -47,6 +46,7 @@ from training_jobs.uploads import (
     size_problem,
     stage_files,
 )
+from lab.page.languages import name_of
 from viz.training_charts import loss_chart, score_chart
 
 POLL_S = 2.0
@@ -142,10 +142,10 @@ def choose_source(runs_dir: Path, max_mb: int) -> CorpusSource | str | None:
     if kind == SOURCES[0]:
         saved = staged_upload(
             "upload",
-            "TSV (source<TAB>target, or Anki) or CSV with a header",
+            "TSV (source<TAB>target, or Anki), CSV with a header, or a TMX translation memory",
             max_mb,
             staging,
-            ["tsv", "txt", "csv", "tab"],
+            ["tsv", "txt", "csv", "tab", "tmx"],
         )
         return choose_columns(*saved, staging) if isinstance(saved, tuple) else saved
     if kind == SOURCES[1]:
@@ -228,14 +228,14 @@ def show_report(check: CorpusCheck) -> None:
 
 def training_settings(runs_dir: Path) -> tuple[str, list[str], Path | str]:
     """Preset, budget overrides, and the run directory (or why the name cannot be used)."""
-    presets = jobs.list_presets()
+    presets = control.list_presets()
     preset = st.selectbox(
         "Preset",
         presets,
         key="preset",
         help="tiny: seconds (a smoke test); small: the 2-core CPU model; base: a GPU model",
     )
-    values = jobs.read_preset(jobs.CONFIGS_DIR / f"{preset}.toml")
+    values = control.read_preset(control.CONFIGS_DIR / f"{preset}.toml")
     optim = values.get("optim", {})
     left, middle, right = st.columns(3)
     kind = left.radio("Budget", ("epochs", "minutes"), key="budget_kind", horizontal=True)
@@ -261,10 +261,10 @@ def training_settings(runs_dir: Path) -> tuple[str, list[str], Path | str]:
     )
     name = st.text_input("Run name (letters, digits, - and _)", "my-run", key="run_name")
     try:
-        run_dir: Path | str = jobs.run_path(runs_dir, name.strip())
-    except jobs.JobError as err:
+        run_dir: Path | str = control.run_path(runs_dir, name.strip())
+    except control.JobError as err:
         run_dir = str(err)
-    if isinstance(run_dir, Path) and (jobs.holds_run(run_dir) or run_lock.holder(run_dir)):
+    if isinstance(run_dir, Path) and (control.holds_run(run_dir) or run_lock.holder(run_dir)):
         run_dir = f"a run named {name.strip()!r} already exists: choose another name (or watch it below)"
         st.info(f"{run_dir[0].upper()}{run_dir[1:]}.")
     elif isinstance(run_dir, str):
@@ -274,14 +274,14 @@ def training_settings(runs_dir: Path) -> tuple[str, list[str], Path | str]:
 
 def start_job(source: CorpusSource, preset: str, overrides: list[str], run_dir: Path) -> None:
     """Write the checked corpus into the run directory and start training on it."""
-    preset_path = jobs.CONFIGS_DIR / f"{preset}.toml"
+    preset_path = control.CONFIGS_DIR / f"{preset}.toml"
     try:
-        jobs.refuse_if_busy(run_dir)
-        if jobs.holds_run(run_dir):
-            raise jobs.JobError(f"a run named {run_dir.name!r} already exists: choose another name")
-        corpus = write_corpus(source, clean_config_of(jobs.read_preset(preset_path)), run_dir)
-        pid = jobs.start(run_dir, preset_path, corpus, ["data.format=tsv", *overrides], owner=owner_token())
-    except (jobs.JobError, CorpusError, OSError) as err:
+        control.refuse_if_busy(run_dir)
+        if control.holds_run(run_dir):
+            raise control.JobError(f"a run named {run_dir.name!r} already exists: choose another name")
+        corpus = write_corpus(source, clean_config_of(control.read_preset(preset_path)), run_dir)
+        pid = control.start(run_dir, preset_path, corpus, ["data.format=tsv", *overrides], owner=owner_token())
+    except (control.JobError, CorpusError, OSError) as err:
         st.error(f"Not started: {err}")
         return
     st.session_state["watch_run"] = run_dir.name
@@ -309,8 +309,8 @@ def watched_runs(runs_dir: Path) -> tuple[list[str], list[str]]:
     except OSError:
         return [], []
     links = sorted(p.name for p in entries if p.is_symlink())
-    found = [p for p in entries if not p.is_symlink() and p.is_dir() and jobs.RUN_NAME.fullmatch(p.name)]
-    return sorted(p.name for p in found if jobs.holds_run(p) or (p / jobs.EVENTS_FILE).exists()), links
+    found = [p for p in entries if not p.is_symlink() and p.is_dir() and control.RUN_NAME.fullmatch(p.name)]
+    return sorted(p.name for p in found if control.holds_run(p) or (p / control.EVENTS_FILE).exists()), links
 
 
 def show_progress(run_dir: Path, records: list[dict]) -> None:
@@ -343,7 +343,7 @@ def show_result(run_dir: Path) -> None:
     st.success(f"Pick “run: {run_dir.name}” in the model picker of the Translate page to use this model.")
 
 
-def job_controls(run_dir: Path, status: jobs.JobStatus) -> None:
+def job_controls(run_dir: Path, status: control.JobStatus) -> None:
     """Stop a running job that this tab started; resume a stopped or crashed one from its saved state (any tab may:
     it continues exactly where the run stopped and loses nothing; the tab that resumes it may then stop it)."""
     if status.state == "running" and not status.owned_by(owner_token()):
@@ -351,8 +351,8 @@ def job_controls(run_dir: Path, status: jobs.JobStatus) -> None:
     elif status.state == "running" and st.button("Stop", key="stop"):
         with st.spinner("Stopping…"):
             try:
-                jobs.stop(run_dir, owner_token())
-            except jobs.JobError as err:
+                control.stop(run_dir, owner_token())
+            except control.JobError as err:
                 st.error(str(err))
                 return
         st.rerun()
@@ -364,8 +364,8 @@ def job_controls(run_dir: Path, status: jobs.JobStatus) -> None:
             )
         elif st.button("Resume", key="resume", help="Continues exactly from the last saved state"):
             try:
-                jobs.resume(run_dir, owner=owner_token())
-            except jobs.JobError as err:
+                control.resume(run_dir, owner=owner_token())
+            except control.JobError as err:
                 st.error(str(err))
                 return
             st.rerun()
@@ -373,7 +373,7 @@ def job_controls(run_dir: Path, status: jobs.JobStatus) -> None:
 
 def run_panel(run_dir: Path, polling: bool) -> None:
     """Status, progress, charts, result and log of one run; while polling, a job that ended refreshes the page."""
-    status = jobs.job_status(run_dir)
+    status = control.job_status(run_dir)
     if polling and status.state not in LIVE:
         st.rerun()
     st.markdown(f"**{run_dir.name}** — {STATE_TEXT[status.state]}" + (f" (PID {status.pid})" if status.pid else ""))
@@ -382,7 +382,7 @@ def run_panel(run_dir: Path, polling: bool) -> None:
         show_progress(run_dir, records)
     if status.state == "external":
         st.info("A training process started outside this app writes to this run: shown read-only, never stopped here.")
-    tail = jobs.log_tail(run_dir)
+    tail = control.log_tail(run_dir)
     if status.state == "crashed":
         code = f" with exit code {status.returncode}" if status.returncode is not None else ""
         st.error(f"The training process ended{code} before finishing. The end of its log:")
@@ -407,11 +407,11 @@ def watch(runs_dir: Path) -> None:
         st.caption(f"No runs yet in {runs_dir}.")
         return
     if st.session_state.get("watch_run") not in names:  # a fresh session (a reload): the running job's run
-        running = jobs.running_run(runs_dir / name for name in names)
+        running = control.running_run(runs_dir / name for name in names)
         st.session_state["watch_run"] = running.name if running is not None else names[0]
     name = st.selectbox("Run", names, key="watch_run")
-    run_dir = jobs.run_path(runs_dir, name)
-    if jobs.job_status(run_dir).state in LIVE:
+    run_dir = control.run_path(runs_dir, name)
+    if control.job_status(run_dir).state in LIVE:
         st.fragment(run_every=POLL_S)(run_panel)(run_dir, True)
     else:
         run_panel(run_dir, False)
@@ -423,7 +423,7 @@ def watch(runs_dir: Path) -> None:
 def main() -> None:
     st.set_page_config(page_title="Train · Translation lab", layout="wide")
     st.title("Train on your own corpus")
-    runs_dir, max_mb = jobs.runs_folder(), max_upload_mb()
+    runs_dir, max_mb = control.runs_folder(), max_upload_mb()
     st.caption(f"Runs are saved in `{runs_dir}`; uploads up to {max_mb} MB.")
     st.header("1. Corpus")
     source = choose_source(runs_dir, max_mb)
@@ -431,8 +431,8 @@ def main() -> None:
     if isinstance(source, str):
         st.error(source)
     elif source is not None:
-        preset = st.session_state.get("preset") or jobs.list_presets()[0]  # the preset's filters, as training
-        c = clean_config_of(jobs.read_preset(jobs.CONFIGS_DIR / f"{preset}.toml"))
+        preset = st.session_state.get("preset") or control.list_presets()[0]  # the preset's filters, as training
+        c = clean_config_of(control.read_preset(control.CONFIGS_DIR / f"{preset}.toml"))
         check = cached_check(
             source, (c.min_tokens, c.max_tokens, c.max_ratio), max_mb * 1024 * 1024, file_stamp(source)
         )

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 
-from lab.maps import SentenceMaps
+from lab.attention.sentence_maps import SentenceMaps
 from model.config import ModelConfig
 
 

@@ -12,7 +12,8 @@ import pytest
 
 from data.alignments import eflomal_links, grow_diag_final_and
 from data.tokenizer import WORD_START, Tokenizer
-from lab.alignment_eval import (
+from lab.alignment.methods import Method, forced_pair
+from lab.alignment.scoring import (
     GoldFormatError,
     column_argmax,
     detokenize,
@@ -26,7 +27,6 @@ from lab.alignment_eval import (
     tokenize,
     word_matrix,
 )
-from lab.alignment_methods import Method, forced_pair
 
 SHIPPED = Path(__file__).resolve().parent.parent / "checkpoints" / "es-en"
 
@@ -202,7 +202,7 @@ def test_bench_scores_the_head_guided_alignment_taught(tmp_path: Path) -> None:
     """A model trained with optim.guided_alignment gets a row for its taught head ("predicts" rows, argmax), equal
     to that head's cell of the grid. (The shipped weights stand in for such a model: only the row is checked.)"""
     from bench.alignment import guided_head, main
-    from lab.alignment_methods import Method
+    from lab.alignment.methods import Method
 
     model = tmp_path / "model"
     model.mkdir()

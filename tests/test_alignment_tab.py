@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from lab.alignment_eval import read_gold
-from lab.alignment_methods import Method, force_decode
-from lab.alignment_result import AlignmentFileError, GoldFile, load_alignment, save_alignment
-from lab.gold_sentences import DEFAULT_GOLD, GOLD_ENV, gold_path, offered, pair_for, source_text
+from lab.alignment.bench_result import AlignmentFileError, GoldFile, load_alignment, save_alignment
+from lab.alignment.gold import DEFAULT_GOLD, GOLD_ENV, gold_path, offered, pair_for, source_text
+from lab.alignment.methods import Method, force_decode
+from lab.alignment.scoring import read_gold
 from model.run_dir import ALIGNMENT_FILE, REPO_ROOT
 from translate.translator import DEFAULT_MODEL, Translator
 

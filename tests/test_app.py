@@ -18,9 +18,9 @@ from streamlit.testing.v1 import AppTest
 from bench.app_latency import long_input
 from data.case_markup import MARK
 from data.tokenizer import JOINT_FILE
-from lab.explain import EMPTY, Explanation, maps_of
-from lab.maps import KIND_TITLES
-from lab.models import MODEL_FILES
+from lab.attention.explain import EMPTY, Explanation, maps_of
+from lab.attention.sentence_maps import KIND_TITLES
+from lab.page.model_choices import MODEL_FILES
 from translate.translator import DEFAULT_MODEL, DecodeOptions, Translator
 from viz.heatmap import MAX_AXIS_LABELS
 

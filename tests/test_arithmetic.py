@@ -7,7 +7,9 @@ import pytest
 import torch
 from conftest import tiny_config
 
-from lab.arithmetic import (
+from lab.attention.explain import sentence_maps
+from lab.attention.sentence_maps import KINDS
+from lab.attention.weight_arithmetic import (
     SentenceIds,
     WeightArithmetic,
     allowed_keys,
@@ -18,8 +20,6 @@ from lab.arithmetic import (
     why_zero,
     worked_example,
 )
-from lab.explain import sentence_maps
-from lab.maps import KINDS
 from model.attention_maps import inspect
 from model.transformer import Transformer
 from translate.translator import DEFAULT_MODEL, Translator

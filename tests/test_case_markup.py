@@ -19,12 +19,12 @@ from data.case_markup import (
 )
 from data.corpus import Pair
 from data.tokenizer import Tokenizer, train_tokenizer
-from lab.alignment_eval import piece_words
-from lab.labels import legend_markdown
-from lab.words import word_groups, word_labels
-from model.io import ModelLoadError, load_weights, save_model
+from lab.alignment.scoring import piece_words
+from lab.attention.words import word_groups, word_labels
+from lab.page.labels import legend_markdown
 from model.run_dir import WEIGHTS_FILE
 from model.transformer import Transformer
+from model.weights import ModelLoadError, load_weights, save_model
 from tests.conftest import tiny_config, toy_pairs
 
 SENTENCES = ["Hola mundo", "¿Dónde vive Ana?", "McDonald y la ONU", "El 3D de Tom.", "L'Oréal", "İstanbul", "Ya"]

@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from lab.beam_trace import beam_trace, final_hypotheses, step_table
-from lab.choices import TOP, choices, total_log_prob
+from lab.attention.beam_trace import beam_trace, final_hypotheses, step_table
+from lab.attention.step_choices import TOP, choices, total_log_prob
 from translate.translator import DEFAULT_MODEL, DecodeOptions, Translator
 
 SENTENCES = ("El gato negro duerme en la casa.", "¿Dónde está la estación de tren?", "Tengo hambre.")

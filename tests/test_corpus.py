@@ -22,6 +22,7 @@ from data.corpus import (
     split,
     write_pairs,
 )
+from data.readers import Reading
 
 FORMATS = ("tsv", "anki", "csv", "moses")
 GOOD = [(b"uno", b"one"), (b"dos", b"two"), (b"tres", b"three")]
@@ -59,7 +60,7 @@ def at(file: Path, line: int) -> str:
 
 def read(path: Path, fmt: str = "auto", skip_bad: bool = False, **kwargs) -> tuple[list[Pair], ReadReport]:
     report = ReadReport()
-    return read_corpus(path, fmt, "es", "en", report, skip_bad, **kwargs), report
+    return read_corpus(path, fmt, Reading("es", "en", skip_bad, kwargs.get("columns")), report), report
 
 
 def texts(pairs: list[Pair]) -> list[tuple[str, str]]:
@@ -93,7 +94,7 @@ def test_moses_pair_is_found_from_either_file_or_the_prefix(tmp_path: Path) -> N
     for name in ("corpus", "corpus.es", "corpus.en"):
         assert detect_format(tmp_path / name) == "moses"
         assert texts(read(tmp_path / name)[0])[0] == ("uno", "one")
-    reversed_pairs = read_corpus(tmp_path / "corpus.en", "moses", src_lang="en", tgt_lang="es")
+    reversed_pairs = read_corpus(tmp_path / "corpus.en", "moses", Reading(src_lang="en", tgt_lang="es"))
     assert texts(reversed_pairs)[0] == ("one", "uno")
 
 

@@ -13,8 +13,7 @@ from pathlib import Path
 import pytest
 
 from data.corpus import CleanConfig, Pair, read_corpus, split
-from model.run_dir import REPO_ROOT, RUNS_ENV
-from training_jobs.corpus_check import (
+from jobs.corpus_check import (
     MIN_PAIRS,
     CorpusSource,
     check_corpus,
@@ -27,7 +26,7 @@ from training_jobs.corpus_check import (
     tsv_columns,
     write_corpus,
 )
-from training_jobs.uploads import (
+from jobs.uploads import (
     CORPUS_DIRS_ENV,
     MAX_NAME,
     corpus_folders,
@@ -38,6 +37,7 @@ from training_jobs.uploads import (
     size_problem,
     stage_files,
 )
+from model.run_dir import REPO_ROOT, RUNS_ENV
 
 
 def tsv(n: int, start: int = 0) -> str:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from model.io import ModelLoadError, save_model
+from model.weights import ModelLoadError, save_model
 from training.evaluate import main as evaluate_main
 from training.export import main as export_main
 from translate import ct2

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from data.corpus import CorpusError
+from data.corpus import CorpusError, read_pairs_file
 from data.readers import ReadReport
 from training import prepare
-from training.config import load_train_config
 from training.distill import main
+from training.train_config import load_train_config
 from translate.translator import DecodeOptions, Translator
 
 BEAM = DecodeOptions(beam_size=2)
@@ -28,8 +28,8 @@ def distilled(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) ->
 
 
 def test_the_teacher_translates_every_source_in_order(tiny_model_dir: Path, distilled: Path) -> None:
-    pairs = prepare.read_split(tiny_model_dir / "splits" / "train.tsv")
-    rows = prepare.read_split(distilled)
+    pairs = read_pairs_file(tiny_model_dir / "splits" / "train.tsv")
+    rows = read_pairs_file(distilled)
     assert [r.src for r in rows] == [p.src for p in pairs]
     teacher = Translator.load(tiny_model_dir)
     assert [r.tgt for r in rows[:20]] == teacher.translate_many([p.src for p in pairs[:20]], BEAM)
@@ -76,7 +76,7 @@ def test_a_distilled_pair_never_holds_a_dev_sentence(tiny_model_dir: Path, disti
     base = load_train_config(Path("configs/tiny.toml"), [f"data.corpora={config['data']['corpora']!r}"]).data
     parts = prepare.load_and_split(base, ReadReport())
     leak = tmp_path / "leak.tsv"
-    rows = prepare.read_split(distilled)
+    rows = read_pairs_file(distilled)
     rows[0] = type(rows[0])(rows[0].src, parts.dev[0].tgt)  # the teacher "translated" into a dev sentence
     leak.write_text("".join(f"{r.src}\t{r.tgt}\n" for r in rows), encoding="utf-8")
     report = ReadReport()

@@ -13,8 +13,8 @@ from conftest import tiny_config
 from model.config import ConfigError
 from model.decode import beam_search, greedy
 from model.ensemble import Ensemble
-from model.io import ModelLoadError
 from model.transformer import Transformer
+from model.weights import ModelLoadError
 from translate.cli import main
 from translate.translator import Translator
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from lab.examples import EXAMPLES, GuidedExample, is_accepted
-from lab.explain import explain
-from lab.language_check import evidence, warnings
-from lab.languages import languages
+from lab.attention.explain import explain
+from lab.page.examples import EXAMPLES, GuidedExample, is_accepted
+from lab.page.language_check import evidence, warnings
+from lab.page.languages import languages
 from translate.translator import DEFAULT_MODEL, Translator
 
 

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from model.io import save_model
+from data.corpus import read_pairs_file
 from model.run_dir import DATA_REPORT_FILE, SPLITS_DIR
+from model.weights import save_model
 from training import export, gate
 from training.phrases import Phrase
-from training.prepare import read_split
 from translate.translator import Translator
 
 
@@ -26,7 +26,7 @@ def own_phrases(translator: Translator, sources: list[str]) -> list[Phrase]:
 @pytest.fixture(scope="module")
 def lists(tiny_model_dir: Path) -> tuple[Translator, list, list[Phrase]]:
     translator = Translator.load(tiny_model_dir)
-    dev = read_split(tiny_model_dir / SPLITS_DIR / "dev.tsv")
+    dev = read_pairs_file(tiny_model_dir / SPLITS_DIR / "dev.tsv")
     return translator, dev, own_phrases(translator, ["El gato rojo 3.", "El perro azul 7.", "El libro verde 1."])
 
 
@@ -71,7 +71,7 @@ def test_loops_are_counted_by_repeated_words() -> None:
 def test_models_on_different_dev_splits_are_not_compared(tiny_model_dir: Path, tmp_path: Path) -> None:
     candidate = tmp_path / "candidate"
     shutil.copytree(tiny_model_dir, candidate)
-    assert gate.dev_pairs(candidate, tiny_model_dir) == read_split(tiny_model_dir / SPLITS_DIR / "dev.tsv")
+    assert gate.dev_pairs(candidate, tiny_model_dir) == read_pairs_file(tiny_model_dir / SPLITS_DIR / "dev.tsv")
     dev = candidate / SPLITS_DIR / "dev.tsv"
     dev.write_text("".join(dev.read_text().splitlines(keepends=True)[1:]))  # one pair fewer
     with pytest.raises(gate.GateError, match="sha256 differs"):

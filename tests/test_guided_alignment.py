@@ -17,9 +17,9 @@ from data.tokenizer import Tokenizer, train_tokenizer
 from model.config import ConfigError, ModelConfig
 from model.run_dir import split_file, train_links_file
 from model.transformer import Transformer
-from training.config import GuidedAlignmentConfig, load_train_config
 from training.guided_alignment import alignment_loss, read_alignments, write_alignments
 from training.train import main
+from training.train_config import GuidedAlignmentConfig, load_train_config
 from training.trainer import TranslationLoss
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"

@@ -16,12 +16,12 @@ from pathlib import Path
 import pytest
 
 from data.corpus import CleanConfig
-from lab.models import find_models
+from jobs import control, run_lock
+from jobs.corpus_check import CorpusSource, write_corpus
+from jobs.run_lock import holder, pid_alive
+from jobs.run_progress import final_scores, latest_records, read_budget, read_metrics, run_progress
+from lab.page.model_choices import find_models
 from model.run_dir import RUNS_ENV
-from training_jobs import jobs, run_lock
-from training_jobs.corpus_check import CorpusSource, write_corpus
-from training_jobs.run_lock import holder, pid_alive
-from training_jobs.run_progress import final_scores, latest_records, read_budget, read_metrics, run_progress
 
 PYTHON = sys.executable
 SLEEPER = [PYTHON, "-c", "import time; print('ready', flush=True); time.sleep(60)"]
@@ -47,7 +47,7 @@ def run_dir(tmp_path: Path) -> Iterator[Path]:
 
 
 def log_says(run_dir: Path, text: str) -> bool:
-    return text in jobs.log_tail(run_dir)
+    return text in control.log_tail(run_dir)
 
 
 # ----------------------------------------------------------------------------------------- names and presets
@@ -55,13 +55,13 @@ def log_says(run_dir: Path, text: str) -> bool:
 
 @pytest.mark.parametrize("name", ["my-run", "run_2", "A", "x" * 64])
 def test_valid_run_names_stay_inside_the_runs_folder(tmp_path: Path, name: str) -> None:
-    assert jobs.run_path(tmp_path, name) == (tmp_path / name).resolve()
+    assert control.run_path(tmp_path, name) == (tmp_path / name).resolve()
 
 
 @pytest.mark.parametrize("name", ["", " ", "../up", "a/b", "a b", ".hidden", "..", "x" * 65, "ñandú", "a.b", "/etc"])
 def test_invalid_run_names_are_refused(tmp_path: Path, name: str) -> None:
-    with pytest.raises(jobs.JobError, match="run name"):
-        jobs.run_path(tmp_path, name)
+    with pytest.raises(control.JobError, match="run name"):
+        control.run_path(tmp_path, name)
 
 
 def test_a_symlinked_run_name_cannot_escape_the_runs_folder(tmp_path: Path) -> None:
@@ -69,31 +69,31 @@ def test_a_symlinked_run_name_cannot_escape_the_runs_folder(tmp_path: Path) -> N
     runs.mkdir()
     elsewhere.mkdir()
     (runs / "sneaky").symlink_to(elsewhere)
-    with pytest.raises(jobs.JobError, match="outside the runs folder"):
-        jobs.run_path(runs, "sneaky")
+    with pytest.raises(control.JobError, match="outside the runs folder"):
+        control.run_path(runs, "sneaky")
 
 
 def test_runs_folder_follows_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    assert jobs.runs_folder({RUNS_ENV: str(tmp_path)}) == tmp_path.resolve()
-    assert jobs.runs_folder({}) == jobs.runs_folder({RUNS_ENV: " "}) == (jobs.REPO_ROOT / "runs").resolve()
+    assert control.runs_folder({RUNS_ENV: str(tmp_path)}) == tmp_path.resolve()
+    assert control.runs_folder({}) == control.runs_folder({RUNS_ENV: " "}) == (control.REPO_ROOT / "runs").resolve()
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    assert jobs.runs_folder({RUNS_ENV: "~/runs/../runs"}) == (tmp_path / "home" / "runs").resolve()
-    assert jobs.runs_folder({RUNS_ENV: "relative"}).is_absolute()
+    assert control.runs_folder({RUNS_ENV: "~/runs/../runs"}) == (tmp_path / "home" / "runs").resolve()
+    assert control.runs_folder({RUNS_ENV: "relative"}).is_absolute()
 
 
 def test_presets_are_listed_smallest_first() -> None:
-    presets = jobs.list_presets()
+    presets = control.list_presets()
     assert presets[:2] == ["tiny", "small"]
-    assert jobs.read_preset(jobs.CONFIGS_DIR / "tiny.toml")["optim"]["max_steps"] > 0
+    assert control.read_preset(control.CONFIGS_DIR / "tiny.toml")["optim"]["max_steps"] > 0
 
 
 def test_training_command_for_a_new_run_and_for_resume(tmp_path: Path) -> None:
-    new = jobs.training_command(tmp_path, Path("configs/tiny.toml"), Path("c.tsv"), ["optim.max_epochs=3"])
+    new = control.training_command(tmp_path, Path("configs/tiny.toml"), Path("c.tsv"), ["optim.max_epochs=3"])
     assert new[1:3] == ["-m", "training.train"]
     assert new[-1] == "--optim.max_epochs=3" and "--resume" not in new
-    assert "--resume" in jobs.training_command(tmp_path, resume=True)
-    with pytest.raises(jobs.JobError):
-        jobs.training_command(tmp_path)
+    assert "--resume" in control.training_command(tmp_path, resume=True)
+    with pytest.raises(control.JobError):
+        control.training_command(tmp_path)
 
 
 # ----------------------------------------------------------------------------------------- lock, stop, status
@@ -103,50 +103,50 @@ OWNER = "session-token-1"
 
 
 def test_second_start_is_refused_while_a_job_runs_then_stop_releases_the_lock(run_dir: Path) -> None:
-    pid = jobs.launch(run_dir, SLEEPER, {"OMP_NUM_THREADS": "1"}, owner=OWNER)
-    status = jobs.job_status(run_dir)
+    pid = control.launch(run_dir, SLEEPER, {"OMP_NUM_THREADS": "1"}, owner=OWNER)
+    status = control.job_status(run_dir)
     assert (status.state, status.pid) == ("running", pid) and status.owned_by(OWNER)
     assert os.getpgid(pid) == pid  # its own session and process group: survives the page
-    with pytest.raises(jobs.JobError, match="already training"):
-        jobs.launch(run_dir, SLEEPER)
-    with pytest.raises(jobs.JobError, match="already training"):
-        jobs.start(run_dir, Path("configs/tiny.toml"), Path("corpus.tsv"))
+    with pytest.raises(control.JobError, match="already training"):
+        control.launch(run_dir, SLEEPER)
+    with pytest.raises(control.JobError, match="already training"):
+        control.start(run_dir, Path("configs/tiny.toml"), Path("corpus.tsv"))
     wait_for(lambda: log_says(run_dir, "ready"), what="the sleeper's output in train.log")
-    assert jobs.stop(run_dir, OWNER, grace_s=5) is True
+    assert control.stop(run_dir, OWNER, grace_s=5) is True
     assert not pid_alive(pid)
     assert holder(run_dir) is None  # the OS released the lock with the process
-    status = jobs.job_status(run_dir)
+    status = control.job_status(run_dir)
     assert status.state == "stopped" and not status.can_resume  # nothing saved to resume from
-    assert jobs.stop(run_dir, OWNER) is False  # nothing left to stop
+    assert control.stop(run_dir, OWNER) is False  # nothing left to stop
 
 
 def test_only_the_session_that_started_a_job_can_stop_it(run_dir: Path) -> None:
-    pid = jobs.launch(run_dir, SLEEPER, owner=OWNER)
-    assert not jobs.job_status(run_dir).owned_by("another-session")
-    with pytest.raises(jobs.JobError, match="another session"):
-        jobs.stop(run_dir, "another-session", grace_s=1)
-    with pytest.raises(jobs.JobError, match="another session"):
-        jobs.stop(run_dir, "", grace_s=1)
+    pid = control.launch(run_dir, SLEEPER, owner=OWNER)
+    assert not control.job_status(run_dir).owned_by("another-session")
+    with pytest.raises(control.JobError, match="another session"):
+        control.stop(run_dir, "another-session", grace_s=1)
+    with pytest.raises(control.JobError, match="another session"):
+        control.stop(run_dir, "", grace_s=1)
     assert pid_alive(pid)
-    assert jobs.stop(run_dir, OWNER, grace_s=5)
+    assert control.stop(run_dir, OWNER, grace_s=5)
 
 
 def test_the_server_runs_at_most_max_jobs_at_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     runs = tmp_path / "runs"
-    first = jobs.launch(runs / "one", SLEEPER, owner=OWNER)
+    first = control.launch(runs / "one", SLEEPER, owner=OWNER)
     try:
-        with pytest.raises(jobs.JobError, match=r"already run on this server \(one; LAB_MAX_JOBS=1\)"):
-            jobs.launch(runs / "two", SLEEPER, owner=OWNER)
-        assert not (runs / "two" / jobs.LOG_FILE).exists()  # nothing started
-        monkeypatch.setenv(jobs.MAX_JOBS_ENV, "2")
-        second = jobs.launch(runs / "two", SLEEPER, owner=OWNER)
-        assert {p.name for p, _ in jobs.live_runs(runs)} == {"one", "two"}
-        assert jobs.stop(runs / "two", OWNER, grace_s=5) and not pid_alive(second)
-        monkeypatch.setenv(jobs.MAX_JOBS_ENV, "0")
-        with pytest.raises(jobs.JobError, match="LAB_MAX_JOBS='0'"):
-            jobs.launch(runs / "two", SLEEPER, owner=OWNER)
+        with pytest.raises(control.JobError, match=r"already run on this server \(one; LAB_MAX_JOBS=1\)"):
+            control.launch(runs / "two", SLEEPER, owner=OWNER)
+        assert not (runs / "two" / control.LOG_FILE).exists()  # nothing started
+        monkeypatch.setenv(control.MAX_JOBS_ENV, "2")
+        second = control.launch(runs / "two", SLEEPER, owner=OWNER)
+        assert {p.name for p, _ in control.live_runs(runs)} == {"one", "two"}
+        assert control.stop(runs / "two", OWNER, grace_s=5) and not pid_alive(second)
+        monkeypatch.setenv(control.MAX_JOBS_ENV, "0")
+        with pytest.raises(control.JobError, match="LAB_MAX_JOBS='0'"):
+            control.launch(runs / "two", SLEEPER, owner=OWNER)
     finally:
-        jobs.stop(runs / "one", OWNER, grace_s=5)
+        control.stop(runs / "one", OWNER, grace_s=5)
     assert not pid_alive(first)
 
 
@@ -160,15 +160,15 @@ def test_stop_kills_the_whole_process_group_and_escalates_to_sigkill(run_dir: Pa
         "print('ready', flush=True)\n"
         "time.sleep(60)\n"
     )
-    pid = jobs.launch(run_dir, [PYTHON, "-c", script], owner=OWNER)
+    pid = control.launch(run_dir, [PYTHON, "-c", script], owner=OWNER)
     wait_for(lambda: log_says(run_dir, "ready") and child_pid_file.exists(), what="the job and its child")
     grandchild = int(child_pid_file.read_text())
     start = time.monotonic()
-    assert jobs.stop(run_dir, OWNER, grace_s=0.5)
+    assert control.stop(run_dir, OWNER, grace_s=0.5)
     assert time.monotonic() - start < 10
     wait_for(lambda: not pid_alive(pid) and not pid_alive(grandchild), what="the group to die")
-    events = [json.loads(line)["event"] for line in (run_dir / jobs.EVENTS_FILE).read_text().splitlines()]
-    wait_for(lambda: "exit" in (run_dir / jobs.EVENTS_FILE).read_text(), what="the exit event")
+    events = [json.loads(line)["event"] for line in (run_dir / control.EVENTS_FILE).read_text().splitlines()]
+    wait_for(lambda: "exit" in (run_dir / control.EVENTS_FILE).read_text(), what="the exit event")
     assert events[:2] == ["start", "stop"]
 
 
@@ -182,33 +182,33 @@ def test_a_lock_file_nobody_holds_is_no_job_whatever_it_says(run_dir: Path) -> N
     ]
     for claim in claims:
         (run_dir / run_lock.LOCK_FILE).write_text(claim if isinstance(claim, str) else json.dumps(claim))
-        assert holder(run_dir) is None and jobs.job_status(run_dir).state != "running"
-        assert jobs.stop(run_dir, OWNER) is False
-    pid = jobs.launch(run_dir, SLEEPER, owner=OWNER)  # a start takes such a file over
+        assert holder(run_dir) is None and control.job_status(run_dir).state != "running"
+        assert control.stop(run_dir, OWNER) is False
+    pid = control.launch(run_dir, SLEEPER, owner=OWNER)  # a start takes such a file over
     assert holder(run_dir).pid == pid
-    jobs.stop(run_dir, OWNER, grace_s=5)
+    control.stop(run_dir, OWNER, grace_s=5)
 
 
 def test_a_copied_run_folder_is_not_running_and_stop_on_it_leaves_the_original_alone(
     run_dir: Path, tmp_path: Path
 ) -> None:
-    pid = jobs.launch(run_dir, SLEEPER, owner=OWNER)
+    pid = control.launch(run_dir, SLEEPER, owner=OWNER)
     wait_for(lambda: log_says(run_dir, "ready"), what="the sleeper")
     copy = tmp_path / "runs" / "copy"
     shutil.copytree(run_dir, copy)
     assert json.loads((copy / run_lock.LOCK_FILE).read_text())["pid"] == pid  # the copy names the original's PID
-    assert holder(copy) is None and jobs.job_status(copy).state != "running"
-    assert jobs.stop(copy, OWNER) is False
+    assert holder(copy) is None and control.job_status(copy).state != "running"
+    assert control.stop(copy, OWNER) is False
     assert pid_alive(pid) and holder(run_dir).pid == pid
-    jobs.stop(run_dir, OWNER, grace_s=5)
+    control.stop(run_dir, OWNER, grace_s=5)
 
 
 def test_the_lock_dies_with_its_holder_even_on_kill_9(run_dir: Path) -> None:
     script = (
-        "import sys, time; from training_jobs.run_lock import acquire; "
+        "import sys, time; from jobs.run_lock import acquire; "
         f"lock = acquire(__import__('pathlib').Path({str(run_dir)!r})); print('held', flush=True); time.sleep(60)"
     )
-    proc = subprocess.Popen([PYTHON, "-c", script], stdout=subprocess.PIPE, text=True, cwd=jobs.REPO_ROOT)
+    proc = subprocess.Popen([PYTHON, "-c", script], stdout=subprocess.PIPE, text=True, cwd=control.REPO_ROOT)
     assert proc.stdout.readline().strip() == "held"
     found = holder(run_dir)
     assert found is not None and found.pid == proc.pid and not found.owner
@@ -226,14 +226,14 @@ def test_the_running_run_is_the_live_job_started_last(tmp_path: Path) -> None:
     with run_lock.acquire(tmp_path / "old"):
         time.sleep(0.02)
         with run_lock.acquire(tmp_path / "new"):
-            assert jobs.running_run(tmp_path / name for name in ("old", "new", "idle")) == tmp_path / "new"
-    assert jobs.running_run([tmp_path / "old", tmp_path / "idle"]) is None
+            assert control.running_run(tmp_path / name for name in ("old", "new", "idle")) == tmp_path / "new"
+    assert control.running_run([tmp_path / "old", tmp_path / "idle"]) is None
 
 
 RACER = """
 import os, sys, time
 from pathlib import Path
-from training_jobs.run_lock import RunLocked, acquire
+from jobs.run_lock import RunLocked, acquire
 run_dir, log, tries = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
 while not os.path.exists(log + ".go"):
     time.sleep(0.001)
@@ -259,7 +259,10 @@ def test_simultaneous_takers_never_hold_one_run_twice(tmp_path: Path, attempt: i
     run_dir, log = tmp_path / "runs" / "race", tmp_path / "holders.log"
     racers = [
         subprocess.Popen(
-            [PYTHON, "-c", RACER, str(run_dir), str(log), "40"], stdout=subprocess.PIPE, text=True, cwd=jobs.REPO_ROOT
+            [PYTHON, "-c", RACER, str(run_dir), str(log), "40"],
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=control.REPO_ROOT,
         )
         for _ in range(6)
     ]
@@ -273,51 +276,51 @@ def test_simultaneous_takers_never_hold_one_run_twice(tmp_path: Path, attempt: i
 
 
 def test_a_crashed_job_reports_its_exit_code_and_log(run_dir: Path) -> None:
-    jobs.launch(run_dir, [PYTHON, "-c", "raise RuntimeError('the corpus exploded')"])
-    wait_for(lambda: jobs.job_status(run_dir).state != "running", what="the job to end")
-    wait_for(lambda: jobs.job_status(run_dir).returncode is not None, what="the exit code")
-    status = jobs.job_status(run_dir)
+    control.launch(run_dir, [PYTHON, "-c", "raise RuntimeError('the corpus exploded')"])
+    wait_for(lambda: control.job_status(run_dir).state != "running", what="the job to end")
+    wait_for(lambda: control.job_status(run_dir).returncode is not None, what="the exit code")
+    status = control.job_status(run_dir)
     assert status.state == "crashed" and status.returncode == 1
-    tail = jobs.log_tail(run_dir)
-    assert "RuntimeError: the corpus exploded" in tail and jobs.log_shows_error(tail)
+    tail = control.log_tail(run_dir)
+    assert "RuntimeError: the corpus exploded" in tail and control.log_shows_error(tail)
 
 
 def test_a_job_that_ended_unwatched_is_judged_by_its_log(run_dir: Path) -> None:
     run_dir.mkdir(parents=True)
     (run_dir / "train_config.json").write_text("{}")
-    (run_dir / jobs.EVENTS_FILE).write_text(json.dumps({"event": "start", "pid": 1}) + "\n")
-    (run_dir / jobs.LOG_FILE).write_text("training:  10%|#   | 5/50\rtraining:  12%|#   | 6/50\n")
-    assert jobs.job_status(run_dir).state == "stopped"
-    assert jobs.log_tail(run_dir).splitlines() == ["training:  10%|#   | 5/50", "training:  12%|#   | 6/50"]
-    with open(run_dir / jobs.LOG_FILE, "a") as f:
+    (run_dir / control.EVENTS_FILE).write_text(json.dumps({"event": "start", "pid": 1}) + "\n")
+    (run_dir / control.LOG_FILE).write_text("training:  10%|#   | 5/50\rtraining:  12%|#   | 6/50\n")
+    assert control.job_status(run_dir).state == "stopped"
+    assert control.log_tail(run_dir).splitlines() == ["training:  10%|#   | 5/50", "training:  12%|#   | 6/50"]
+    with open(run_dir / control.LOG_FILE, "a") as f:
         f.write("Traceback (most recent call last):\n  ...\nMemoryError: out of memory\n")
-    assert jobs.job_status(run_dir).state == "crashed"
+    assert control.job_status(run_dir).state == "crashed"
 
 
 def test_resume_needs_saved_state_and_an_unfinished_run(run_dir: Path) -> None:
     run_dir.mkdir(parents=True)
-    with pytest.raises(jobs.JobError, match="no saved training state"):
-        jobs.resume(run_dir)
-    (run_dir / jobs.RESULT_FILE).write_text("{}")
-    with pytest.raises(jobs.JobError, match="has finished"):
-        jobs.resume(run_dir)
-    with pytest.raises(jobs.JobError, match="already exists"):
-        jobs.start(run_dir, Path("configs/tiny.toml"), Path("corpus.tsv"))
+    with pytest.raises(control.JobError, match="no saved training state"):
+        control.resume(run_dir)
+    (run_dir / control.RESULT_FILE).write_text("{}")
+    with pytest.raises(control.JobError, match="has finished"):
+        control.resume(run_dir)
+    with pytest.raises(control.JobError, match="already exists"):
+        control.start(run_dir, Path("configs/tiny.toml"), Path("corpus.tsv"))
 
 
 def test_a_training_process_started_elsewhere_is_seen_and_left_alone(run_dir: Path) -> None:
     script = (
-        "import time; from pathlib import Path; from training_jobs.run_lock import acquire; "
+        "import time; from pathlib import Path; from jobs.run_lock import acquire; "
         f"lock = acquire(Path({str(run_dir)!r})); print('held', flush=True); time.sleep(60)"
     )
-    outside = subprocess.Popen([PYTHON, "-c", script], stdout=subprocess.PIPE, text=True, cwd=jobs.REPO_ROOT)
+    outside = subprocess.Popen([PYTHON, "-c", script], stdout=subprocess.PIPE, text=True, cwd=control.REPO_ROOT)
     try:
         assert outside.stdout.readline().strip() == "held"
-        assert jobs.job_status(run_dir) == jobs.JobStatus("external", outside.pid)
-        with pytest.raises(jobs.JobError, match="command-line run"):
-            jobs.launch(run_dir, SLEEPER)
-        with pytest.raises(jobs.JobError, match="stop it where it was started"):
-            jobs.stop(run_dir, OWNER)  # not ours: never signalled
+        assert control.job_status(run_dir) == control.JobStatus("external", outside.pid)
+        with pytest.raises(control.JobError, match="command-line run"):
+            control.launch(run_dir, SLEEPER)
+        with pytest.raises(control.JobError, match="stop it where it was started"):
+            control.stop(run_dir, OWNER)  # not ours: never signalled
         assert outside.poll() is None
     finally:
         outside.kill()
@@ -332,25 +335,25 @@ def test_tiny_job_starts_reports_progress_stops_resumes_and_appears_in_the_picke
     tmp_path: Path, toy_corpus: Path
 ) -> None:
     runs = tmp_path / "runs"
-    run_dir = jobs.run_path(runs, "tiny-job")
+    run_dir = control.run_path(runs, "tiny-job")
     corpus = write_corpus(CorpusSource(toy_corpus), CleanConfig(), run_dir)  # what the page does at Start
     overrides = ["data.format=tsv", "optim.max_steps=400", "run.eval_every=50", "run.log_every=10"]
     env = {"OMP_NUM_THREADS": "1"}
-    pid = jobs.start(run_dir, jobs.CONFIGS_DIR / "tiny.toml", corpus, overrides, env, OWNER)
+    pid = control.start(run_dir, control.CONFIGS_DIR / "tiny.toml", corpus, overrides, env, OWNER)
     try:
-        wait_for(lambda: (run_dir / jobs.STATE_FILE).exists(), 60, "the first saved state")
-        with pytest.raises(jobs.JobError, match="already training"):
-            jobs.resume(run_dir, env=env, owner=OWNER)
+        wait_for(lambda: (run_dir / control.STATE_FILE).exists(), 60, "the first saved state")
+        with pytest.raises(control.JobError, match="already training"):
+            control.resume(run_dir, env=env, owner=OWNER)
         progress = run_progress(read_metrics(run_dir), read_budget(run_dir))
         assert progress is not None and 0 < progress.step < 400 and 0 < progress.fraction < 1
         assert progress.tokens_per_s and progress.tokens_per_s > 0
-        assert jobs.stop(run_dir, OWNER)
-        stopped = jobs.job_status(run_dir)
-        assert stopped.state == "stopped" and stopped.can_resume and not (run_dir / jobs.RESULT_FILE).exists()
+        assert control.stop(run_dir, OWNER)
+        stopped = control.job_status(run_dir)
+        assert stopped.state == "stopped" and stopped.can_resume and not (run_dir / control.RESULT_FILE).exists()
 
-        pid = jobs.resume(run_dir, env=env, owner="another-session")  # resume is open to every session
-        wait_for(lambda: jobs.job_status(run_dir).state != "running", 90, "the resumed run to finish")
-        assert jobs.job_status(run_dir).state == "finished", jobs.log_tail(run_dir)
+        pid = control.resume(run_dir, env=env, owner="another-session")  # resume is open to every session
+        wait_for(lambda: control.job_status(run_dir).state != "running", 90, "the resumed run to finish")
+        assert control.job_status(run_dir).state == "finished", control.log_tail(run_dir)
     finally:
         if pid_alive(pid):
             os.killpg(pid, signal.SIGKILL)
@@ -359,6 +362,6 @@ def test_tiny_job_starts_reports_progress_stops_resumes_and_appears_in_the_picke
     records = latest_records(read_metrics(run_dir))
     train_steps = [r["step"] for r in records if r["kind"] == "train"]
     assert train_steps == sorted(set(train_steps)) and train_steps[-1] == 400  # one record per step, to the end
-    assert "--resume" in (run_dir / jobs.LOG_FILE).read_text()
+    assert "--resume" in (run_dir / control.LOG_FILE).read_text()
     choices = find_models(tmp_path / "no-default", runs)
     assert [c.path for c in choices if c.available] == [run_dir]

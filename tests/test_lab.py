@@ -10,8 +10,8 @@ import pytest
 from conftest import unpadded_maps
 
 from data.sentences import MAX_PIECE, fit, pieces, sentences
-from lab.alignment import align, hard_links, target_rows
-from lab.explain import (
+from lab.alignment.links import align, hard_links, target_rows
+from lab.attention.explain import (
     EMPTY,
     Candidate,
     Explanation,
@@ -22,11 +22,11 @@ from lab.explain import (
     positional_table,
     set_threads,
 )
-from lab.heads import BROAD, CONTENT, CROSS_PATTERNS, PATTERNS, pattern, row_entropy, summarize
-from lab.maps import KINDS, SentenceMaps, pick, problems, to_json
-from lab.request import Request, changes, stale_note
-from lab.views import MAX_GRID_CELLS, MAX_MAP_CELLS, MapView, grid_plan, map_view, too_big
-from lab.words import merge_columns, merge_mask, merge_rows, word_groups, word_labels
+from lab.attention.head_patterns import BROAD, CONTENT, CROSS_PATTERNS, PATTERNS, pattern, row_entropy, summarize
+from lab.attention.map_views import MAX_GRID_CELLS, MAX_MAP_CELLS, MapView, grid_plan, map_view, too_big
+from lab.attention.sentence_maps import KINDS, SentenceMaps, pick, problems, to_json
+from lab.attention.words import merge_columns, merge_mask, merge_rows, word_groups, word_labels
+from lab.page.request import Request, changes, stale_note
 from translate.translator import DecodeOptions, Translator
 
 SRC = ["▁El", "▁ga", "to", "▁rojo", ".", "</s>"]  # words: El | gato | rojo. | </s>

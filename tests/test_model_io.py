@@ -14,8 +14,8 @@ from conftest import tiny_config
 from safetensors.torch import load_file, save_file
 
 from model.config import ModelConfig
-from model.io import ModelLoadError, check_shapes, expected_shapes, file_shapes, save_model
 from model.transformer import Transformer
+from model.weights import ModelLoadError, check_shapes, expected_shapes, file_shapes, save_model
 from translate.model_dir import load_model
 from translate.translator import DecodeOptions, Translator
 

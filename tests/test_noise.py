@@ -13,8 +13,8 @@ from data.corpus import Pair, ReadReport, exclude, read_held_out
 from data.noise import NoiseConfig, add_noise, drop_commas, typed
 from data.tokenizer import Tokenizer, train_tokenizer
 from model.config import ConfigError
-from training.config import load_train_config
 from training.prepare import load_and_split
+from training.train_config import load_train_config
 
 PAIRS = [
     Pair("¡Hola, mundo!", "Hello, world!"),

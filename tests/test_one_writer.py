@@ -16,11 +16,11 @@ import pytest
 from conftest import toy_pairs, write_tsv
 
 from data.corpus import CorpusError
+from jobs.run_lock import acquire
 from model.run_dir import DATA_REPORT_FILE, METRICS_LOG_FILE, RUN_LOCK_FILE, SPLITS_DIR, split_file
 from training import prepare
-from training.config import load_train_config
 from training.train import main
-from training_jobs.run_lock import acquire
+from training.train_config import load_train_config
 
 TINY = ["--config", "configs/tiny.toml"]
 REPO = Path(__file__).resolve().parents[1]

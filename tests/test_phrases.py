@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 
-from training.config import load_train_config
 from training.phrases import (
     EVERYDAY,
     Phrase,
@@ -17,6 +16,7 @@ from training.phrases import (
     read_phrases,
     training_sources,
 )
+from training.train_config import load_train_config
 
 ROOT = Path(__file__).resolve().parent.parent
 

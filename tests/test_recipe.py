@@ -55,4 +55,4 @@ def test_a_bad_recipe_names_the_file_and_key(tmp_path: Path, capsys: pytest.Capt
     recipe.write_text("beam = 'four'\n", encoding="utf-8")
     assert main(["--recipe", str(recipe), "--out", str(tmp_path / "out")]) == 2
     assert f"{recipe}: beam" in capsys.readouterr().err
-    assert load_recipe(Path("configs/recipe.toml")).teacher.overrides  # the shipped recipe parses
+    assert load_recipe(Path("configs/recipes/distilled.toml")).teacher.overrides  # the shipped recipe parses

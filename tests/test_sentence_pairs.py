@@ -6,8 +6,8 @@ import dataclasses
 from pathlib import Path
 
 from data.corpus import CleanConfig, Pair, ReadReport, match_key, sentence_pairs
-from training.config import load_train_config
 from training.prepare import load_and_split
+from training.train_config import load_train_config
 
 PAIRS = [
     Pair("¡Hola! ¿Qué tal?", "Hi! How are you?", "c.tsv:1"),

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from data.case_markup import MARK
-from training.config import load_train_config
 from training.phrases import Phrase, is_accepted, read_phrases, score_phrases
 from training.train import parent_shape, parse_args
+from training.train_config import load_train_config
 from translate.translator import DEFAULT_MODEL, DecodeOptions, Translator
 
 # Simple sentences and English answers the shipped model must give (greedy and beam 4), compared after
@@ -61,9 +61,9 @@ def test_loading_and_translating_never_touch_the_network(monkeypatch: pytest.Mon
     [
         "¡Hola, mundo!",
         "Hola, mundo.",
-        "Hola mundo",  # v2 and v3: "Hide world."; v4 reads it as "hola⇧ mundo" (case markup)
+        "Hola mundo",  # read as "hola⇧ mundo" (case markup), not "▁Hol" + "a"
         "Hola mundo.",
-        "hola mundo",  # v4 gave "Hide world." until the first word was read with a capital (sentence_case)
+        "hola mundo",  # the first word is read with a capital (sentence_case)
         "hola mundo!",
     ],
 )
@@ -83,26 +83,25 @@ def test_beam_search_keeps_the_simple_sentences(translator: Translator) -> None:
 
 
 def everyday_share(translator: Translator) -> tuple[float, list[tuple[str, str]]]:
-    """Share of the everyday phrases (data/everyday-es-en.tsv, held out of training) accepted, and the misses."""
+    """Share of the everyday phrases (data/everyday-es-en.tsv) accepted, and the misses."""
     result = score_phrases(translator, read_phrases())
     return result["share"], [(r["source"], r["translation"]) for r in result["rows"] if not r["accepted"]]
 
 
 def test_the_everyday_phrases_stay_above_three_quarters(translator: Translator) -> None:
-    """v1 got half of them (33/66), v2 51, v3 and v4 54 (v4 56 since the list accepts two more answers); a model
-    that drops below three quarters is a regression."""
+    """A shipped model that drops below three quarters is a regression (the history: the model card)."""
     share, wrong = everyday_share(translator)
     assert share >= 0.75, wrong
 
 
-@pytest.mark.xfail(strict=True, reason="v4 accepts 56/66 (85 %): greetings, idioms, names (MODEL_CARD.md)")
+@pytest.mark.xfail(strict=True, reason="the shipped model accepts fewer than 90 % (its MODEL_CARD.md says which)")
 def test_the_everyday_phrases_are_at_least_90_percent_right(translator: Translator) -> None:
     share, wrong = everyday_share(translator)
     assert share >= 0.9, wrong
 
 
 def test_no_output_runs_on_without_final_punctuation(translator: Translator) -> None:
-    """v1 looped ("I need help help help.") when the input had no final period: outputs stay short."""
+    """Without a final period the model must still stop ("I need help help help." is a loop): outputs stay short."""
     for spanish in ("Necesito ayuda", "Está lloviendo", "te quiero", "buenos dias"):
         result = translator.translate(spanish)
         assert not result.hypotheses[0].truncated
@@ -110,7 +109,7 @@ def test_no_output_runs_on_without_final_punctuation(translator: Translator) -> 
 
 
 def test_the_shipped_model_reads_capitals_as_lowercase_with_a_mark(translator: Translator) -> None:
-    """Case markup: "Hola" is "▁hola" plus ⇧, not "▁Hol" + "a" (the start of "Holanda") as in v1–v3."""
+    """Case markup: "Hola" is "▁hola" plus ⇧, not "▁Hol" + "a" (the start of "Holanda")."""
     tok = translator.tokenizer
     assert tok.case_markup
     for text in ("Hola mundo", "¿Dónde está Tom?", "Buenos días"):
@@ -128,7 +127,7 @@ def test_a_sentence_typed_in_capitals_translates_as_in_sentence_case(translator:
 
 def test_the_default_preset_can_fine_tune_the_shipped_model(translator: Translator) -> None:
     """README's `python -m training.train --init-from checkpoints/es-en --corpus my.tsv`: the default preset reads
-    the source as the shipped model does (until v5's preset, this stopped with a config error before training)."""
+    the source as the shipped model does (else this stops with a config error before training)."""
     args, _ = parse_args(["--out", "unused"])
     config = load_train_config(Path(__file__).resolve().parent.parent / args.config)
     assert config.data.case_markup == translator.tokenizer.case_markup

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lab.arithmetic import softmax_row
+from lab.attention.weight_arithmetic import softmax_row
 from viz.arithmetic import MINUS_INFINITY, arithmetic_frame, score_chart, weight_bars
 from viz.choices import CHOSEN_COLOUR, choice_chart, choice_frame
 from viz.focus import CELL_SELECTION, PANEL_SELECTION, clickable, focus_frame, picked, unit_scale, with_focus

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from jobs import control
+from jobs.run_lock import holder, pid_alive
 from model.run_dir import RUNS_ENV
-from training_jobs import jobs
-from training_jobs.run_lock import holder, pid_alive
 
 PAGE = str(Path(__file__).resolve().parents[1] / "pages" / "1_Train.py")
 SLEEPER = [sys.executable, "-c", "import time; time.sleep(60)"]
@@ -252,7 +252,7 @@ def test_a_finished_run_shows_test_scores_with_signatures_and_charts(runs: Path)
 def test_after_a_reload_the_running_job_is_shown_not_the_first_run(runs: Path) -> None:
     fake_run(runs / "aaa-done", finished=True)
     fake_run(runs / "zzz-live")
-    pid = jobs.launch(runs / "zzz-live", SLEEPER)
+    pid = control.launch(runs / "zzz-live", SLEEPER)
     at = page()  # a new session, as after a reload
     assert at.selectbox(key="watch_run").value == "zzz-live"
     assert any(f"PID {pid}" in m.value for m in at.markdown)
@@ -281,16 +281,16 @@ def test_the_model_picker_and_the_train_page_read_one_runs_folder(
 def test_a_crashed_run_shows_the_end_of_its_log(runs: Path) -> None:
     run_dir = runs / "broken"
     fake_run(run_dir)
-    (run_dir / jobs.EVENTS_FILE).write_text(
+    (run_dir / control.EVENTS_FILE).write_text(
         json.dumps({"event": "start", "pid": 1}) + "\n" + json.dumps({"event": "exit", "returncode": 1}) + "\n"
     )
-    (run_dir / jobs.LOG_FILE).write_text("loading\nTraceback (most recent call last):\nValueError: bad shape\n")
+    (run_dir / control.LOG_FILE).write_text("loading\nTraceback (most recent call last):\nValueError: bad shape\n")
     at = page()
     assert "exit code 1" in errors(at)
     assert any("ValueError: bad shape" in c.value for c in at.code)
     assert not any(b.key == "resume" for b in at.button)
     assert any("cannot be resumed" in c.value for c in at.caption)
-    (run_dir / jobs.STATE_FILE).write_bytes(b"state")
+    (run_dir / control.STATE_FILE).write_bytes(b"state")
     at.run()
     assert any(b.key == "resume" for b in at.button)
 
@@ -309,7 +309,7 @@ def test_a_symlinked_folder_in_the_runs_folder_is_skipped_with_a_note(runs: Path
 def test_a_running_job_shows_progress_and_stops_from_the_page(runs: Path) -> None:
     run_dir = runs / "live"
     fake_run(run_dir, steps=40)
-    pid = jobs.launch(run_dir, SLEEPER, owner=TAB)
+    pid = control.launch(run_dir, SLEEPER, owner=TAB)
     other_tab = page("browser-tab-2")
     assert not any(b.key == "stop" for b in other_tab.button)
     assert any("only that tab can stop it" in c.value for c in other_tab.caption)
@@ -320,7 +320,7 @@ def test_a_running_job_shows_progress_and_stops_from_the_page(runs: Path) -> Non
     assert metric(at, "Tokens/s") == "1,234" and charts(at) == 2
     at.button(key="stop").click().run()
     assert not pid_alive(pid)
-    assert jobs.job_status(run_dir).state == "stopped"
+    assert control.job_status(run_dir).state == "stopped"
     assert any("stopped" in m.value for m in at.markdown)
 
 
@@ -336,10 +336,10 @@ def test_start_from_the_page_trains_in_the_background(runs: Path) -> None:
     assert (run_dir / "corpus.tsv").read_text().count("\n") == 200
     assert at.selectbox(key="watch_run").value == "from-page"
     deadline = time.monotonic() + 60
-    while jobs.job_status(run_dir).state == "running" and time.monotonic() < deadline:
+    while control.job_status(run_dir).state == "running" and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert jobs.job_status(run_dir).state == "finished", jobs.log_tail(run_dir)
-    assert "--optim.max_epochs=2" in (run_dir / jobs.LOG_FILE).read_text()
+    assert control.job_status(run_dir).state == "finished", control.log_tail(run_dir)
+    assert "--optim.max_epochs=2" in (run_dir / control.LOG_FILE).read_text()
     at.run()
     assert metric(at, "Test BLEU (greedy)")
 
@@ -419,14 +419,14 @@ def test_browser_upload_start_and_live_chart(runs: Path, tmp_path: Path) -> None
         server.terminate()
         server.wait(timeout=30)
         log.close()
-    assert jobs.job_status(runs / "browser-run").state == "finished"
+    assert control.job_status(runs / "browser-run").state == "finished"
 
 
 def test_resume_from_the_page_continues_the_stopped_run(runs: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     run_dir = runs / "paused"
     fake_run(run_dir)
-    (run_dir / jobs.STATE_FILE).write_bytes(b"state")
-    (run_dir / jobs.EVENTS_FILE).write_text(
+    (run_dir / control.STATE_FILE).write_bytes(b"state")
+    (run_dir / control.EVENTS_FILE).write_text(
         json.dumps({"event": "start", "pid": 1}) + "\n" + json.dumps({"event": "stop"}) + "\n"
     )
     asked: list[bool] = []
@@ -441,10 +441,10 @@ def test_resume_from_the_page_continues_the_stopped_run(runs: Path, monkeypatch:
         asked.append(resume)
         return SLEEPER  # stands in for ``python -m training.train --resume``
 
-    monkeypatch.setattr(jobs, "training_command", command)
+    monkeypatch.setattr(control, "training_command", command)
     at = page()
     assert any("stopped" in m.value for m in at.markdown)
     at.button(key="resume").click().run()
     assert asked == [True]
-    assert jobs.job_status(run_dir).state == "running"
+    assert control.job_status(run_dir).state == "running"
     assert any(b.key == "stop" for b in at.button)

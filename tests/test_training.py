@@ -14,12 +14,12 @@ from safetensors.torch import load_file
 from data.case_markup import MARK
 from data.corpus import ReadReport
 from data.tokenizer import Tokenizer
-from lab.languages import Languages, languages
+from lab.page.languages import Languages, languages
 from model.config import ConfigError, ModelConfig
 from model.run_dir import train_links_file
-from training.config import OptimConfig, load_train_config
 from training.prepare import load_and_split
 from training.train import main
+from training.train_config import OptimConfig, load_train_config
 from training.trainer import lr_at
 from translate.translator import Translator
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from training_jobs.run_progress import Budget, final_scores, latest_records, read_budget, read_metrics, run_progress
+from jobs.run_progress import Budget, final_scores, latest_records, read_budget, read_metrics, run_progress
 from viz.training_charts import LOSS_SERIES, SCORE_SERIES, loss_chart, metrics_frame, score_chart
 
 

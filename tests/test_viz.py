@@ -9,8 +9,8 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-from viz.alignment import MAX_WORDS_SHOWN, alignment_chart, alignment_frames
-from viz.export import chart_html, chart_png, side_by_side
+from viz.alignment_lines import MAX_WORDS_SHOWN, alignment_chart, alignment_frames
+from viz.chart_export import chart_html, chart_png, side_by_side
 from viz.heads import HEAD_SELECTION, heads_chart, heads_frame
 from viz.heatmap import (
     MASKED_COLOUR,
@@ -72,7 +72,7 @@ def test_attention_frames_are_compact_on_the_wire() -> None:
     rows, cols = [f"▁word{i}" for i in range(160)], [f"▁palabra{i}" for i in range(100)]
     w = np.full((160, 100), 0.01)
     frame = attention_frame(w, rows, cols, np.zeros((160, 100), bool), inputs=["<s>", *rows[:-1]])
-    assert arrow_bytes(frame) / len(frame) < 20  # labels are sent once per token, not once per cell (was ~100)
+    assert arrow_bytes(frame) / len(frame) < 20  # labels are sent once per token, not once per cell
 
 
 def test_attention_frame_rejects_labels_that_do_not_fit() -> None:

@@ -10,10 +10,10 @@ from typing import Any
 import torch
 from safetensors.torch import load_file
 
-from model.io import ModelLoadError, save_model, upgrade_layout
 from model.run_dir import SNAPSHOTS_DIR as CHECKPOINT_DIR
 from model.run_dir import STATE_FILE, WEIGHTS_FILE
 from model.transformer import Transformer
+from model.weights import ModelLoadError, save_model, upgrade_layout
 
 
 def atomic_save(obj: Any, path: Path) -> None:

@@ -19,10 +19,9 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from data.corpus import CorpusError, Pair
-from model.io import ModelLoadError
+from data.corpus import CorpusError, Pair, read_pairs_file
 from model.run_dir import WEIGHTS_FILE
-from training.prepare import read_split
+from model.weights import ModelLoadError
 from translate.translator import DecodeOptions, Translator
 
 CHUNK = 1024  # sentences translated, then appended and flushed, at a time
@@ -73,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     meta_file = args.out.with_name(args.out.name + ".json")
     try:
-        pairs = read_split(args.pairs)
+        pairs = read_pairs_file(args.pairs)
         made_from = identity(args.teacher, args.pairs, args.beam)
         if args.out.is_file() and meta_file.is_file():
             before = json.loads(meta_file.read_text(encoding="utf-8"))

@@ -13,7 +13,7 @@ import sacrebleu
 
 from data.noise import TYPED_DESCRIPTION, typed
 from data.readers import CorpusError, Pair, read_tsv
-from model.io import ModelLoadError
+from model.weights import ModelLoadError
 from training.distributed import resolve_device
 from translate.ct2 import add_engine_arguments, load_translator
 from translate.translator import DecodeOptions, Translator

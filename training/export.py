@@ -21,7 +21,6 @@ from pathlib import Path
 
 import torch
 
-from model.io import ModelLoadError, replace_dir, save_model
 from model.run_dir import (
     CONFIG_FILE,
     DATA_REPORT_FILE,
@@ -33,6 +32,7 @@ from model.run_dir import (
     STATE_FILE,
     TRAIN_CONFIG_FILE,
 )
+from model.weights import ModelLoadError, replace_dir, save_model
 from training.gate import GateError, report, run_gate
 from translate import ct2
 from translate.model_dir import load_model

@@ -23,14 +23,14 @@ import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from data.corpus import CorpusError, Pair
+from data.corpus import CorpusError, Pair, read_pairs_file
 from data.readers import ReadReport
-from model.io import ModelLoadError
 from model.run_dir import DATA_REPORT_FILE, REPO_ROOT, split_file
-from training.config import build_train_config
+from model.weights import ModelLoadError
 from training.evaluate import score, typed_pairs
 from training.phrases import EVERYDAY, Phrase, mark_seen, read_phrases, score_phrases, training_sources
-from training.prepare import load_and_split, read_split, split_fingerprint
+from training.prepare import load_and_split, split_fingerprint
+from training.train_config import build_train_config
 from translate.translator import DEFAULT_MODEL, Translator
 
 CANARIES = REPO_ROOT / "data" / "canaries-es-en.tsv"
@@ -60,7 +60,7 @@ def dev_pairs(candidate: Path, baseline: Path) -> list[Pair]:
     """The dev split both models are scored on: the candidate's, which must be the baseline's (by sha256)."""
     own = split_file(candidate, "dev")
     if own.is_file():
-        pairs = read_split(own)
+        pairs = read_pairs_file(own)
     else:
         report = candidate / "train_config.json"
         if not report.is_file():

@@ -1,6 +1,6 @@
 """``metrics.jsonl``: one JSON record per line, ``kind`` "train" (a window of steps) or "eval" (a dev evaluation).
 
-The Train page's progress reader (training_jobs/run_progress.py) and its charts (viz/training_charts.py) read these
+The Train page's progress reader (jobs/run_progress.py) and its charts (viz/training_charts.py) read these
 records; the record kinds are named in model/run_dir.py.
 """
 
@@ -15,9 +15,9 @@ from typing import Any
 from tqdm import tqdm
 
 from model.run_dir import TRAIN_RECORD
-from training.config import OptimConfig
 from training.distributed import Env, all_reduce_sum
 from training.progress import Progress
+from training.train_config import OptimConfig
 
 
 class MetricsLog:

@@ -14,11 +14,11 @@ import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
-from data.corpus import CorpusError, typed_key
+from data.corpus import CorpusError, read_pairs_file, typed_key
 from data.readers import ReadReport
 from model.run_dir import REPO_ROOT, TRAIN_CONFIG_FILE, split_file
-from training.config import build_train_config
-from training.prepare import load_and_split, read_split
+from training.prepare import load_and_split
+from training.train_config import build_train_config
 from translate.translator import DEFAULT_MODEL, DecodeOptions, Translator
 
 EVERYDAY = REPO_ROOT / "data" / "everyday-es-en.tsv"
@@ -85,7 +85,7 @@ def training_sources(model_dir: Path) -> set[str] | None:
     """The ``typed_key`` of every training source of a model: its ``splits/train.tsv``, else its split made again from
     its ``train_config.json`` (a shipped model directory); None when neither can be had (e.g. the corpus is absent)."""
     if split_file(model_dir, "train").is_file():
-        pairs = read_split(split_file(model_dir, "train"))
+        pairs = read_pairs_file(split_file(model_dir, "train"))
     elif (model_dir / TRAIN_CONFIG_FILE).is_file():
         config = build_train_config(json.loads((model_dir / TRAIN_CONFIG_FILE).read_text(encoding="utf-8")))
         try:

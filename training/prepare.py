@@ -20,19 +20,22 @@ from data.corpus import (
     clean,
     exclude,
     match_key,
+    pair_lines,
     read_corpus,
     read_held_out,
+    read_pairs_file,
     sentence_pairs,
     split,
     swapped,
     write_pairs,
 )
 from data.noise import add_noise
+from data.readers import Reading
 from data.tokenizer import Tokenizer, train_tokenizer
 from model.config import ConfigError
 from model.run_dir import DATA_REPORT_FILE, SPLITS_DIR, TRAIN_CONFIG_FILE, split_file
-from training.config import DataConfig, build_train_config
 from training.guided_alignment import write_alignments
+from training.train_config import DataConfig, build_train_config
 
 log = logging.getLogger("training")
 SPLITS = ("train", "dev", "test")
@@ -42,9 +45,8 @@ def read_pairs(d: DataConfig, report: ReadReport) -> tuple[list[Pair], set[str]]
     """Every corpus read, cleaned and without held-out sentences; also the held-out set itself."""
     pairs: list[Pair] = []
     for corpus in d.corpora:
-        pairs += read_corpus(
-            Path(corpus), d.format, d.src_lang, d.tgt_lang, report, d.skip_bad_lines, d.columns or None
-        )
+        how = Reading(d.src_lang, d.tgt_lang, d.skip_bad_lines, d.columns or None)
+        pairs += read_corpus(Path(corpus), d.format, how, report)
     pairs = clean(pairs, clean_config(d), report)
     held_out = set().union(*(read_held_out(Path(path)) for path in d.exclude))
     if held_out:
@@ -102,7 +104,7 @@ def without(pairs: list[Pair], avoid: list[Pair], report: ReadReport) -> list[Pa
 def read_distilled(path: Path) -> dict[str, str]:
     """source -> the teacher's translation, from a file ``python -m training.distill`` wrote."""
     try:
-        return {pair.src: pair.tgt for pair in read_split(Path(path))}
+        return {pair.src: pair.tgt for pair in read_pairs_file(Path(path))}
     except FileNotFoundError:
         raise CorpusError(f"{path}: distilled file not found (data.distilled: write it with python -m "
                           "training.distill)") from None  # fmt: skip
@@ -152,7 +154,7 @@ def parent_split(parent: Path, d: DataConfig) -> Split | None:
     if not same_corpora or parent_data.direction != d.direction:
         return None
     if all(split_file(parent, name).is_file() for name in SPLITS):
-        return Split(*(read_split(split_file(parent, name)) for name in SPLITS))
+        return Split(*(read_pairs_file(split_file(parent, name)) for name in SPLITS))
     parts = load_and_split(parent_data, ReadReport())
     expected = (
         json.loads((parent / DATA_REPORT_FILE).read_text(encoding="utf-8")).get("sha256", {})
@@ -179,20 +181,9 @@ def overlap(parts: Split, parent: Split) -> int:
     return sum(match_key(p.src) in src_keys or match_key(p.tgt) in tgt_keys for p in parts.dev + parts.test)
 
 
-def read_split(path: Path) -> list[Pair]:
-    """A split file as ``write_pairs`` wrote it: one ``src<TAB>tgt`` line per pair."""
-    pairs = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        fields = line.split("\t")
-        if len(fields) != 2:
-            raise CorpusError(f"{path}:{number}: expected 2 tab-separated fields, got {len(fields)}")
-        pairs.append(Pair(*fields))
-    return pairs
-
-
 def split_fingerprint(pairs: list[Pair]) -> str:
     """sha256 of a split as written to disk: lets a benchmark prove it regenerated the same test set."""
-    return hashlib.sha256("".join(f"{p.src}\t{p.tgt}\n" for p in pairs).encode()).hexdigest()
+    return hashlib.sha256(pair_lines(pairs).encode()).hexdigest()
 
 
 def prepare_data(

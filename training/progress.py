@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from training.config import OptimConfig, TrainConfig
+from training.train_config import OptimConfig, TrainConfig
 
 
 @dataclass

@@ -8,7 +8,7 @@
 Each step is skipped when its output is complete and continued when it was stopped (training resumes exactly;
 distillation continues after its last line), so the recipe can run across sessions. The minutes of every step, and
 the machine they ran on, are printed and kept in ``OUT/recipe.json``. A recipe is a TOML file
-(``configs/recipe.toml``); ``--until STEP`` stops after that step.
+(``configs/recipes/distilled.toml``); ``--until STEP`` stops after that step.
 """
 
 from __future__ import annotations
@@ -31,11 +31,11 @@ from data.readers import ReadReport
 from model.config import ConfigError
 from model.run_dir import CONFIG_FILE, RESULT_FILE, STATE_FILE, TRAIN_CONFIG_FILE, split_file
 from model.typed_config import from_dict
-from training.config import build_train_config
 from training.distill import main as distill
 from training.export import main as export
 from training.prepare import load_and_split
 from training.train import main as train
+from training.train_config import build_train_config
 
 STEPS = ("teacher", "distill", "student", "export")
 RECIPE_FILE = "recipe.json"
@@ -176,7 +176,7 @@ class Steps:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m training.recipe", description=__doc__.splitlines()[0])
-    parser.add_argument("--recipe", type=Path, default=Path("configs/recipe.toml"), help="the recipe (TOML)")
+    parser.add_argument("--recipe", type=Path, default=Path("configs/recipes/distilled.toml"), help="the recipe (TOML)")
     parser.add_argument("--out", type=Path, required=True, help="folder of the recipe's runs and files")
     parser.add_argument("--until", choices=STEPS, default=STEPS[-1], help="stop after this step")
     args = parser.parse_args(argv)

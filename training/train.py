@@ -13,10 +13,10 @@ from pathlib import Path
 import torch
 
 from data.batch import TrainingSet, batch_indices, encode_pairs, padding_fraction
-from data.corpus import CorpusError, Pair
+from data.corpus import CorpusError, Pair, read_pairs_file
 from data.tokenizer import Tokenizer, TokenizerError
+from jobs.run_lock import RunLocked, acquire
 from model.config import ConfigError, ModelConfig
-from model.io import ModelLoadError, load_weights, save_model
 from model.run_dir import (
     AVERAGED_DIR,
     BEST_DIR,
@@ -30,14 +30,14 @@ from model.run_dir import (
     split_file,
 )
 from model.transformer import Transformer
+from model.weights import ModelLoadError, load_weights, save_model
 from training import checkpoint, distributed
-from training.config import TrainConfig, build_train_config, load_train_config
 from training.evaluate import score, typed_pairs
 from training.guided_alignment import check_aligner, read_alignments
 from training.metrics import MetricsLog
-from training.prepare import SPLITS, prepare_data, read_split
+from training.prepare import SPLITS, prepare_data
+from training.train_config import TrainConfig, build_train_config, load_train_config
 from training.trainer import DevSet, RunContext, evaluate_loss, train
-from training_jobs.run_lock import RunLocked, acquire
 from translate.translator import Translator
 
 log = logging.getLogger("training")
@@ -276,7 +276,7 @@ def log_data(train_set: TrainingSet, config: TrainConfig, model: Transformer) ->
 def run(config: TrainConfig, env: distributed.Env, run_dir: Path, resume: bool) -> int:
     """Train on the prepared run directory, then (rank 0) pick and score the final model."""
     tokenizer = Tokenizer.load(run_dir)
-    parts = {name: read_split(split_file(run_dir, name)) for name in SPLITS}
+    parts = {name: read_pairs_file(split_file(run_dir, name)) for name in SPLITS}
     try:
         model = build_model(config, tokenizer, env, resume)
     except ModelLoadError as err:

@@ -20,16 +20,16 @@ from tqdm import tqdm
 from data.batch import Batch, Example, TrainingSet, batch_indices, collate
 from data.corpus import Pair
 from data.tokenizer import Tokenizer
-from model.io import save_model
 from model.run_dir import BEST_DIR, EVAL_RECORD
 from model.transformer import Transformer
+from model.weights import save_model
 from training import checkpoint
-from training.config import GuidedAlignmentConfig, OptimConfig, TrainConfig
 from training.distributed import Env, all_gather, all_reduce_sum, any_rank
 from training.evaluate import corpus_scores
 from training.guided_alignment import alignment_loss
 from training.metrics import MetricsLog, Window, log_train
 from training.progress import Progress, stop_reason, time_budget_progress
+from training.train_config import GuidedAlignmentConfig, OptimConfig, TrainConfig
 from translate.translator import Translator
 
 log = logging.getLogger("training")

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Iterator
 from itertools import islice
 from pathlib import Path
 
-from model.io import ModelLoadError
+from model.weights import ModelLoadError
 from translate.ct2 import add_engine_arguments, load_translator
 from translate.translator import DEFAULT_MODEL, DecodeOptions, Translation, Translator
 

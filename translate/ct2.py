@@ -23,8 +23,8 @@ from torch import nn
 
 from data.tokenizer import Tokenizer
 from model.decode import Hypothesis, max_output_lengths
-from model.io import WEIGHTS_FILE, ModelLoadError, replace_dir
 from model.transformer import Transformer
+from model.weights import WEIGHTS_FILE, ModelLoadError, replace_dir
 from translate.model_dir import load_model
 from translate.translator import DEFAULT_MODEL, DecodeOptions, Translation, Translator
 

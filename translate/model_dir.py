@@ -1,4 +1,4 @@
-"""A model directory loaded for translating: its network (config.json + model.safetensors, model/io.py) and its
+"""A model directory loaded for translating: its network (config.json + model.safetensors, model/weights.py) and its
 tokenizer, each checked against the other before anything is allocated."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ import torch
 
 from data.tokenizer import Tokenizer, TokenizerError
 from model.config import ConfigError, ModelConfig
-from model.io import ModelLoadError, check_shapes, expected_shapes, load_weights
 from model.run_dir import CONFIG_FILE, WEIGHTS_FILE
 from model.transformer import Transformer
+from model.weights import ModelLoadError, check_shapes, expected_shapes, load_weights
 
 
 @dataclass(frozen=True)

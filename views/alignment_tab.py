@@ -1,8 +1,8 @@
 """The alignment tab: hard links read off the cross-attention, the model's best aligner, and, for a gold sentence,
 how the chosen layer and head score against people's links. Plus the picker of gold sentences beside the input.
 
-Logic lives in ``lab/`` (alignment, alignment_methods, alignment_result, gold_sentences), the chart in
-``viz/alignment``. The score is computed by the bench's own code (``Method.score_on`` on ``force_decode``).
+Logic lives in ``lab/alignment/`` (links, methods, bench_result, gold, scoring), the chart in
+``viz/alignment_lines``. The score is computed by the bench's own code (``Method.score_on`` on ``force_decode``).
 """
 
 from __future__ import annotations
@@ -12,15 +12,15 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from lab.alignment import READINGS, align
-from lab.alignment_eval import GoldPair, read_gold
-from lab.alignment_methods import ForcedPair, Method, force_decode
-from lab.alignment_result import APP_EXTRACTION, AlignmentFileError, StoredAlignment, load_alignment
-from lab.gold_sentences import GOLD_ENV, fits, gold_path, offered, pair_for, source_text
-from lab.languages import Languages
-from lab.maps import SentenceMaps
+from lab.alignment.bench_result import APP_EXTRACTION, AlignmentFileError, StoredAlignment, load_alignment
+from lab.alignment.gold import GOLD_ENV, fits, gold_path, offered, pair_for, source_text
+from lab.alignment.links import READINGS, align
+from lab.alignment.methods import ForcedPair, Method, force_decode
+from lab.alignment.scoring import GoldPair, read_gold
+from lab.attention.sentence_maps import SentenceMaps
+from lab.page.languages import Languages
 from translate.translator import Translator
-from viz.alignment import alignment_chart, alignment_frames
+from viz.alignment_lines import alignment_chart, alignment_frames
 
 ALIGNER_KEYS = ("align_layer", "align_head", "reading")  # reset when the model changes: each has its own best
 GOLD_CREDIT = "XL-WA dev (Martelli et al. 2023, CC BY-NC-SA 4.0)"

@@ -5,9 +5,9 @@ from __future__ import annotations
 import altair as alt
 import streamlit as st
 
-from lab.explain import Candidate, Sentence
-from lab.maps import SentenceMaps, to_json
-from viz.export import chart_html, chart_png, side_by_side
+from lab.attention.explain import Candidate, Sentence
+from lab.attention.sentence_maps import SentenceMaps, to_json
+from viz.chart_export import chart_html, chart_png, side_by_side
 
 
 def show_downloads(sentence: Sentence, candidate: Candidate, maps: SentenceMaps, charts: list[alt.Chart]) -> None:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from lab.heads import CROSS_PATTERNS, PATTERNS, summarize
-from lab.languages import Languages
-from lab.maps import KIND_TITLES, KINDS, SentenceMaps
-from lab.views import map_view, too_big
-from views import teaching as teach
+from lab.attention.head_patterns import CROSS_PATTERNS, PATTERNS, summarize
+from lab.attention.map_views import map_view, too_big
+from lab.attention.sentence_maps import KIND_TITLES, KINDS, SentenceMaps
+from lab.page.languages import Languages
+from views.map_chart import heatmap
 from views.maps import shared_scale
 from viz.heads import HEAD_SELECTION, heads_chart, heads_frame
 
@@ -47,5 +47,5 @@ def show_head_summary(maps: SentenceMaps, words: bool, langs: Languages) -> None
         st.info(too_big(view))
         return
     subtitle = f"layer {layer + 1}, head {head + 1}"
-    chart = teach.heatmap(view, view.weights[layer, head], KIND_TITLES[kind], subtitle, langs, None, shared_scale())
+    chart = heatmap(view, view.weights[layer, head], KIND_TITLES[kind], subtitle, langs, None, shared_scale())
     st.altair_chart(chart, key="summary_map", width="stretch")

@@ -8,12 +8,12 @@ import altair as alt
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from lab.focus import Followed, focus
-from lab.labels import captions, short_axis_titles
-from lab.languages import Languages
-from lab.maps import KIND_TITLES, KINDS, SentenceMaps, pick
-from lab.views import grid_plan, map_view, too_big
-from views import teaching as teach
+from lab.attention.map_views import grid_plan, map_view, too_big
+from lab.attention.sentence_maps import KIND_TITLES, KINDS, SentenceMaps, pick
+from lab.attention.token_focus import Followed, focus
+from lab.page.labels import captions, short_axis_titles
+from lab.page.languages import Languages
+from views.map_chart import cell_clicked, clickable_cells, grid_aids, heatmap, panel_clicked
 from viz.focus import CELL_SELECTION, PANEL_SELECTION, focus_frame
 from viz.heatmap import attention_frame, heads_grid
 
@@ -65,13 +65,13 @@ def show_views(
                     layer = enc if kind == "encoder" else dec
                     lit = focus(maps, kind, followed, words)
                     weights, subtitle = pick(view.weights, layer, head), f"layer {layer + 1}, {which}"
-                    chart = teach.heatmap(view, weights, KIND_TITLES[kind], subtitle, langs, lit, shared_scale())
+                    chart = heatmap(view, weights, KIND_TITLES[kind], subtitle, langs, lit, shared_scale())
                     charts.append(chart)
                     st.altair_chart(
-                        teach.clickable_cells(chart),
+                        clickable_cells(chart),
                         key=f"map_{kind}",
                         width="stretch",
-                        on_select=partial(teach.cell_clicked, maps, kind, words),
+                        on_select=partial(cell_clicked, maps, kind, words),
                         selection_mode=CELL_SELECTION,
                     )
                 st.caption(captions(langs)[kind])  # below the map, so that the three titles line up
@@ -103,9 +103,9 @@ def show_all_heads(
         frame = focus_frame(frame, lit.rows, lit.cols)
     grid = heads_grid(frame, f"{KIND_TITLES[kind]}: all heads", *short_axis_titles(kind, langs))
     st.altair_chart(
-        teach.grid_aids(grid, shared_scale()),
+        grid_aids(grid, shared_scale()),
         key="grid",
         width="content",
-        on_select=partial(teach.panel_clicked, kind),
+        on_select=partial(panel_clicked, kind),
         selection_mode=PANEL_SELECTION,
     )

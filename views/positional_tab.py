@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import numpy as np
 import streamlit as st
 
-from lab.explain import positional_table
-from lab.maps import SentenceMaps
+from lab.attention.explain import positional_table
+from lab.attention.sentence_maps import SentenceMaps
 from translate.translator import Translator
-from views import teaching as teach
 from viz.positional import positional_chart, positional_frame
+from viz.positional_curves import curves_frame, default_dimensions, positional_curves
 
 
 def show_positional(translator: Translator, maps: SentenceMaps) -> None:
@@ -19,4 +20,17 @@ def show_positional(translator: Translator, maps: SentenceMaps) -> None:
     )
     table = positional_table(translator, len(maps.src))
     st.altair_chart(positional_chart(positional_frame(table), "Positional encoding"), key="positional", width="stretch")
-    teach.show_positional_curves(table)
+    show_positional_curves(table)
+
+
+def show_positional_curves(table: np.ndarray) -> None:
+    d_model = table.shape[1]
+    dims = st.multiselect(
+        "Dimensions", list(range(d_model)), default=default_dimensions(d_model), key="pe_dims", max_selections=8
+    )
+    st.caption("Each dimension is a wave along the positions: low dimensions change fast, high ones slowly.")
+    st.altair_chart(
+        positional_curves(curves_frame(table, dims), "Positional encoding, one curve per dimension"),
+        key="positional_curves",
+        width="stretch",
+    )

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from lab.explain import EMPTY, Candidate, Explanation, Sentence, notices
-from lab.languages import Languages
-from lab.request import Request, stale_note
+from lab.attention.explain import EMPTY, Candidate, Explanation, Sentence, notices
+from lab.page.languages import Languages
+from lab.page.request import Request, stale_note
 
 SNIPPET = 70  # characters of a sentence in the sentence picker
 

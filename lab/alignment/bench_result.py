@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from lab.alignment_methods import Method
+from lab.alignment.methods import Method
 from model.run_dir import ALIGNMENT_FILE
 
 APP_EXTRACTION = "argmax"  # what the app's alignment tab draws: each target word to the source word it attends to most

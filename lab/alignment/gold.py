@@ -11,8 +11,8 @@ import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from lab.alignment_eval import GoldPair, detokenize
-from lab.languages import Languages
+from lab.alignment.scoring import GoldPair, detokenize
+from lab.page.languages import Languages
 from model.run_dir import REPO_ROOT, SHARED_DATA
 
 GOLD_ENV = "LAB_GOLD_ALIGNMENTS"

@@ -10,8 +10,8 @@ from typing import Literal
 
 import numpy as np
 
-from lab.maps import SentenceMaps, pick
-from lab.words import merge_columns, merge_flags, merge_rows, word_groups, word_labels
+from lab.attention.sentence_maps import SentenceMaps, pick
+from lab.attention.words import merge_columns, merge_flags, merge_rows, word_groups, word_labels
 
 Reading = Literal["predicts", "shift"]
 READINGS: dict[Reading, str] = {

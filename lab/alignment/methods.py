@@ -9,8 +9,8 @@ from typing import Any, Literal
 import numpy as np
 
 from data.alignments import grow_diag_final_and
-from lab.alignment import READINGS, Reading, target_rows
-from lab.alignment_eval import (
+from lab.alignment.links import READINGS, Reading, target_rows
+from lab.alignment.scoring import (
     GoldPair,
     Link,
     Score,
@@ -79,7 +79,7 @@ class Method:
     """One reading of alignments off the cross-attention: layer, head (None = mean of heads), rows, extraction."""
 
     extraction: Extraction
-    layer: int  # 0-based, like lab.alignment.align
+    layer: int  # 0-based, like lab.alignment.links.align
     head: int | None
     reading: Reading
     tau: float | None = None  # the threshold extraction's share

@@ -16,8 +16,8 @@ import numpy as np
 import sentencepiece as spm
 
 from data.alignments import Link, parse_links  # Link: (target word, source word)
-from lab.alignment import hard_links
-from lab.words import merge_columns, merge_rows
+from lab.alignment.links import hard_links
+from lab.attention.words import merge_columns, merge_rows
 
 
 class GoldFormatError(ValueError):

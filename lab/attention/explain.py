@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from lab.maps import SentenceMaps
+from lab.attention.sentence_maps import SentenceMaps
 from model.attention_maps import AttentionMaps, inspect
 from model.layers import sinusoidal_table
 from translate.translator import DecodeOptions, Translator

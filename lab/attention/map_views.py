@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from lab.maps import Kind, SentenceMaps
-from lab.words import merge_columns, merge_flags, merge_mask, merge_rows, word_groups, word_labels
+from lab.attention.sentence_maps import Kind, SentenceMaps
+from lab.attention.words import merge_columns, merge_flags, merge_mask, merge_rows, word_groups, word_labels
 
 MAX_MAP_CELLS = 40_000  # cells of one drawn map (about 0.6 MB on the page); a bigger map is not drawn
 MAX_GRID_CELLS = 100_000  # the layers × heads grid (about 1.4 MB): all layers, else the chosen layer, else nothing

@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from lab.maps import Kind, SentenceMaps
-from lab.views import words_of
+from lab.attention.map_views import words_of
+from lab.attention.sentence_maps import Kind, SentenceMaps
 
 Side = Literal["src", "tgt"]
 

@@ -15,7 +15,7 @@ import numpy as np
 import torch
 
 from data.tokenizer import Tokenizer
-from lab.maps import Kind, SentenceMaps
+from lab.attention.sentence_maps import Kind, SentenceMaps
 from model.attention import causal_mask, padding_mask
 from model.transformer import Transformer
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from data.case_markup import MARK
-from lab.languages import Languages
-from lab.maps import Kind
+from lab.attention.sentence_maps import Kind
+from lab.page.languages import Languages
 
 TOKEN_LEGEND = (
     ("▁", "starts a new word: SentencePiece splits words into pieces, and ▁ marks the first piece of each word"),

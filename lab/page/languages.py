@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from data.config import direction
+from data.data_config import direction
 from model.run_dir import TRAIN_CONFIG_FILE
 
 NAMES = {

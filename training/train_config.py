@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from data.config import DataConfig
+from data.data_config import DataConfig
 from model.config import ModelConfig
 from model.typed_config import ConfigError, check_at_least, from_dict
 

@@ -8,16 +8,17 @@ from typing import Literal, get_args
 from data.noise import NoiseConfig
 from model.typed_config import ConfigError
 
-Format = Literal["auto", "tsv", "anki", "csv", "moses"]  # "auto" detects the format from the file
+Format = Literal["auto", "tsv", "anki", "csv", "moses", "tmx"]  # "auto" detects the format from the file
 FORMATS: tuple[str, ...] = get_args(Format)
+SRC_LANG, TGT_LANG = "es", "en"  # the language pair a corpus is read as unless told otherwise
 
 
 @dataclass(frozen=True)
 class DataConfig:
     corpora: tuple[str, ...] = ()
     format: Format = "auto"
-    src_lang: str = "es"  # the corpus pair as read: a TSV's first column, PREFIX.es of a Moses pair, ...
-    tgt_lang: str = "en"
+    src_lang: str = SRC_LANG  # the corpus pair as read: a TSV's first column, PREFIX.es of a Moses pair, ...
+    tgt_lang: str = TGT_LANG
     columns: tuple[str, ...] = ()  # languages of the tsv/anki columns in order, e.g. ["en", "es"]; () = format default
     reverse: bool = False  # train the other direction, tgt_lang -> src_lang: every pair swapped after the split
     skip_bad_lines: bool = False

@@ -1,0 +1,1 @@
+"""The page's state and words: the request, model choices, languages, labels, guided examples, the input check."""

@@ -1,0 +1,116 @@
+"""TMX translation memories: pairs by xml:lang, inline codes left out, errors naming the <tu>, no DTD or entities
+(no XXE); read by the command line and by the Train page's checker, and trained on end to end."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import toy_pairs
+
+from data.corpus import CleanConfig, CorpusError, ReadReport, detect_format, read_corpus
+from data.readers import Reading
+from data.tmx import language, tmx_pairs
+from jobs.corpus_check import CorpusSource, check_corpus
+from training.train import main as train
+
+HEAD = (
+    '<?xml version="1.0" encoding="UTF-8"?>\n<tmx version="1.4"><header srclang="es" datatype="plaintext"/>\n<body>\n'
+)
+TAIL = "</body></tmx>\n"
+
+
+def tu(es: str | None, en: str | None, es_tag: str = "es", en_tag: str = "en-US") -> str:
+    tuvs = [f'<tuv xml:lang="{tag}"><seg>{text}</seg></tuv>' for tag, text in ((es_tag, es), (en_tag, en)) if text]
+    return f"<tu>{''.join(tuvs)}</tu>\n"
+
+
+def write(path: Path, body: str, head: str = HEAD) -> Path:
+    path.write_text(head + body + TAIL, encoding="utf-8")
+    return path
+
+
+def test_pairs_come_from_each_unit_by_language(tmp_path: Path) -> None:
+    body = (tu("Hola.", "Hello.") + tu('Pulse <bpt i="1">&lt;b&gt;</bpt>Aceptar<ept i="1">&lt;/b&gt;</ept>.', "Press OK.",
+            es_tag="ES-es", en_tag="EN") + '<tu><tuv lang="de"><seg>Hallo.</seg></tuv>'
+            '<tuv xml:lang="en_GB"><seg>Hi &amp; bye.</seg></tuv><tuv xml:lang="es"><seg>Hola y adiós.</seg></tuv></tu>')  # fmt: skip
+    path = write(tmp_path / "memory.tmx", body)
+    pairs = read_corpus(path)
+    assert [(p.src, p.tgt) for p in pairs] == [("Hola.", "Hello."), ("Pulse Aceptar.", "Press OK."),
+                                               ("Hola y adiós.", "Hi & bye.")]  # fmt: skip
+    assert pairs[1].origin == f"{path}:<tu> 2 (line 5)"
+    first = next(iter(tmx_pairs(path, Reading("en", "es"))))  # either direction
+    assert (first.src, first.tgt) == ("Hello.", "Hola.")
+    assert language("es-ES") == language("ES_es") == "es"
+
+
+def test_a_tmx_file_is_detected_by_extension_or_content(tmp_path: Path) -> None:
+    body = tu("Hola.", "Hello.")
+    assert detect_format(write(tmp_path / "m.tmx", body)) == "tmx"
+    assert detect_format(write(tmp_path / "m.xml", body)) == "tmx"
+
+
+@pytest.mark.parametrize(
+    "head",
+    [
+        '<?xml version="1.0"?>\n<!DOCTYPE tmx [<!ENTITY lol "lol">]>\n<tmx><body>\n',  # an internal entity
+        '<?xml version="1.0"?>\n<!DOCTYPE tmx SYSTEM "tmx14.dtd">\n<tmx><body>\n',  # a DTD, even a plain one
+    ],
+)
+def test_a_document_type_or_entity_is_refused(tmp_path: Path, head: str) -> None:
+    with pytest.raises(CorpusError, match=r":2: a document type or entity declaration"):
+        read_corpus(write(tmp_path / "m.tmx", tu("Hola.", "Hello."), head))
+
+
+def test_an_external_entity_is_never_read(tmp_path: Path) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOP SECRET", encoding="utf-8")
+    head = f'<?xml version="1.0"?>\n<!DOCTYPE tmx [<!ENTITY xxe SYSTEM "file://{secret}">]>\n<tmx><body>\n'
+    with pytest.raises(CorpusError, match="document type or entity") as err:
+        read_corpus(write(tmp_path / "m.tmx", tu("&xxe;", "Hello."), head))
+    assert "TOP SECRET" not in str(err.value)
+
+
+def test_a_unit_missing_a_language_names_the_unit(tmp_path: Path) -> None:
+    path = write(tmp_path / "m.tmx", tu("Hola.", "Hello.") + tu("Adiós.", None) + tu("Gracias.", "Thanks."))
+    with pytest.raises(CorpusError, match=r"<tu> 2 \(line 5\): no <tuv xml:lang=\"en\"> \(languages: es\)"):
+        read_corpus(path)
+    report = ReadReport()
+    assert len(read_corpus(path, how=Reading(skip_bad=True), report=report)) == 2
+    assert report.read == 3 and report.skipped["missing language"] == 1
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (tu("Hola.", "Hello.", en_tag="fr"), 'no <tuv xml:lang="en">'),
+        ("", "no <tu> translation units"),
+        ("<tu><tuv xml:lang='es'><seg>Hola</tuv></tu>", r":4: not well-formed XML \(mismatched tag\)"),
+    ],
+)
+def test_bad_files_name_what_is_wrong(tmp_path: Path, body: str, message: str) -> None:
+    with pytest.raises(CorpusError, match=message):
+        read_corpus(write(tmp_path / "m.tmx", body), how=Reading(skip_bad=True))
+
+
+def toy_tmx(path: Path, n: int) -> Path:
+    return write(path, "".join(tu(es, en) for es, en in toy_pairs(n)))
+
+
+def test_the_train_page_checks_a_tmx_upload(tmp_path: Path) -> None:
+    check = check_corpus(CorpusSource(toy_tmx(tmp_path / "m.tmx", 300)), CleanConfig())
+    assert check.ok, check.problems
+    assert check.fmt == "tmx" and check.read == 300 and check.sample
+
+
+@pytest.mark.slow
+def test_a_model_trains_on_a_tmx_corpus(tmp_path: Path) -> None:
+    corpus = toy_tmx(tmp_path / "m.tmx", 300)
+    out = tmp_path / "run"
+    argv = ["--config", "configs/tiny.toml", "--corpus", str(corpus), "--out", str(out), "--optim.max_steps=20",
+            "--run.eval_every=10"]  # fmt: skip
+    assert train(argv) == 0
+    report = json.loads((out / "data_report.json").read_text(encoding="utf-8"))
+    assert report["formats"] == {str(corpus): "tmx"} and report["read"] == 300
+    assert (out / "splits" / "train.tsv").read_text(encoding="utf-8").count("\n") > 100

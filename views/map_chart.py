@@ -1,0 +1,55 @@
+"""The map chart every view draws: one heatmap with the followed token lit, one colour scale, clicks that choose."""
+
+from __future__ import annotations
+
+import altair as alt
+import numpy as np
+import streamlit as st
+
+from lab.attention.map_views import MapView
+from lab.attention.sentence_maps import Kind, SentenceMaps
+from lab.attention.token_focus import Focus, token_at
+from lab.page.labels import axis_titles
+from lab.page.languages import Languages
+from viz.focus import CELL_SELECTION, PANEL_SELECTION, clickable, focus_frame, picked, unit_scale, with_focus
+from viz.heatmap import attention_frame, attention_heatmap
+
+
+def heatmap(
+    view: MapView, weights: np.ndarray, title: str, subtitle: str, langs: Languages, lit: Focus | None, shared: bool
+) -> alt.Chart:
+    """One (rows, cols) map of ``view``, axes naming query and key, the followed token lit."""
+    frame = attention_frame(weights, view.rows, view.cols, view.future, view.inputs)
+    if lit is not None and (lit.rows or lit.cols):
+        frame = focus_frame(frame, lit.rows, lit.cols)
+    chart = attention_heatmap(frame, title, *axis_titles(view.kind, langs), subtitle=subtitle)
+    if "focus" in frame.columns:
+        chart = with_focus(chart)
+    return unit_scale(chart) if shared else chart
+
+
+def clickable_cells(chart: alt.Chart) -> alt.Chart:
+    """The map with a click selection on its cells (for ``on_select``; kept out of downloaded charts)."""
+    return clickable(chart, CELL_SELECTION, ["row", "col"])
+
+
+def cell_clicked(maps: SentenceMaps, kind: Kind, words: bool) -> None:
+    """A click on a map cell follows the token of its row."""
+    point = picked(st.session_state.get(f"map_{kind}"), CELL_SELECTION)
+    if point and "row" in point:
+        st.session_state["follow"] = token_at(maps, kind, int(point["row"]), words)
+
+
+def panel_clicked(kind: Kind) -> None:
+    """A click on a panel of the all-heads grid makes that layer and head the main view."""
+    point = picked(st.session_state.get("grid"), PANEL_SELECTION)
+    if point and {"layer", "head"} <= set(point):
+        st.session_state["enc_layer" if kind == "encoder" else "dec_layer"] = int(point["layer"]) - 1
+        st.session_state["head"] = int(point["head"]) - 1
+
+
+def grid_aids(chart: alt.FacetChart, shared: bool) -> alt.FacetChart:
+    """The all-heads grid: dimmed outside the followed token when its data has a ``focus`` column, clickable panels."""
+    if "focus" in chart.data.columns:
+        chart = with_focus(chart)
+    return clickable(unit_scale(chart) if shared else chart, PANEL_SELECTION, ["layer", "head"])

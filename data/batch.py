@@ -41,14 +41,14 @@ class Batch:
         )
 
 
-def _truncate(ids: list[int], max_len: int) -> list[int]:
+def truncate(ids: list[int], max_len: int) -> list[int]:
     """At most ``max_len`` ids, EOS kept last."""
     return ids[: max_len - 1] + ids[-1:] if len(ids) > max_len else ids
 
 
 def encode_pairs(pairs: list[Pair], tokenizer: Tokenizer, max_len: int) -> list[Example]:
     """Tokenize pairs, truncating each side to ``max_len`` ids (EOS kept last)."""
-    return [Example(_truncate(tokenizer.encode_src(p.src), max_len), _truncate(tokenizer.encode_tgt(p.tgt), max_len))
+    return [Example(truncate(tokenizer.encode_src(p.src), max_len), truncate(tokenizer.encode_tgt(p.tgt), max_len))
             for p in pairs]  # fmt: skip
 
 
@@ -85,7 +85,7 @@ class TrainingSet:
         sources = [add_noise(p.src, self.noise, rng) for p in self.pairs]
         if self.sampling_alpha <= 0:  # only the sentences the noise changed need encoding again
             return [
-                ex if s == p.src else Example(_truncate(self.tokenizer.encode_src(s), self.max_len), ex.tgt)
+                ex if s == p.src else Example(truncate(self.tokenizer.encode_src(s), self.max_len), ex.tgt)
                 for s, p, ex in zip(sources, self.pairs, self._clean, strict=True)
             ]
         spm.set_random_generator_seed(self.seed * 1_000_003 + epoch)
@@ -94,7 +94,7 @@ class TrainingSet:
         src_ids = t.src.encode([t.src_text(s) for s in sources], **sample)
         tgt_ids = t.tgt.encode([p.tgt for p in self.pairs], **sample)
         return [
-            Example(_truncate(s + [t.src.eos_id()], self.max_len), _truncate(g + [t.tgt.eos_id()], self.max_len))
+            Example(truncate(s + [t.src.eos_id()], self.max_len), truncate(g + [t.tgt.eos_id()], self.max_len))
             for s, g in zip(src_ids, tgt_ids, strict=True)
         ]
 

@@ -12,11 +12,8 @@ from pathlib import Path
 from typing import NamedTuple
 
 from data.data_config import SRC_LANG, TGT_LANG
+from data.languages import header_names
 
-LANGUAGE_NAMES = (  # header names a CSV column may carry for a language code
-    ("es", ("es", "spa", "spanish", "español", "espanol", "castellano")),
-    ("en", ("en", "eng", "english", "inglés", "ingles")),
-)
 BOM = b"\xef\xbb\xbf"
 UTF_BOMS = (  # longest first: the UTF-32-LE mark starts with the UTF-16-LE one
     (b"\xff\xfe\x00\x00", "utf-32-le"),
@@ -316,7 +313,7 @@ def anki_pairs(
 
 def _header_column(header: list[str], lang: str, role: str) -> int | None:
     """The column whose header names ``lang`` (code or name) or the role (source/target), if exactly one does."""
-    names = {lang, *dict(LANGUAGE_NAMES).get(lang, ()), role, {"source": "src", "target": "tgt"}[role]}
+    names = {*header_names(lang), role, {"source": "src", "target": "tgt"}[role]}
     found = [i for i, name in enumerate(header) if name.strip().lower() in names]
     return found[0] if len(found) == 1 else None
 

@@ -32,7 +32,8 @@ from data.corpus import (
     match_key,
 )
 from data.data_config import SRC_LANG, TGT_LANG, DataConfig
-from data.readers import CODEC_NAMES, LANGUAGE_NAMES, Reading, head_text, moses_paths, text_codec
+from data.languages import header_names
+from data.readers import CODEC_NAMES, Reading, head_text, moses_paths, text_codec
 
 MIN_PAIRS = 20  # below this, the dev and test splits would be a pair or two
 MAX_UNREADABLE = 0.5  # more lines than this failing to read means the format or the columns are wrong
@@ -394,10 +395,9 @@ def csv_header(path: Path) -> list[str]:
 
 def csv_default_columns(header: list[str]) -> tuple[int, int]:
     """The source and target columns a header names (``es``/``spanish``/``source``...), else the first two."""
-    names = dict(LANGUAGE_NAMES)
 
     def find(lang: str, role: tuple[str, ...]) -> int | None:
-        wanted = {lang, *names.get(lang, ()), *role}
+        wanted = {*header_names(lang), *role}
         return next((i for i, name in enumerate(header) if name.strip().lower() in wanted), None)
 
     src, tgt = find(SRC_LANG, ("source", "src")), find(TGT_LANG, ("target", "tgt"))

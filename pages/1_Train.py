@@ -16,6 +16,7 @@ import streamlit as st
 
 from data.corpus import CleanConfig
 from data.data_config import FORMATS
+from data.languages import name_of
 from jobs import control, run_lock
 from jobs.corpus_check import (
     SRC_LANG,
@@ -46,7 +47,6 @@ from jobs.uploads import (
     size_problem,
     stage_files,
 )
-from lab.page.languages import name_of
 from viz.training_charts import loss_chart, score_chart
 
 POLL_S = 2.0

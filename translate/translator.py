@@ -8,6 +8,7 @@ from pathlib import Path
 
 import torch
 
+from data.batch import truncate
 from data.sentences import MAX_PIECE, pieces
 from data.tokenizer import Tokenizer
 from model.attention_maps import AttentionMaps, inspect
@@ -87,9 +88,7 @@ class Translator:
     def encode(self, text: str) -> tuple[list[int], bool]:
         """Source ids (EOS last), cut to the model's maximum length; second value says whether it was cut."""
         ids = self.tokenizer.encode_src(text)
-        if len(ids) <= self.max_src_len:
-            return ids, False
-        return ids[: self.max_src_len - 1] + ids[-1:], True
+        return truncate(ids, self.max_src_len), len(ids) > self.max_src_len
 
     def translate_batch(self, texts: list[str], options: DecodeOptions = DecodeOptions()) -> list[Translation]:
         """Translate several sentences at once (padded into one batch)."""

@@ -18,13 +18,13 @@ from model.run_dir import REPO_ROOT, SHARED_DATA
 GOLD_ENV = "LAB_GOLD_ALIGNMENTS"
 DEFAULT_GOLD = SHARED_DATA / "xl-wa-es" / "dev.tsv"
 OFFERED = 25  # the shortest pairs, by Spanish tokens: a small list of sentences short enough to read at a glance
-GOLD_DIRECTION = ("Spanish", "English")  # XL-WA's es-en pairs as the app reads them: Spanish in, English out
+GOLD_DIRECTION = ("es", "en")  # XL-WA's es-en pairs as the app reads them: Spanish in, English out
 
 
 def fits(langs: Languages) -> bool:
     """Whether the gold sentences suit a model of this direction (a model that does not name its languages is
     given the benefit of the doubt)."""
-    return not langs.known or (langs.src, langs.tgt) == GOLD_DIRECTION
+    return not langs.known or (langs.src_code, langs.tgt_code) == GOLD_DIRECTION
 
 
 def gold_path(environ: Mapping[str, str] = os.environ) -> Path:

@@ -7,8 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from data.case_markup import unmark_case
-
-WORD_START = "\u2581"  # SentencePiece's "▁": this piece begins a word
+from data.tokenizer import WORD_START
 
 
 def word_groups(pieces: Sequence[str], special: Sequence[bool]) -> list[list[int]]:

@@ -7,26 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from data.data_config import direction
+from data.languages import name_of
 from model.run_dir import TRAIN_CONFIG_FILE
-
-NAMES = {
-    "ar": "Arabic",
-    "ca": "Catalan",
-    "de": "German",
-    "en": "English",
-    "es": "Spanish",
-    "eu": "Basque",
-    "fr": "French",
-    "gl": "Galician",
-    "it": "Italian",
-    "ja": "Japanese",
-    "nl": "Dutch",
-    "pl": "Polish",
-    "pt": "Portuguese",
-    "ru": "Russian",
-    "tr": "Turkish",
-    "zh": "Chinese",
-}
 
 
 @dataclass(frozen=True)
@@ -35,7 +17,7 @@ class Languages:
 
     src_code: str
     tgt_code: str
-    src: str  # "Spanish", the code itself for a language not in NAMES, "source language" when unknown
+    src: str  # "Spanish", the code itself for a language not in data/languages.py, "source language" when unknown
     tgt: str
 
     @property
@@ -44,11 +26,6 @@ class Languages:
 
 
 UNKNOWN = Languages("", "", "source language", "target language")
-
-
-def name_of(code: str) -> str:
-    """English name of an ISO 639-1 code ("es" -> "Spanish"); other codes as written."""
-    return NAMES.get(code.strip().lower().split("-")[0].split("_")[0], code.strip())
 
 
 def languages(model_dir: Path) -> Languages:

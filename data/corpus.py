@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from data import readers
-from data.data_config import FORMATS, SRC_LANG, TGT_LANG
+from data.data_config import FORMATS, SRC_LANG, TGT_LANG, CleanConfig
 from data.noise import typed
 from data.readers import DEFAULT_READING, CorpusError, Pair, Reading, ReadReport
 from data.sentences import sentences
@@ -100,13 +100,6 @@ def match_key(text: str) -> str:
     while key and unicodedata.category(key[-1]).startswith(("P", "Z")):
         key = key[:-1]
     return key
-
-
-@dataclass(frozen=True)
-class CleanConfig:
-    min_tokens: int = 1
-    max_tokens: int = 80  # whitespace tokens per side
-    max_ratio: float = 3.0  # longer side / shorter side, in whitespace tokens
 
 
 def clean(pairs: list[Pair], config: CleanConfig, report: ReadReport) -> list[Pair]:

@@ -14,6 +14,15 @@ SRC_LANG, TGT_LANG = "es", "en"  # the language pair a corpus is read as unless 
 
 
 @dataclass(frozen=True)
+class CleanConfig:
+    """The cleaning filters (data.corpus.clean): the one home of their defaults."""
+
+    min_tokens: int = 1
+    max_tokens: int = 80  # whitespace tokens per side
+    max_ratio: float = 3.0  # longer side / shorter side, in whitespace tokens
+
+
+@dataclass(frozen=True)
 class DataConfig:
     corpora: tuple[str, ...] = ()
     format: Format = "auto"
@@ -24,9 +33,9 @@ class DataConfig:
     skip_bad_lines: bool = False
     vocab_size: int = 8000
     joint_vocab: bool = True
-    min_tokens: int = 1
-    max_tokens: int = 80
-    max_ratio: float = 3.0
+    min_tokens: int = CleanConfig.min_tokens
+    max_tokens: int = CleanConfig.max_tokens
+    max_ratio: float = CleanConfig.max_ratio
     dev_size: int = 2000
     test_size: int = 3000
     split_seed: int = 1234
@@ -65,6 +74,11 @@ class DataConfig:
                 f"data.columns {list(self.columns)} must name data.src_lang {self.src_lang!r} and data.tgt_lang "
                 f"{self.tgt_lang!r} exactly once each (the corpus as read: data.reverse swaps afterwards)"
             )
+
+    @property
+    def clean(self) -> CleanConfig:
+        """The cleaning filters this configuration asks for."""
+        return CleanConfig(self.min_tokens, self.max_tokens, self.max_ratio)
 
     @property
     def direction(self) -> tuple[str, str]:

@@ -1,8 +1,9 @@
 """Training jobs as background OS processes: one writer per run directory (``run_lock``), at most
 ``LAB_MAX_JOBS`` at once per server, each stoppable only by the session that started it.
 
-The app never imports ``training/``: a job is ``python -m training.train ...`` in its own session (process
-group), so it survives page reloads and closed tabs; the page reattaches by reading the run directory. The page
+The app never runs training in its own process (it reads presets with training's typed loader, nothing more): a job
+is ``python -m training.train ...`` in its own session (process group), so it survives page reloads and closed
+tabs; the page reattaches by reading the run directory. The page
 takes the run's lock before it starts the process and hands the locked file to it, so a second Start, a
 command-line run or a ``--resume`` elsewhere is refused, whoever comes second.
 
@@ -21,7 +22,6 @@ import subprocess
 import sys
 import threading
 import time
-import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,11 +30,13 @@ from typing import Any, Literal
 from jobs import run_lock
 from jobs.run_lock import LOCK_FD_ENV, Holder, RunLocked, holder, owner_digest, pid_alive
 from jobs.run_progress import read_jsonl
+from model.config import ConfigError
 from model.run_dir import JOB_EVENTS_FILE as EVENTS_FILE
 from model.run_dir import JOB_LOG_FILE as LOG_FILE
 from model.run_dir import METRICS_LOG_FILE, REPO_ROOT, RESULT_FILE, STATE_FILE, TRAIN_CONFIG_FILE
 from model.run_dir import RUNS_ENV as RUNS_ENV  # re-exported: the Train page and its tests name them through jobs
 from model.run_dir import runs_folder as runs_folder
+from training.train_config import TrainConfig, load_train_config
 
 CONFIGS_DIR = REPO_ROOT / "configs"
 PRESET_ORDER = ("tiny", "small", "base")
@@ -73,9 +75,13 @@ def list_presets(configs_dir: Path = CONFIGS_DIR) -> list[str]:
     return sorted(names, key=lambda n: (PRESET_ORDER.index(n) if n in PRESET_ORDER else len(PRESET_ORDER), n))
 
 
-def read_preset(path: Path) -> dict[str, Any]:
-    """The preset's TOML tables (``data``, ``model``, ``optim``, ``run``); read, not validated (training does that)."""
-    return tomllib.loads(path.read_text(encoding="utf-8"))
+def read_preset(path: Path) -> TrainConfig:
+    """The preset, typed and checked as training will read it (the one home of every default); JobError naming the
+    file and key when it is not valid."""
+    try:
+        return load_train_config(path)
+    except ConfigError as err:
+        raise JobError(str(err)) from None
 
 
 # ----------------------------------------------------------------------------------------- launching

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 import numpy as np
 
@@ -94,16 +94,6 @@ class CorpusCheck:
     @property
     def ok(self) -> bool:
         return not self.problems
-
-
-def clean_config_of(preset: dict[str, Any]) -> CleanConfig:
-    """The cleaning filters a preset's ``[data]`` table asks for (defaults where it says nothing)."""
-    data, default = preset.get("data", {}), CleanConfig()
-    return CleanConfig(
-        int(data.get("min_tokens", default.min_tokens)),
-        int(data.get("max_tokens", default.max_tokens)),
-        float(data.get("max_ratio", default.max_ratio)),
-    )
 
 
 def source_files(source: CorpusSource) -> list[Path]:

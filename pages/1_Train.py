@@ -25,7 +25,6 @@ from jobs.corpus_check import (
     CorpusError,
     CorpusSource,
     check_corpus,
-    clean_config_of,
     csv_default_columns,
     csv_header,
     detected_format,
@@ -235,8 +234,7 @@ def training_settings(runs_dir: Path) -> tuple[str, list[str], Path | str]:
         key="preset",
         help="tiny: seconds (a smoke test); small: the 2-core CPU model; base: a GPU model",
     )
-    values = control.read_preset(control.CONFIGS_DIR / f"{preset}.toml")
-    optim = values.get("optim", {})
+    optim = control.read_preset(control.CONFIGS_DIR / f"{preset}.toml").optim
     left, middle, right = st.columns(3)
     kind = left.radio("Budget", ("epochs", "minutes"), key="budget_kind", horizontal=True)
     if kind == "epochs":
@@ -249,14 +247,14 @@ def training_settings(runs_dir: Path) -> tuple[str, list[str], Path | str]:
         "At most steps",
         1,
         10_000_000,
-        int(optim.get("max_steps", 10_000)),
+        optim.max_steps,
         key=f"max_steps_{preset}",
         help="The learning-rate schedule is laid out over these",
     )
     overrides.append(f"optim.max_steps={int(max_steps)}")
     st.caption(
         f"Training stops at whichever comes first: {amount:g} {kind}, {int(max_steps):,} steps"
-        + (f", the preset's {optim['max_minutes']:g} minutes" if kind == "epochs" and optim.get("max_minutes") else "")
+        + (f", the preset's {optim.max_minutes:g} minutes" if kind == "epochs" and optim.max_minutes else "")
         + ". Then the best checkpoint is scored on the held-out test split."
     )
     name = st.text_input("Run name (letters, digits, - and _)", "my-run", key="run_name")
@@ -279,7 +277,7 @@ def start_job(source: CorpusSource, preset: str, overrides: list[str], run_dir: 
         control.refuse_if_busy(run_dir)
         if control.holds_run(run_dir):
             raise control.JobError(f"a run named {run_dir.name!r} already exists: choose another name")
-        corpus = write_corpus(source, clean_config_of(control.read_preset(preset_path)), run_dir)
+        corpus = write_corpus(source, control.read_preset(preset_path).data.clean, run_dir)
         pid = control.start(run_dir, preset_path, corpus, ["data.format=tsv", *overrides], owner=owner_token())
     except (control.JobError, CorpusError, OSError) as err:
         st.error(f"Not started: {err}")
@@ -432,7 +430,7 @@ def main() -> None:
         st.error(source)
     elif source is not None:
         preset = st.session_state.get("preset") or control.list_presets()[0]  # the preset's filters, as training
-        c = clean_config_of(control.read_preset(control.CONFIGS_DIR / f"{preset}.toml"))
+        c = control.read_preset(control.CONFIGS_DIR / f"{preset}.toml").data.clean
         check = cached_check(
             source, (c.min_tokens, c.max_tokens, c.max_ratio), max_mb * 1024 * 1024, file_stamp(source)
         )

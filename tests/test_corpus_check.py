@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 
 from data.corpus import CleanConfig, Pair, read_corpus, split
+from data.data_config import DataConfig
 from jobs.corpus_check import (
     MIN_PAIRS,
     CorpusSource,
     check_corpus,
-    clean_config_of,
     csv_default_columns,
     csv_header,
     holdout_problem,
@@ -125,8 +125,8 @@ def test_write_corpus_writes_the_kept_pairs_training_will_read(tmp_path: Path) -
 
 
 def test_clean_filters_come_from_the_preset() -> None:
-    assert clean_config_of({}) == CleanConfig()
-    assert clean_config_of({"data": {"max_tokens": 20}}).max_tokens == 20
+    assert DataConfig().clean == CleanConfig()
+    assert DataConfig(max_tokens=20).clean.max_tokens == 20
 
 
 # ----------------------------------------------------------------------------------------- uploads

@@ -84,7 +84,7 @@ def test_runs_folder_follows_the_environment(tmp_path: Path, monkeypatch: pytest
 def test_presets_are_listed_smallest_first() -> None:
     presets = control.list_presets()
     assert presets[:2] == ["tiny", "small"]
-    assert control.read_preset(control.CONFIGS_DIR / "tiny.toml")["optim"]["max_steps"] > 0
+    assert control.read_preset(control.CONFIGS_DIR / "tiny.toml").optim.max_steps > 0
 
 
 def test_training_command_for_a_new_run_and_for_resume(tmp_path: Path) -> None:

@@ -12,7 +12,6 @@ import shutil
 from pathlib import Path
 
 from data.corpus import (
-    CleanConfig,
     CorpusError,
     Pair,
     ReadReport,
@@ -47,17 +46,13 @@ def read_pairs(d: DataConfig, report: ReadReport) -> tuple[list[Pair], set[str]]
     for corpus in d.corpora:
         how = Reading(d.src_lang, d.tgt_lang, d.skip_bad_lines, d.columns or None)
         pairs += read_corpus(Path(corpus), d.format, how, report)
-    pairs = clean(pairs, clean_config(d), report)
+    pairs = clean(pairs, d.clean, report)
     held_out = set().union(*(read_held_out(Path(path)) for path in d.exclude))
     if held_out:
         pairs = exclude(pairs, held_out, report)
     if len(pairs) < 3:
         raise CorpusError(f"{', '.join(d.corpora)}: only {len(pairs)} usable pairs after cleaning")
     return pairs, held_out
-
-
-def clean_config(d: DataConfig) -> CleanConfig:
-    return CleanConfig(d.min_tokens, d.max_tokens, d.max_ratio)
 
 
 def load_and_split(d: DataConfig, report: ReadReport, pinned: Split | None = None) -> Split:
@@ -77,7 +72,7 @@ def load_and_split(d: DataConfig, report: ReadReport, pinned: Split | None = Non
     if held_out:  # typing noise drops commas: "Estoy bien, gracias." would teach the held-out "estoy bien gracias"
         parts = dataclasses.replace(parts, train=exclude(parts.train, held_out, report, drop_commas=True))
     if d.split_sentences:  # added to train only; dev and test stay whole pairs
-        added = sentence_pairs(parts.train, clean_config(d), held_out, parts.dev + parts.test, report)
+        added = sentence_pairs(parts.train, d.clean, held_out, parts.dev + parts.test, report)
         parts = dataclasses.replace(parts, train=parts.train + added)
     if not parts.dev or not parts.test:
         raise CorpusError(

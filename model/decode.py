@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import torch
@@ -77,6 +78,49 @@ def greedy(
     return out
 
 
+def _only_eos(logp: Tensor, rows: list[bool], eos: int) -> Tensor:
+    """``logp`` (B, K, V) with every token but EOS impossible in the sentences ``rows`` (at their length cap)."""
+    eos_only = torch.full_like(logp, float("-inf"))
+    eos_only[..., eos] = logp[..., eos]
+    return torch.where(torch.tensor(rows, device=logp.device)[:, None, None], eos_only, logp)
+
+
+@dataclass(frozen=True)
+class _BeamRule:
+    k: int  # beam size
+    vocab: int
+    eos: int
+    length_penalty: float
+
+
+def _advance(
+    candidates: Iterable[tuple[float, int]],
+    prefixes: list[list[int]],
+    done: list[Hypothesis],
+    ends: tuple[bool, list[bool]],
+    rule: _BeamRule,
+) -> list[tuple[float, int, int]]:
+    """One sentence's step: of its best (log-prob, beam × vocab + token) candidates, finish those that end with EOS
+    (into ``done``) and return up to K that continue, as (log-prob, beam, token)."""
+    out_of_room, wanted_eos = ends
+    live: list[tuple[float, int, int]] = []
+    for rank, (lp, index) in enumerate(candidates):
+        if lp == float("-inf"):
+            break
+        beam, token = divmod(index, rule.vocab)
+        if token == rule.eos and rank >= rule.k:  # EOS counts only among the top K (as fairseq): else short
+            continue  # hypotheses that merely survive in the 2K reserve would crowd out the good ones
+        if token == rule.eos:
+            ids = prefixes[beam] + [token]
+            cut = out_of_room and not wanted_eos[beam]
+            done.append(Hypothesis(ids, lp, _length_normalised(lp, len(ids), rule.length_penalty), cut))
+            if len(done) >= rule.k:
+                break
+        elif len(live) < rule.k:
+            live.append((lp, beam, token))
+    return live
+
+
 @torch.inference_mode()
 def beam_search(
     model: Transformer,
@@ -87,10 +131,8 @@ def beam_search(
     max_len_a: float = 1.5,
     max_len_b: int = 10,
 ) -> list[list[Hypothesis]]:
-    """Keep the ``beam_size`` best prefixes per sentence; return the ``n_best`` finished ones, best first.
-
-    Hypotheses are ranked by log-probability / length**length_penalty (length counts EOS).
-    """
+    """Keep the ``beam_size`` best prefixes per sentence; return the ``n_best`` finished ones, best first, ranked
+    by log-probability / length**length_penalty (length counts EOS)."""
     c = model.config
     if n_best > beam_size:
         raise ValueError(f"n_best ({n_best}) cannot exceed beam_size ({beam_size})")
@@ -114,35 +156,23 @@ def beam_search(
         out_of_room = (step == limits - 1).tolist()  # these sentences: only EOS may follow
         wanted_eos = (logp.argmax(-1) == c.eos_id).tolist()  # (B, K): where the model itself would stop
         if any(out_of_room):
-            rows = torch.tensor(out_of_room, device=src.device)
-            eos_only = torch.full_like(logp, float("-inf"))
-            eos_only[..., c.eos_id] = logp[..., c.eos_id]
-            logp = torch.where(rows[:, None, None], eos_only, logp)
+            logp = _only_eos(logp, out_of_room, c.eos_id)
         candidates = (beam_logp[:, :, None] + logp).view(b, k * vocab)
         top_logp, top_index = candidates.topk(2 * k, dim=1)  # (B, 2K): enough to refill K live beams
         next_beam_logp = torch.full((b, k), float("-inf"), device=src.device)
         origin = own_beam.clone()  # default: keep own row (dead beams)
         next_token = torch.full((b, k), c.pad_id, dtype=torch.long, device=src.device)
         prefixes = tokens[:, 1:].tolist()
+        rule = _BeamRule(k, vocab, c.eos_id, length_penalty)
         for i, (row_logp, row_index) in enumerate(zip(top_logp.tolist(), top_index.tolist(), strict=True)):
             if len(finalized[i]) >= k:
                 continue
-            live = 0
-            for rank, (lp, index) in enumerate(zip(row_logp, row_index, strict=True)):
-                if lp == float("-inf"):
-                    break
-                beam, token = divmod(index, vocab)
-                if token == c.eos_id and rank >= k:  # EOS counts only among the top K (as fairseq): else short
-                    continue  # hypotheses that merely survive in the 2K reserve would crowd out the good ones
-                if token == c.eos_id:
-                    ids = prefixes[i * k + beam] + [token]
-                    cut = out_of_room[i] and not wanted_eos[i][beam]
-                    finalized[i].append(Hypothesis(ids, lp, _length_normalised(lp, len(ids), length_penalty), cut))
-                    if len(finalized[i]) >= k:
-                        break
-                elif live < k:
-                    next_beam_logp[i, live], origin[i, live], next_token[i, live] = lp, beam, token
-                    live += 1
+            candidates = zip(row_logp, row_index, strict=True)
+            chosen = _advance(
+                candidates, prefixes[i * k : (i + 1) * k], finalized[i], (out_of_room[i], wanted_eos[i]), rule
+            )
+            for live, (lp, beam, token) in enumerate(chosen):
+                next_beam_logp[i, live], origin[i, live], next_token[i, live] = lp, beam, token
         if all(len(f) >= k for f in finalized):
             break
         flat_origin = (origin + first_row).view(-1)  # (B*K,)

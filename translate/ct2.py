@@ -112,6 +112,13 @@ def build_spec(model: Transformer, tokenizer: Tokenizer) -> Any:
         norm(layer.attention.layer_norm, f"{p}.cross_attn_norm")
         ffn(layer.ffn, p)
 
+    _set_vocabulary(spec, model, tokenizer)
+    return spec
+
+
+def _set_vocabulary(spec: Any, model: Transformer, tokenizer: Tokenizer) -> None:
+    """The spec's LayerNorm epsilon, special tokens and both vocabularies, as our model and tokenizer have them."""
+    c = model.config
     (eps,) = {m.eps for m in model.modules() if isinstance(m, nn.LayerNorm)}
     src, tgt = tokenizer.src, tokenizer.tgt
     spec.config.layer_norm_epsilon = eps
@@ -121,7 +128,6 @@ def build_spec(model: Transformer, tokenizer: Tokenizer) -> Any:
     spec.config.add_source_eos = False  # Translator.encode already ends the source with </s>
     spec.register_source_vocabulary([src.id_to_piece(i) for i in range(src.get_piece_size())])
     spec.register_target_vocabulary([tgt.id_to_piece(i) for i in range(tgt.get_piece_size())])
-    return spec
 
 
 def export(model_dir: Path, out: Path | None = None, quantization: str = "float32") -> Path:

@@ -17,9 +17,9 @@ import streamlit as st
 
 from lab.attention.explain import Explanation, explain, maps_of, set_threads
 from lab.attention.sentence_maps import SentenceMaps, problems
+from lab.page.direction import Languages, languages
 from lab.page.examples import EXAMPLES
 from lab.page.labels import placeholder, source_label, title
-from lab.page.languages import Languages, languages
 from lab.page.model_choices import ModelChoice, default_index, find_models
 from lab.page.request import Request
 from model.run_dir import runs_folder
@@ -144,6 +144,11 @@ def translate_page() -> None:
         st.info(f"Nothing to translate yet: type a {langs.src} sentence first.")
         return
     langs = languages(Path(request.model))  # the result's model, which may no longer be the one picked
+    show_translation(request, page_request(choice, settings), langs)
+
+
+def show_translation(request: Request, current: Request, langs: Languages) -> None:
+    """The translation of ``request`` (``current``: what the page asks for now), its maps and the tabs."""
     try:
         result = translate(request.model, request.text, request.beam_size, request.length_penalty, request.n_best)
     except ModelLoadError as err:
@@ -151,7 +156,7 @@ def translate_page() -> None:
         return
     translator = load_translator(request.model)
     show_input_check(result, translator, langs)
-    show_output(result, request, page_request(choice, settings), langs)
+    show_output(result, request, current, langs)
     show_example_hint(request.text)
     sentence = sentence_picker(result, langs)
     candidate = hypothesis_picker(sentence)

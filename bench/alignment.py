@@ -112,7 +112,7 @@ def print_table(title: str, records: list[dict[str, Any]]) -> None:
         print(f"| {r['method']} | {dev} | {r['precision']:.3f} | {r['recall']:.3f} | {r['aer']:.3f} |")
 
 
-def main(argv: list[str] | None = None) -> int:
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", type=Path, default=DEFAULT_MODEL)
     parser.add_argument("--gold", type=Path, required=True, help="gold alignments to report on (test)")
@@ -128,6 +128,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.save and not args.dev:
         parser.error("--save needs --dev: the stored result names the layer and head chosen on dev")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
     started = time.perf_counter()

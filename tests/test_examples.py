@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from lab.attention.explain import explain
+from lab.page.direction import languages
 from lab.page.examples import EXAMPLES, GuidedExample, is_accepted
 from lab.page.language_check import evidence, warnings
-from lab.page.languages import languages
 from translate.translator import DEFAULT_MODEL, Translator
 
 

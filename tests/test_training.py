@@ -14,7 +14,7 @@ from safetensors.torch import load_file
 from data.case_markup import MARK
 from data.corpus import ReadReport
 from data.tokenizer import Tokenizer
-from lab.page.languages import Languages, languages
+from lab.page.direction import Languages, languages
 from model.config import ConfigError, ModelConfig
 from model.run_dir import train_links_file
 from training.prepare import load_and_split

@@ -18,7 +18,7 @@ from lab.alignment.links import READINGS, align
 from lab.alignment.methods import ForcedPair, Method, force_decode
 from lab.alignment.scoring import GoldPair, read_gold
 from lab.attention.sentence_maps import SentenceMaps
-from lab.page.languages import Languages
+from lab.page.direction import Languages
 from translate.translator import Translator
 from viz.alignment_lines import alignment_chart, alignment_frames
 

@@ -6,8 +6,8 @@ import streamlit as st
 
 from lab.attention.sentence_maps import KIND_TITLES, KINDS, SentenceMaps
 from lab.attention.weight_arithmetic import FORMULA, STABLE_NOTE, weight_arithmetic, why_zero, worked_example
+from lab.page.direction import Languages
 from lab.page.labels import axis_titles
-from lab.page.languages import Languages
 from translate.translator import Translator
 from viz.arithmetic import arithmetic_frame, score_chart, weight_bars
 

@@ -7,7 +7,7 @@ import streamlit as st
 from lab.attention.head_patterns import CROSS_PATTERNS, PATTERNS, summarize
 from lab.attention.map_views import map_view, too_big
 from lab.attention.sentence_maps import KIND_TITLES, KINDS, SentenceMaps
-from lab.page.languages import Languages
+from lab.page.direction import Languages
 from views.map_chart import heatmap
 from views.maps import shared_scale
 from viz.heads import HEAD_SELECTION, heads_chart, heads_frame

@@ -5,9 +5,9 @@ from __future__ import annotations
 import streamlit as st
 
 from lab.attention.explain import Explanation
+from lab.page.direction import Languages
 from lab.page.examples import by_source
 from lab.page.language_check import evidence, warnings
-from lab.page.languages import Languages
 from translate.translator import Translator
 
 

@@ -9,8 +9,8 @@ import streamlit as st
 from lab.attention.map_views import MapView
 from lab.attention.sentence_maps import Kind, SentenceMaps
 from lab.attention.token_focus import Focus, token_at
+from lab.page.direction import Languages
 from lab.page.labels import axis_titles
-from lab.page.languages import Languages
 from viz.focus import CELL_SELECTION, PANEL_SELECTION, clickable, focus_frame, picked, unit_scale, with_focus
 from viz.heatmap import attention_frame, attention_heatmap
 

@@ -11,8 +11,8 @@ from streamlit.delta_generator import DeltaGenerator
 from lab.attention.map_views import grid_plan, map_view, too_big
 from lab.attention.sentence_maps import KIND_TITLES, KINDS, SentenceMaps, pick
 from lab.attention.token_focus import Followed, focus
+from lab.page.direction import Languages
 from lab.page.labels import captions, short_axis_titles
-from lab.page.languages import Languages
 from views.map_chart import cell_clicked, clickable_cells, grid_aids, heatmap, panel_clicked
 from viz.focus import CELL_SELECTION, PANEL_SELECTION, focus_frame
 from viz.heatmap import attention_frame, heads_grid

@@ -7,8 +7,8 @@ import streamlit as st
 from data.case_markup import MARK
 from lab.attention.sentence_maps import SentenceMaps
 from lab.attention.token_focus import Followed, describe, options
+from lab.page.direction import Languages
 from lab.page.labels import legend_markdown
-from lab.page.languages import Languages
 
 
 def followed_token(maps: SentenceMaps) -> Followed | None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from lab.attention.explain import EMPTY, Candidate, Explanation, Sentence, notices
-from lab.page.languages import Languages
+from lab.page.direction import Languages
 from lab.page.request import Request, stale_note
 
 SNIPPET = 70  # characters of a sentence in the sentence picker

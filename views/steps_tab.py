@@ -10,7 +10,7 @@ from lab.attention.map_views import MapView, map_view, too_big
 from lab.attention.sentence_maps import SentenceMaps, pick
 from lab.attention.step_choices import Choice, choices
 from lab.attention.token_focus import Focus
-from lab.page.languages import Languages
+from lab.page.direction import Languages
 from translate.translator import Translator
 from views.map_chart import heatmap
 from viz.choices import choice_chart, choice_frame

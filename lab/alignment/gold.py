@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from lab.alignment.scoring import GoldPair, detokenize
-from lab.page.languages import Languages
+from lab.page.direction import Languages
 from model.run_dir import REPO_ROOT, SHARED_DATA
 
 GOLD_ENV = "LAB_GOLD_ALIGNMENTS"

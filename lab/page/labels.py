@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from data.case_markup import MARK
 from lab.attention.sentence_maps import Kind
-from lab.page.languages import Languages
+from lab.page.direction import Languages
 
 TOKEN_LEGEND = (
     ("▁", "starts a new word: SentencePiece splits words into pieces, and ▁ marks the first piece of each word"),

@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass
 
 from lab.attention.explain import Explanation
-from lab.page.languages import Languages
+from lab.page.direction import Languages
 
 MAX_UNKNOWN_SHARE = 0.25  # more than a quarter of the pieces unknown: mostly characters never seen in training
 COPY_RATIO = 0.9  # translation ≈ input (difflib ratio, case-folded): nothing was translated

@@ -19,15 +19,15 @@ import tempfile
 import time
 from pathlib import Path
 
-CASES = [  # (torch threads while CTranslate2 decodes, CTranslate2 intra_threads); 0 = all cores
-    (0, 0),
-    (0, 1),
-    (1, 0),
-    (1, 1),
+CASES = [  # (torch threads while CTranslate2 decodes, CTranslate2 inter_threads, intra_threads); 0 = all cores
+    (0, 1, 0),  # one worker using every core (intra-op threads)
+    (0, 1, 1),  # one single-threaded worker
+    (1, 1, 0),
+    (0, 0, 1),  # one single-threaded worker per core, each decoding its share of a batch: the engine's default
 ]
 
 
-def measure(model: Path, ct2_dir: Path, sources: list[str], torch_threads: int, intra: int, latency: int) -> dict:
+def measure(model: Path, ct2_dir: Path, sources: list[str], case: tuple[int, int, int], latency: int) -> dict:
     """One process's figures (run in a child: ``--child``)."""
     import torch
 
@@ -37,8 +37,9 @@ def measure(model: Path, ct2_dir: Path, sources: list[str], torch_threads: int, 
     cores = os.cpu_count() or 1
     pytorch = Translator.load(model)
     pytorch.translate_all(sources[:128])  # torch's pool is alive from here on
+    torch_threads, inter, intra = case
     out: dict = {}
-    if torch_threads == 0 and intra == 0:  # the baseline row: PyTorch itself
+    if case == CASES[0]:  # the baseline row: PyTorch itself
         start = time.perf_counter()
         pytorch.translate_all(sources)
         out["pytorch_batch64"] = len(sources) / (time.perf_counter() - start)
@@ -47,7 +48,7 @@ def measure(model: Path, ct2_dir: Path, sources: list[str], torch_threads: int, 
             pytorch.translate(s)
         out["pytorch_batch1_ms"] = 1000 * (time.perf_counter() - start) / latency
     torch.set_num_threads(torch_threads or cores)
-    ct2 = CT2Translator(pytorch.model, pytorch.tokenizer, ct2_dir, intra_threads=intra or cores)
+    ct2 = CT2Translator(pytorch.model, pytorch.tokenizer, ct2_dir, threads=(inter or cores, intra or cores))
     ct2.translate_all(sources[:64])  # warm-up
     start = time.perf_counter()
     ct2.translate_all(sources)
@@ -68,9 +69,9 @@ def main() -> None:
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        torch_threads, intra, ct2_dir, sources_file = json.loads(args.child)
+        case, ct2_dir, sources_file = json.loads(args.child)
         sources = Path(sources_file).read_text(encoding="utf-8").splitlines()
-        print(json.dumps(measure(args.model, Path(ct2_dir), sources, torch_threads, intra, args.latency_sentences)))
+        print(json.dumps(measure(args.model, Path(ct2_dir), sources, tuple(case), args.latency_sentences)))
         return
     from bench.model_speed import engine_pairs
     from translate import ct2
@@ -84,8 +85,8 @@ def main() -> None:
         sources_file = Path(tmp) / "sources.txt"
         sources_file.write_text("\n".join(sources) + "\n", encoding="utf-8")
         rows, base = [], {}
-        for torch_threads, intra in CASES:
-            child = json.dumps([torch_threads, intra, str(ct2_dir), str(sources_file)])
+        for case in CASES:
+            child = json.dumps([case, str(ct2_dir), str(sources_file)])
             done = subprocess.run(
                 [sys.executable, "-m", "bench.engine_threads", "--model", str(args.model), "--child", child,
                  "--latency-sentences", str(args.latency_sentences)],
@@ -93,13 +94,13 @@ def main() -> None:
             )  # fmt: skip
             figures = json.loads(done.stdout.strip().splitlines()[-1])
             base = base or figures
-            rows.append((torch_threads or "all", intra or "all", figures))
+            rows.append((*(n or "all" for n in case), figures))
     b64, b1 = base["pytorch_batch64"], base["pytorch_batch1_ms"]
     print(f"\nPyTorch fp32 baseline: {b64:,.0f} sentences/s at batch 64, {b1:.1f} ms per sentence at batch 1\n")
-    print("| torch threads | CT2 intra_threads | batch 64 sentences/s | × PyTorch | batch 1 ms | × PyTorch |")
-    print("|---|---|---:|---:|---:|---:|")
-    for torch_threads, intra, f in rows:
-        print(f"| {torch_threads} | {intra} | {f['ct2_batch64']:,.0f} | {f['ct2_batch64'] / b64:.2f} "
+    print("| torch threads | CT2 inter | CT2 intra | batch 64 sentences/s | × PyTorch | batch 1 ms | × PyTorch |")
+    print("|---|---|---|---:|---:|---:|---:|")
+    for torch_threads, inter, intra, f in rows:
+        print(f"| {torch_threads} | {inter} | {intra} | {f['ct2_batch64']:,.0f} | {f['ct2_batch64'] / b64:.2f} "
               f"| {f['ct2_batch1_ms']:.1f} | {b1 / f['ct2_batch1_ms']:.2f} |")  # fmt: skip
 
 

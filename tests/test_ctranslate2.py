@@ -81,6 +81,18 @@ def test_float32_export_gives_the_pytorch_greedy_tokens(
     assert [t.text for t in a] == [t.text for t in b]
 
 
+@pytest.mark.parametrize("threads", [(1, 1), (2, 1), (3, 1), (1, 2)])
+def test_any_thread_layout_gives_the_same_outputs_in_order(
+    exported: tuple[Translator, ct2.CT2Translator], toy_corpus: Path, threads: tuple[int, int]
+) -> None:
+    """Workers decode shares of a batch in parallel (inter_threads): the outputs come back whole and in order."""
+    pytorch, default = exported
+    engine = ct2.CT2Translator(pytorch.model, pytorch.tokenizer, default.ct2_dir, threads=threads)
+    texts = sources(toy_corpus, 37)
+    assert_same_outputs(pytorch.translate_all(texts, batch_size=16), engine.translate_all(texts, batch_size=16))
+    assert ct2.engine_threads(2) == (2, 1) and ct2.engine_threads(0) == (1, 1)  # a single-threaded worker per core
+
+
 def test_length_caps_force_eos_like_pytorch(exported: tuple[Translator, ct2.CT2Translator], toy_corpus: Path) -> None:
     """Each sentence's own cap (a·S + b) ends it with a forced EOS, marked truncated, with the same log-prob."""
     pytorch, ctranslate2 = exported

@@ -33,7 +33,6 @@ INFO_FILE = "export_info.json"  # which model.safetensors the export was made fr
 QUANTIZATIONS = ("float32", "int8")
 ENGINES = ("pytorch", "ctranslate2")
 GREEDY = DecodeOptions()
-CT2_INTRA_THREADS = 0  # CTranslate2 threads per batch; 0 = torch.get_num_threads()
 
 
 class ExportError(ValueError):
@@ -171,6 +170,12 @@ def _check_export(ct2_dir: Path, model_dir: Path) -> None:
         )
 
 
+def engine_threads(cores: int) -> tuple[int, int]:
+    """(inter_threads, intra_threads) of the CTranslate2 engine on ``cores`` cores: one single-threaded worker per
+    core, each decoding its share of a batch (bench/engine_threads.py measures the alternatives side by side)."""
+    return max(1, cores), 1
+
+
 class CT2Translator(Translator):
     """Decodes with CTranslate2; the PyTorch model beside it cuts sources and computes the attention maps."""
 
@@ -180,14 +185,14 @@ class CT2Translator(Translator):
         tokenizer: Tokenizer,
         ct2_dir: Path,
         compute_type: str = "default",
-        intra_threads: int | None = None,
+        threads: tuple[int, int] | None = None,
     ) -> None:
         super().__init__(model, tokenizer)
         self.ct2_dir = Path(ct2_dir)
         ct2_device = "cuda" if self.device.type == "cuda" else "cpu"
-        threads = intra_threads or CT2_INTRA_THREADS or torch.get_num_threads()
+        self.inter, intra = threads or engine_threads(torch.get_num_threads())
         self.engine = _ctranslate2().Translator(
-            str(ct2_dir), device=ct2_device, compute_type=compute_type, intra_threads=threads
+            str(ct2_dir), device=ct2_device, compute_type=compute_type, inter_threads=self.inter, intra_threads=intra
         )
         self.tgt_ids = {tokenizer.tgt.id_to_piece(i): i for i in range(tokenizer.tgt.get_piece_size())}
 
@@ -228,6 +233,7 @@ class CT2Translator(Translator):
             max_decoding_length=max(limits),  # one cap per batch; each sentence's own is applied below
             min_decoding_length=0,
             max_input_length=0,  # Translator.encode has cut the source already
+            max_batch_size=-(-len(sources) // self.inter),  # one share per worker: the workers decode in parallel
             return_end_token=True,
             return_scores=True,
         )

@@ -24,28 +24,30 @@ from pathlib import Path
 import sacrebleu
 import torch
 
-from data.corpus import Pair, ReadReport
+from data.corpus import CorpusError, Pair, ReadReport
 from data.noise import TYPED_DESCRIPTION, typed
 from model.config import from_dict
 from model.run_dir import DATA_REPORT_FILE, TRAIN_CONFIG_FILE
 from training.phrases import EVERYDAY, read_phrases, score_phrases
-from training.prepare import load_and_split, split_fingerprint
+from training.prepare import load_and_split, model_split, split_fingerprint
 from training.train_config import TrainConfig
 from translate.translator import DEFAULT_MODEL, DecodeOptions, Translator
 
 
 def test_pairs(model_dir: Path, corpus: str | None) -> list[Pair]:
-    """The model's held-out test split, rebuilt from the corpus and verified against its fingerprint."""
-    config = from_dict(TrainConfig, json.loads((model_dir / TRAIN_CONFIG_FILE).read_text()))
-    data = config.data if corpus is None else dataclasses.replace(config.data, corpora=(corpus,))
-    test = load_and_split(data, ReadReport()).test
-    expected = json.loads((model_dir / DATA_REPORT_FILE).read_text()).get("sha256", {}).get("test")
-    if expected and split_fingerprint(test) != expected:
-        raise SystemExit(
-            f"error: the regenerated test split does not match {model_dir}/data_report.json "
-            "(different corpus file or different cleaning/split code)"
-        )
-    return test
+    """The model's held-out test split, rebuilt from the corpus and verified against its fingerprint (``--corpus``:
+    another copy of the corpus file)."""
+    if corpus is not None:
+        config = from_dict(TrainConfig, json.loads((model_dir / TRAIN_CONFIG_FILE).read_text()))
+        test = load_and_split(dataclasses.replace(config.data, corpora=(corpus,)), ReadReport()).test
+        expected = json.loads((model_dir / DATA_REPORT_FILE).read_text()).get("sha256", {}).get("test")
+        if expected and split_fingerprint(test) != expected:
+            raise SystemExit(f"error: the test split made from {corpus} does not match {model_dir}/data_report.json")
+        return test
+    try:
+        return model_split(model_dir).test
+    except CorpusError as err:
+        raise SystemExit(f"error: {err}") from None
 
 
 def apertium(sources: list[str]) -> list[str] | None:

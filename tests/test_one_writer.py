@@ -152,3 +152,17 @@ def test_another_corpus_has_no_parent_split_to_pin(tmp_path: Path, tiny_model_di
     other = write_tsv(tmp_path / "other.tsv", toy_pairs(50, seed=3))
     config = load_train_config(Path("configs/tiny.toml"), [f"data.corpora=[{str(other)!r}]"])
     assert prepare.parent_split(tiny_model_dir, config.data) is None
+
+
+def test_a_pinned_childs_split_is_made_again_without_its_parent(tmp_path: Path, tiny_model_dir: Path) -> None:
+    corpus = json.loads((tiny_model_dir / "train_config.json").read_text())["data"]["corpora"][0]
+    child = tmp_path / "child"
+    other = ["--data.split_seed=99", "--optim.max_steps=2", "--data.dev_size=30"]
+    assert main([*TINY, "--corpus", corpus, "--out", str(child), "--init-from", str(tiny_model_dir), *other]) == 0
+    report = json.loads((child / DATA_REPORT_FILE).read_text())
+    assert report[prepare.DEV_TEST_FROM]["split_seed"] == 1234  # the parent's configuration, recorded
+    shipped = tmp_path / "shipped"  # the child as a model folder: no splits/, and its parent gone
+    shutil.copytree(child, shipped, ignore=shutil.ignore_patterns(SPLITS_DIR))
+    rebuilt = prepare.model_split(shipped)
+    for name in ("train", "dev", "test"):
+        assert prepare.pair_lines(getattr(rebuilt, name)) == split_file(child, name).read_text(), name

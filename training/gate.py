@@ -23,14 +23,12 @@ import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from data.corpus import CorpusError, Pair, read_pairs_file
-from data.readers import ReadReport
-from model.run_dir import DATA_REPORT_FILE, REPO_ROOT, split_file
+from data.corpus import CorpusError, Pair
+from model.run_dir import DATA_REPORT_FILE, REPO_ROOT
 from model.weights import ModelLoadError
 from training.evaluate import score, typed_pairs
 from training.phrases import EVERYDAY, Phrase, mark_seen, read_phrases, score_phrases, training_sources
-from training.prepare import load_and_split, split_fingerprint
-from training.train_config import build_train_config
+from training.prepare import model_split, split_fingerprint
 from translate.translator import DEFAULT_MODEL, Translator
 
 CANARIES = REPO_ROOT / "data" / "canaries-es-en.tsv"
@@ -58,18 +56,10 @@ class Check:
 
 def dev_pairs(candidate: Path, baseline: Path) -> list[Pair]:
     """The dev split both models are scored on: the candidate's, which must be the baseline's (by sha256)."""
-    own = split_file(candidate, "dev")
-    if own.is_file():
-        pairs = read_pairs_file(own)
-    else:
-        report = candidate / "train_config.json"
-        if not report.is_file():
-            raise GateError(f"{candidate}: no splits/dev.tsv and no train_config.json to make the dev split from")
-        config = build_train_config(json.loads(report.read_text(encoding="utf-8")))
-        try:
-            pairs = load_and_split(config.data, ReadReport()).dev
-        except CorpusError as err:
-            raise GateError(f"{candidate}: cannot make its dev split again ({err})") from None
+    try:
+        pairs = model_split(candidate).dev
+    except CorpusError as err:
+        raise GateError(f"{candidate}: cannot have its dev split ({err})") from None
     expected = _dev_sha256(baseline)
     if expected is not None and split_fingerprint(pairs) != expected:
         raise GateError(

@@ -8,17 +8,14 @@ extra spaces, it equals one of the answers: "Hello, world!" and "hello world" ar
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
-from data.corpus import CorpusError, read_pairs_file, typed_key
-from data.readers import ReadReport
-from model.run_dir import REPO_ROOT, TRAIN_CONFIG_FILE, split_file
-from training.prepare import load_and_split
-from training.train_config import build_train_config
+from data.corpus import CorpusError, typed_key
+from model.run_dir import REPO_ROOT
+from training.prepare import model_split
 from translate.translator import DEFAULT_MODEL, DecodeOptions, Translator
 
 EVERYDAY = REPO_ROOT / "data" / "everyday-es-en.tsv"
@@ -82,19 +79,12 @@ def score_phrases(
 
 
 def training_sources(model_dir: Path) -> set[str] | None:
-    """The ``typed_key`` of every training source of a model: its ``splits/train.tsv``, else its split made again from
-    its ``train_config.json`` (a shipped model directory); None when neither can be had (e.g. the corpus is absent)."""
-    if split_file(model_dir, "train").is_file():
-        pairs = read_pairs_file(split_file(model_dir, "train"))
-    elif (model_dir / TRAIN_CONFIG_FILE).is_file():
-        config = build_train_config(json.loads((model_dir / TRAIN_CONFIG_FILE).read_text(encoding="utf-8")))
-        try:
-            pairs = load_and_split(config.data, ReadReport()).train
-        except CorpusError:
-            return None
-    else:
+    """The ``typed_key`` of every training source of a model (``model_split``: its run's splits, or its split made
+    again); None when that cannot be had (e.g. the corpus is absent)."""
+    try:
+        return {typed_key(p.src) for p in model_split(model_dir).train}
+    except CorpusError:
         return None
-    return {typed_key(p.src) for p in pairs}
 
 
 def mark_seen(result: dict[str, object], seen: set[str]) -> dict[str, object]:

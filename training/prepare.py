@@ -132,38 +132,72 @@ def mix_distilled(parts: Split, d: DataConfig, report: ReadReport) -> Split:
     return dataclasses.replace(parts, train=train)
 
 
-def parent_split(parent: Path, d: DataConfig) -> Split | None:
-    """The split a parent model (``run.init_from``) was trained and scored on, when the child reads the same
-    corpora the same way round; ``None`` otherwise (another corpus: nothing to pin).
+DEV_TEST_FROM = "dev_test_from"  # data_report.json: the data configuration a pinned split's dev and test come from
 
-    A run directory holds it in ``splits/``; a shipped model directory holds only its data configuration and the
-    split's sha256, so the split is made again from them and must match those digests exactly."""
-    path = parent / TRAIN_CONFIG_FILE
+
+def model_data(model_dir: Path) -> DataConfig | None:
+    """The data configuration a model directory was trained with (its train_config.json), None without one."""
+    path = model_dir / TRAIN_CONFIG_FILE
     if not path.is_file():
         return None
     try:
-        parent_data = build_train_config(json.loads(path.read_text(encoding="utf-8")), [], str(path)).data
+        return build_train_config(json.loads(path.read_text(encoding="utf-8")), [], str(path)).data
     except (json.JSONDecodeError, ConfigError) as err:
-        raise CorpusError(f"{path}: cannot read the parent's data configuration ({err})") from None
+        raise CorpusError(f"{path}: cannot read the model's data configuration ({err})") from None
+
+
+def model_split(model_dir: Path) -> Split:
+    """The split a model was trained and scored on: its run's ``splits/``, else made again from its configuration
+    (and, for a split pinned to a parent's, the parent's configuration recorded in its data report), checked
+    against the sha256 in its data report."""
+    if all(split_file(model_dir, name).is_file() for name in SPLITS):
+        return Split(*(read_pairs_file(split_file(model_dir, name)) for name in SPLITS))
+    data = model_data(model_dir)
+    if data is None:
+        raise CorpusError(f"{model_dir}: no splits/ and no {TRAIN_CONFIG_FILE} to make its split from")
+    report = (
+        json.loads((model_dir / DATA_REPORT_FILE).read_text(encoding="utf-8"))
+        if (model_dir / DATA_REPORT_FILE).is_file()
+        else {}
+    )
+    pinned = None
+    if DEV_TEST_FROM in report:
+        pinned = load_and_split(build_train_config({"data": report[DEV_TEST_FROM]}).data, ReadReport())
+    parts = load_and_split(data, ReadReport(), pinned)
+    for name in ("dev", "test"):
+        if split_fingerprint(getattr(parts, name)) != report.get("sha256", {}).get(name):
+            raise CorpusError(
+                f"{model_dir}: its {name} split could not be made again (sha256 differs from "
+                f"{model_dir / DATA_REPORT_FILE}): another corpus file, or other cleaning or split code"
+            )
+    return parts
+
+
+def dev_test_config(model_dir: Path) -> DataConfig:
+    """The data configuration that makes a model's dev and test pairs: its own, or the one it was pinned to."""
+    report_file = model_dir / DATA_REPORT_FILE
+    report = json.loads(report_file.read_text(encoding="utf-8")) if report_file.is_file() else {}
+    if DEV_TEST_FROM in report:
+        return build_train_config({"data": report[DEV_TEST_FROM]}).data
+    return model_data(model_dir)
+
+
+def parent_split(parent: Path, d: DataConfig) -> Split | None:
+    """The split a parent model (``run.init_from``) was trained and scored on (``model_split``), when the child
+    reads the same corpora the same way round; ``None`` otherwise (another corpus: nothing to pin)."""
+    parent_data = model_data(parent)
+    if parent_data is None:
+        return None
     same_corpora = sorted(map(_resolved, parent_data.corpora)) == sorted(map(_resolved, d.corpora))
     if not same_corpora or parent_data.direction != d.direction:
         return None
-    if all(split_file(parent, name).is_file() for name in SPLITS):
-        return Split(*(read_pairs_file(split_file(parent, name)) for name in SPLITS))
-    parts = load_and_split(parent_data, ReadReport())
-    expected = (
-        json.loads((parent / DATA_REPORT_FILE).read_text(encoding="utf-8")).get("sha256", {})
-        if (parent / DATA_REPORT_FILE).is_file()
-        else {}
-    )
-    for name in ("dev", "test"):
-        if split_fingerprint(getattr(parts, name)) != expected.get(name):
-            raise CorpusError(
-                f"{parent}: its {name} split could not be made again from {path} (sha256 differs from "
-                f"{parent / DATA_REPORT_FILE}); a child scored on another split would report meaningless figures. "
-                "Set data.pin_parent_split = false to make a new split, checked against the parent's training pairs"
-            )
-    return parts
+    try:
+        return model_split(parent)
+    except CorpusError as err:
+        raise CorpusError(
+            f"{err}; a child scored on another split would report meaningless figures. Set "
+            "data.pin_parent_split = false to make a new split, checked against the parent's training pairs"
+        ) from None
 
 
 def _resolved(corpus: str) -> str:
@@ -205,6 +239,8 @@ def prepare_data(
     sizes = {name: len(getattr(parts, name)) for name in SPLITS}
     fingerprints = {name: split_fingerprint(getattr(parts, name)) for name in SPLITS}
     summary = {**report.as_dict(), "splits": sizes, "sha256": fingerprints}
+    if pinned is not None and d.pin_parent_split:  # how to make these dev and test pairs again, without the parent
+        summary[DEV_TEST_FROM] = dataclasses.asdict(dev_test_config(parent))
     log.info("pairs: read %d, kept %d, skipped %s; split %s", report.read, report.kept, dict(report.skipped), sizes)
     if tokenizer is None:
         # With source noise on, the vocabulary also sees one noised draw of the source side (the forms training sees).

@@ -1,8 +1,10 @@
 """Garbage in: cheap signs that the input is not in the language the model translates from.
 
-Three signals, none a language identifier: no letters at all; a large share of ``<unk>`` pieces (characters the
-vocabulary lacks); the translation repeating the input (the input is probably in the target language already);
-and the model's own confidence, the geometric-mean probability of its output tokens.
+Cheap signals, none a full language identifier: no letters at all; a large share of ``<unk>`` pieces (characters
+the vocabulary lacks); the translation repeating the input (the input is probably in the target language already);
+English function words making up much of the input, for a model that translates into English (the commonest
+mistake: typing the English sentence one wants to see); and the model's own confidence, the geometric-mean
+probability of its output tokens. A confident model can still be fed English: its confidence alone is no check.
 """
 
 from __future__ import annotations
@@ -18,6 +20,65 @@ MAX_UNKNOWN_SHARE = 0.25  # more than a quarter of the pieces unknown: mostly ch
 COPY_RATIO = 0.9  # translation ≈ input (difflib ratio, case-folded): nothing was translated
 MIN_COPY_WORDS = 2  # a one-word input such as a name is often rightly left as it is
 MIN_TOKEN_PROB = 0.5  # geometric mean p per output token; the shipped model's good translations score 0.6-0.9
+# English function words that are not Spanish words ("he", "me", "no", "a" are, so they are left out).
+ENGLISH_WORDS = frozenset(
+    [
+        "the",
+        "is",
+        "are",
+        "was",
+        "were",
+        "am",
+        "my",
+        "your",
+        "his",
+        "her",
+        "its",
+        "our",
+        "their",
+        "where",
+        "what",
+        "who",
+        "how",
+        "why",
+        "which",
+        "this",
+        "that",
+        "these",
+        "those",
+        "of",
+        "and",
+        "to",
+        "it",
+        "it's",
+        "i",
+        "i'm",
+        "you",
+        "you're",
+        "we",
+        "they",
+        "have",
+        "has",
+        "had",
+        "do",
+        "does",
+        "don't",
+        "did",
+        "with",
+        "for",
+        "on",
+        "at",
+        "be",
+        "can",
+        "will",
+        "would",
+        "should",
+        "there",
+        "here",
+        "from",
+    ]
+)
+MIN_ENGLISH_SHARE = 0.3  # of the input's words, for a model whose target is English
 
 
 @dataclass(frozen=True)
@@ -68,7 +129,12 @@ def warnings(e: Evidence, langs: Languages) -> list[str]:
             f"{e.n_unknown} of the input's {e.n_pieces} pieces are unknown to the model (<unk>): characters it never "
             f"saw in training. {expects}; the output is not a translation."
         )
-    if len(e.text.split()) >= MIN_COPY_WORDS and e.copy_ratio >= COPY_RATIO:
+    words = [w.strip(".,;:!?¡¿\"'()").casefold() for w in e.text.split()]
+    english = sum(w in ENGLISH_WORDS for w in words)
+    if langs.tgt_code == "en" and len(words) >= MIN_COPY_WORDS and english / len(words) >= MIN_ENGLISH_SHARE:
+        out.append(f"The input looks like English ({english} of its {len(words)} words are English function words), "
+                   f"the language this model translates into. {expects}.")  # fmt: skip
+    elif len(e.text.split()) >= MIN_COPY_WORDS and e.copy_ratio >= COPY_RATIO:
         out.append(f"The output repeats the input almost unchanged: the input may already be {langs.tgt}. {expects}.")
     if not out and e.token_prob < MIN_TOKEN_PROB:
         out.append(

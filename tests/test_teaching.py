@@ -130,8 +130,15 @@ def test_no_letters_unknown_characters_copies_and_low_confidence_are_flagged() -
     assert any("unknown to the model" in w for w in unk)
     copy = warnings(evidence("My name is Tom.", "My name is Tom.", log_prob=-0.5), ES_EN)
     assert any("may already be English" in w for w in copy)
-    unsure = warnings(evidence("Where is the train station?", "You've been to get a snow?", log_prob=-11.0), ES_EN)
+    unsure = warnings(evidence("Quiero la estacion del trenn", "You've been to get a snow?", log_prob=-11.0), ES_EN)
     assert any("unsure" in w and "Spanish" in w for w in unsure)
+
+
+def test_english_typed_into_a_spanish_to_english_model_is_named_however_confident() -> None:
+    for text in ("My name is Tom.", "Where is the train station?", "The cat is black."):
+        found = warnings(evidence(text, "I've had a word.", log_prob=-0.5), ES_EN)
+        assert any("looks like English" in w for w in found), text
+    assert not warnings(evidence("No me gusta el café.", "I don't like coffee.", log_prob=-0.7, n_out=7), ES_EN)
 
 
 def test_confident_translations_of_real_sentences_pass() -> None:

@@ -134,7 +134,7 @@ def warnings(e: Evidence, langs: Languages) -> list[str]:
     if langs.tgt_code == "en" and len(words) >= MIN_COPY_WORDS and english / len(words) >= MIN_ENGLISH_SHARE:
         out.append(f"The input looks like English ({english} of its {len(words)} words are English function words), "
                    f"the language this model translates into. {expects}.")  # fmt: skip
-    elif len(e.text.split()) >= MIN_COPY_WORDS and e.copy_ratio >= COPY_RATIO:
+    if len(e.text.split()) >= MIN_COPY_WORDS and e.copy_ratio >= COPY_RATIO:
         out.append(f"The output repeats the input almost unchanged: the input may already be {langs.tgt}. {expects}.")
     if not out and e.token_prob < MIN_TOKEN_PROB:
         out.append(

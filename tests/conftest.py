@@ -12,6 +12,7 @@ import pytest
 import torch
 
 from lab.attention.sentence_maps import SentenceMaps
+from model.attention_maps import AttentionMaps
 from model.config import ModelConfig
 
 
@@ -34,11 +35,12 @@ def tiny_config(**changes: object) -> ModelConfig:
 def unpadded_maps(
     encoder: np.ndarray, decoder: np.ndarray, cross: np.ndarray, src: list[str], tgt_in: list[str], tgt_out: list[str]
 ) -> SentenceMaps:
-    """One unpadded sentence's maps: </s> and <s> are the special tokens, nothing is padding."""
+    """One unpadded sentence's maps: </s> and <s> are the special tokens, nothing is padding (the ids are
+    positions: the lab reads labels, not ids)."""
+    ids = [list(range(len(tokens))) for tokens in (src, tgt_in, tgt_out)]
+    weights = (torch.from_numpy(np.asarray(w)) for w in (encoder, decoder, cross))
     return SentenceMaps(
-        encoder=encoder,
-        decoder=decoder,
-        cross=cross,
+        maps=AttentionMaps(*weights, *ids),
         src=src,
         tgt_in=tgt_in,
         tgt_out=tgt_out,

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 from conftest import unpadded_maps
 
 from data.sentences import MAX_PIECE, fit, pieces, sentences
@@ -27,7 +28,8 @@ from lab.attention.map_views import MAX_GRID_CELLS, MAX_MAP_CELLS, MapView, grid
 from lab.attention.sentence_maps import KINDS, SentenceMaps, pick, problems, to_json
 from lab.attention.words import merge_columns, merge_mask, merge_rows, word_groups, word_labels
 from lab.page.request import Request, changes, stale_note
-from translate.translator import DecodeOptions, Translator
+from model.decode import Hypothesis
+from translate.translator import DecodeOptions, Translation, Translator
 
 SRC = ["▁El", "▁ga", "to", "▁rojo", ".", "</s>"]  # words: El | gato | rojo. | </s>
 TGT_OUT = ["▁The", "▁red", "▁c", "at", ".", "</s>"]  # words: The | red | cat. | </s>
@@ -58,9 +60,11 @@ def synthetic_maps(seed: int = 0, layers: int = 2, heads: int = 3) -> SentenceMa
 
 
 def replace(maps: SentenceMaps, **changes: object) -> SentenceMaps:
+    """``maps`` with some weights (numpy arrays, into the wrapped record) or labels and flags changed."""
     from dataclasses import replace as dc_replace
 
-    return dc_replace(maps, **changes)
+    weights = {k: torch.from_numpy(np.asarray(changes.pop(k))) for k in KINDS if k in changes}
+    return dc_replace(maps, maps=dc_replace(maps.maps, **weights), **changes)
 
 
 # --- subwords -> words (docs/attention-pitfalls.md §4) ---
@@ -353,20 +357,26 @@ def test_a_short_input_stays_whole() -> None:
 
 
 def candidate(text: str, truncated: bool = False) -> Candidate:
-    return Candidate(text, [5, 3] if text else [3], -1.0, -2.0, truncated)
+    return Candidate(text, Hypothesis([5, 3] if text else [3], -2.0, -1.0, truncated))
+
+
+def piece(source: str, src_ids: list[int], cut: bool, candidates: list[Candidate]) -> Sentence:
+    """A piece of an explanation as the Translator records it."""
+    hyps, texts = [c.hypothesis for c in candidates], [c.text for c in candidates]
+    return Sentence(Translation(source, src_ids, cut, hyps, texts))
 
 
 def test_notices_name_cut_outputs_and_cut_inputs() -> None:
-    fine = Explanation("x", [Sentence("x", [4, 3], False, [candidate("X"), candidate("Y", truncated=True)])], 64)
+    fine = Explanation("x", [piece("x", [4, 3], False, [candidate("X"), candidate("Y", truncated=True)])], 64)
     assert notices(fine) == []  # a cut among the other hypotheses is marked in the n-best list, not here
-    cut_output = Explanation("x", [Sentence("x", [4, 3], False, [candidate("X", truncated=True)])], 64)
+    cut_output = Explanation("x", [piece("x", [4, 3], False, [candidate("X", truncated=True)])], 64)
     assert ["length limit" in n and "the sentence" in n for n in notices(cut_output)] == [True]
     several = Explanation(
         "a. b. c.",
         [
-            Sentence("a.", [4, 3], False, [candidate("A", truncated=True)]),
-            Sentence("b.", [4, 3], True, [candidate("B")]),
-            Sentence("c.", [4, 3], False, [candidate("C C", truncated=True)]),
+            piece("a.", [4, 3], False, [candidate("A", truncated=True)]),
+            piece("b.", [4, 3], True, [candidate("B")]),
+            piece("c.", [4, 3], False, [candidate("C C", truncated=True)]),
         ],
         64,
     )

@@ -10,8 +10,9 @@ import torch
 
 from lab.attention.sentence_maps import SentenceMaps
 from model.attention_maps import AttentionMaps, inspect
+from model.decode import Hypothesis
 from model.layers import sinusoidal_table
-from translate.translator import DecodeOptions, Translator
+from translate.translator import DecodeOptions, Translation, Translator
 
 DEFAULT_THREADS = 1  # the app shares a small CPU with training jobs
 BATCH = 32  # pieces translated together
@@ -20,16 +21,31 @@ EMPTY = "(empty)"  # how an empty translation is shown: a blank row reads as a d
 
 @dataclass(frozen=True)
 class Candidate:
-    """One hypothesis of the n-best list; its maps come from a forced pass over exactly ``tokens``.
+    """One hypothesis of the n-best list, with its text; its maps come from a forced pass over exactly its tokens.
 
     Never from what the last beam step left behind: docs/attention-pitfalls.md §6.
     """
 
     text: str
-    tokens: list[int]  # output ids, EOS last
-    score: float  # length-normalised log-probability (what beam search ranks by)
-    log_prob: float
-    truncated: bool  # the output length limit forced EOS: the model had not finished
+    hypothesis: Hypothesis  # the decoder's own record: tokens (EOS last), log-probability, score, truncated
+
+    @property
+    def tokens(self) -> list[int]:
+        return self.hypothesis.tokens
+
+    @property
+    def score(self) -> float:
+        """Length-normalised log-probability (what beam search ranks by)."""
+        return self.hypothesis.score
+
+    @property
+    def log_prob(self) -> float:
+        return self.hypothesis.log_prob
+
+    @property
+    def truncated(self) -> bool:
+        """The output length limit forced EOS: the model had not finished."""
+        return self.hypothesis.truncated
 
     @property
     def shown(self) -> str:
@@ -39,12 +55,29 @@ class Candidate:
 
 @dataclass(frozen=True)
 class Sentence:
-    """One piece of the input (a sentence, or a run of words of a very long one) and its n-best list."""
+    """One piece of the input (a sentence, or a run of words of a very long one): the Translator's own record."""
 
-    source: str
-    src_ids: list[int]  # x1 … xS </s>
-    cut: bool  # the piece was longer than the model accepts and was cut (never after ``pieces``: a safeguard)
-    candidates: list[Candidate]  # best first
+    translation: Translation
+
+    @property
+    def source(self) -> str:
+        return self.translation.source
+
+    @property
+    def src_ids(self) -> list[int]:
+        """x1 … xS </s>."""
+        return self.translation.src_ids
+
+    @property
+    def cut(self) -> bool:
+        """The piece was longer than the model accepts and was cut (never after ``pieces``: a safeguard)."""
+        return self.translation.truncated
+
+    @property
+    def candidates(self) -> list[Candidate]:
+        """The n-best list, best first."""
+        t = self.translation
+        return [Candidate(text, h) for text, h in zip(t.texts, t.hypotheses, strict=True)]
 
     @property
     def best(self) -> Candidate:
@@ -134,9 +167,7 @@ def sentence_maps(translator: Translator, maps: AttentionMaps) -> SentenceMaps:
         return [i in which for i in ids]
 
     return SentenceMaps(
-        encoder=maps.encoder.numpy(),
-        decoder=maps.decoder.numpy(),
-        cross=maps.cross.numpy(),
+        maps=maps,
         src=tok.src_pieces(maps.src_ids),
         tgt_in=tok.tgt_pieces(maps.tgt_in_ids),
         tgt_out=tok.tgt_pieces(maps.tgt_out_ids),
@@ -157,18 +188,7 @@ def explain(translator: Translator, text: str, options: DecodeOptions | None = N
     """Translate ``text`` piece by piece (batched); maps are computed later, for the hypothesis looked at."""
     parts = split(translator, text)
     results = translator.translate_all(parts, options or DecodeOptions(), batch_size=BATCH)
-    sentences = [
-        Sentence(
-            part,
-            r.src_ids,
-            r.truncated,
-            [
-                Candidate(t, h.tokens, h.score, h.log_prob, h.truncated)
-                for t, h in zip(r.texts, r.hypotheses, strict=True)
-            ],
-        )
-        for part, r in zip(parts, results, strict=True)
-    ]
+    sentences = [Sentence(r) for r in results]
     return Explanation(text, sentences, translator.max_src_len, translator.tokenizer.src_reading(text).left_out)
 
 

@@ -1,4 +1,8 @@
-"""One sentence's attention maps as plain numpy arrays with token labels, plus the checks they must pass."""
+"""One sentence's attention maps with token labels, as the page reads them, plus the checks they must pass.
+
+``SentenceMaps`` wraps the model's own record (``model.attention_maps.AttentionMaps``: the weights of every layer
+and head, and the token ids) and adds what only the page needs: subword labels and which tokens are special or
+padding. The weights are read as numpy arrays sharing the record's memory, never copied into a second record."""
 
 from __future__ import annotations
 
@@ -7,6 +11,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
+
+from model.attention_maps import AttentionMaps
 
 Kind = Literal["encoder", "decoder", "cross"]
 KINDS: tuple[Kind, ...] = ("encoder", "decoder", "cross")
@@ -26,9 +32,7 @@ class SentenceMaps:
     (docs/attention-pitfalls.md §1): rows are labelled with ``tgt_out``, decoder columns with ``tgt_in``.
     """
 
-    encoder: np.ndarray  # (L_enc, H, S, S): rows and columns = src
-    decoder: np.ndarray  # (L_dec, H, T, T): rows predict tgt_out, columns = tgt_in
-    cross: np.ndarray  # (L_dec, H, T, S): rows predict tgt_out, columns = src
+    maps: AttentionMaps  # the model's record of the forced pass (CPU tensors and ids)
     src: list[str]  # subword pieces x1 … xS </s>
     tgt_in: list[str]  # <s> y1 … y(T-1)
     tgt_out: list[str]  # y1 … y(T-1) </s>
@@ -37,6 +41,21 @@ class SentenceMaps:
     tgt_out_special: list[bool]  # True at EOS / padding
     src_pad: list[bool]  # True at padding (must receive exactly 0 weight)
     tgt_in_pad: list[bool]
+
+    @property
+    def encoder(self) -> np.ndarray:
+        """(L_enc, H, S, S): rows and columns = src."""
+        return self.maps.encoder.numpy()
+
+    @property
+    def decoder(self) -> np.ndarray:
+        """(L_dec, H, T, T): rows predict tgt_out, columns = tgt_in."""
+        return self.maps.decoder.numpy()
+
+    @property
+    def cross(self) -> np.ndarray:
+        """(L_dec, H, T, S): rows predict tgt_out, columns = src."""
+        return self.maps.cross.numpy()
 
     @property
     def n_heads(self) -> int:

@@ -108,6 +108,24 @@ def run_progress(records: list[dict[str, Any]], budget: Budget) -> RunProgress |
     )
 
 
+def kept_text(run_dir: Path) -> str | None:
+    """Which checkpoint became the model and why training stopped, in words; None before the run finished."""
+    result = read_json(run_dir / RESULT_FILE)
+    kept = result.get("kept") if result else None
+    if not isinstance(kept, dict):
+        return None
+    last = kept.get("last_step", 0)
+    if kept.get("checkpoint") == "best":
+        which = f"the best dev loss ({kept.get('dev_loss', float('nan')):.3f}) at step {kept.get('best_step', 0):,} of {last:,}"
+    else:
+        steps = kept.get("steps") or []
+        span = f"steps {steps[0]:,}–{steps[-1]:,}" if steps else "the last snapshots"
+        which = (f"the average of {len(steps)} snapshots ({span} of {last:,}), whose dev loss "
+                 f"({kept.get('dev_loss', float('nan')):.3f}) beat the best single one")  # fmt: skip
+    stopped = result.get("stopped") or "the limits were reached"
+    return f"Kept {which}. Training stopped: {stopped}."
+
+
 def final_scores(run_dir: Path) -> dict[str, Any] | None:
     """The test-split scores written when training finished (BLEU, chrF and their sacrebleu signatures)."""
     result = read_json(run_dir / RESULT_FILE)

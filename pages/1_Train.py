@@ -34,7 +34,7 @@ from jobs.corpus_check import (
     tsv_columns,
     write_corpus,
 )
-from jobs.run_progress import final_scores, read_budget, read_metrics, run_progress
+from jobs.run_progress import final_scores, kept_text, read_budget, read_metrics, run_progress
 from jobs.uploads import (
     CORPUS_DIRS_ENV,
     STAGING_DIR,
@@ -252,10 +252,17 @@ def training_settings(runs_dir: Path) -> tuple[str, list[str], Path | str]:
         help="The learning-rate schedule is laid out over these",
     )
     overrides.append(f"optim.max_steps={int(max_steps)}")
+    limits = [f"{amount:g} {kind}", f"{int(max_steps):,} steps"]
+    if kind == "epochs" and optim.max_minutes:
+        limits.append(f"the preset's {optim.max_minutes:g} minutes")
+    if kind == "minutes":
+        limits.append(f"the preset's {optim.max_epochs:,} epochs")
+    if patience := control.read_preset(control.CONFIGS_DIR / f"{preset}.toml").run.patience:
+        limits.append(f"{patience} evaluations without a better dev loss (early stopping)")
     st.caption(
-        f"Training stops at whichever comes first: {amount:g} {kind}, {int(max_steps):,} steps"
-        + (f", the preset's {optim.max_minutes:g} minutes" if kind == "epochs" and optim.max_minutes else "")
-        + ". Then the best checkpoint is scored on the held-out test split."
+        f"Training stops at whichever comes first: {', '.join(limits)}. Then the best checkpoint (or the average of "
+        "the last ones, whichever has the lower dev loss) is scored on the held-out test split; the result says "
+        "which step it was and which limit stopped the run."
     )
     name = st.text_input("Run name (letters, digits, - and _)", "my-run", key="run_name")
     try:
@@ -338,6 +345,8 @@ def show_result(run_dir: Path) -> None:
     a.metric("Test BLEU (greedy)", f"{scores.get('bleu', float('nan')):.2f}")
     b.metric("Test chrF (greedy)", f"{scores.get('chrf', float('nan')):.2f}")
     st.code(f"BLEU {scores.get('bleu_signature', '?')}\nchrF {scores.get('chrf_signature', '?')}", language=None)
+    if kept := kept_text(run_dir):
+        st.caption(kept)
     st.success(f"Pick “run: {run_dir.name}” in the model picker of the Translate page to use this model.")
 
 

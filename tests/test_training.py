@@ -385,3 +385,15 @@ def test_init_from_with_case_markup_adds_the_mark_to_the_parents_vocabulary(
     # Its children must keep reading that way.
     assert main(tiny(toy_corpus, tmp_path / "bad", "--init-from", str(child))) == 2
     assert "data.case_markup" in capsys.readouterr().err
+
+
+def test_the_result_names_the_kept_checkpoint_and_the_limit_that_stopped_training(tiny_model_dir: Path) -> None:
+    from jobs.run_progress import kept_text
+
+    result = json.loads((tiny_model_dir / "metrics.json").read_text())
+    kept = result["kept"]
+    assert result["stopped"] == "optim.max_steps = 300 reached" and kept["last_step"] == 300
+    assert kept["checkpoint"] == result["final"] and kept["dev_loss"] == min(result["dev_loss"].values())
+    assert (0 < kept["best_step"] <= 300) if kept["checkpoint"] == "best" else kept["steps"][-1] == 300
+    text = kept_text(tiny_model_dir)
+    assert text.startswith("Kept the ") and text.endswith("Training stopped: optim.max_steps = 300 reached.")

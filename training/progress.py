@@ -19,6 +19,8 @@ class Progress:
     evals_without_improvement: int = 0
     elapsed: float = 0.0
     warmup_elapsed: float = -1.0  # seconds of training when warmup ended (-1: not yet)
+    best_step: int = 0  # the step of the best dev loss so far (the "best" checkpoint)
+    stopped: str = ""  # why training stopped (``stop_reason``), once it has
 
 
 def time_budget_progress(progress: Progress, optim: OptimConfig) -> float:

@@ -36,6 +36,7 @@ from training.evaluate import score, typed_pairs
 from training.guided_alignment import check_aligner, read_alignments
 from training.metrics import MetricsLog
 from training.prepare import SPLITS, prepare_data
+from training.progress import Progress
 from training.train_config import TrainConfig, build_train_config, load_train_config
 from training.trainer import DevSet, RunContext, evaluate_loss, train
 from translate.translator import Translator
@@ -59,14 +60,21 @@ def model_config(config: TrainConfig, tokenizer: Tokenizer) -> ModelConfig:
 
 
 def finish(
-    model: Transformer, tokenizer: Tokenizer, run: RunContext, dev_examples: list, test_pairs: list[Pair]
+    model: Transformer,
+    tokenizer: Tokenizer,
+    run: RunContext,
+    dev_examples: list,
+    test_pairs: list[Pair],
+    progress: Progress,
 ) -> dict:
-    """Final model = best-by-dev-loss or the average of the last N snapshots, whichever has lower dev loss."""
+    """Final model = best-by-dev-loss or the average of the last N snapshots, whichever has lower dev loss; the
+    result says which, with its steps, and why training stopped."""
     config, env, run_dir = run.config, run.env, run.run_dir
     candidates = {BEST_DIR: run_dir / BEST_DIR}
     alone = dataclasses.replace(env, rank=0, world_size=1)  # rank 0 finishes while the others exit
     if config.run.average_last > 0:
         snapshots = checkpoint.snapshots(run_dir)[-config.run.average_last :]
+        averaged_steps = [checkpoint.snapshot_step(p) for p in snapshots]
         log.info("averaging %d checkpoints: %s", len(snapshots), ", ".join(p.name for p in snapshots))
         averaged = checkpoint.average_checkpoints(snapshots)
         with torch.no_grad():
@@ -88,7 +96,10 @@ def finish(
     (run_dir / TEST_HYPOTHESES_FILE).write_text("\n".join(hyps) + "\n", encoding="utf-8")
     test_typed = score(translator, typed_pairs(test_pairs), progress=True)
     test_typed.pop("hypotheses")
-    result = {"final": chosen, "dev_loss": dev_losses, "test_greedy": test, "test_greedy_typed": test_typed}
+    kept = {"checkpoint": chosen, "dev_loss": dev_losses[chosen], "last_step": progress.step}
+    kept |= {"best_step": progress.best_step} if chosen == BEST_DIR else {"steps": averaged_steps}
+    result = {"final": chosen, "dev_loss": dev_losses, "kept": kept, "stopped": progress.stopped,
+              "test_greedy": test, "test_greedy_typed": test_typed}  # fmt: skip
     (run_dir / RESULT_FILE).write_text(json.dumps(result, indent=2) + "\n")
     return result
 
@@ -299,7 +310,7 @@ def run(config: TrainConfig, env: distributed.Env, run_dir: Path, resume: bool) 
         log.info("rank %d of %d: weights sha256 %s; ranks identical: %s", env.rank, env.world_size,
                  digests[env.rank][:16], identical)  # fmt: skip
     if env.is_main:
-        result = finish(model, tokenizer, run_context, dev.examples, parts["test"])
+        result = finish(model, tokenizer, run_context, dev.examples, parts["test"], progress)
         t = result["test_greedy"]
         log.info("done: %d steps in %.0f s; final=%s; test BLEU %.2f chrF %.2f (%s)", progress.step,
                  time.perf_counter() - start, result["final"], t["bleu"], t["chrf"], t["bleu_signature"])  # fmt: skip

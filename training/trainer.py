@@ -304,7 +304,8 @@ def after_step(s: Session, progress: Progress, window: Window, epoch_ended: bool
     if stop:
         if window.steps:  # the last steps before the stop
             log_train(window, progress, config.optim, env, s.run.metrics, s.bar)
-        log.info("stopping at step %d: %s", progress.step, reason or "another process reached a limit")
+        progress.stopped = reason or "another process reached a limit"
+        log.info("stopping at step %d: %s", progress.step, progress.stopped)
     return stop
 
 
@@ -325,6 +326,7 @@ def evaluate_dev(s: Session, progress: Progress) -> None:
     dev_loss = evaluate_loss(s.model, s.dev.examples, config, env)
     improved = dev_loss < progress.best_dev_loss
     progress.best_dev_loss = min(progress.best_dev_loss, dev_loss)
+    progress.best_step = progress.step if improved else progress.best_step
     progress.evals_without_improvement = 0 if improved else progress.evals_without_improvement + 1
     record = {
         "step": progress.step,

@@ -50,7 +50,7 @@ from viz.training_charts import loss_chart, score_chart
 
 POLL_S = 2.0
 LIVE = ("running", "external")  # states whose panel refreshes itself every POLL_S seconds
-SOURCES = ("Upload a TSV or CSV file", "Upload a pair of line-aligned files", "A file on the server")
+SOURCES = ("Upload a TSV, CSV or TMX file", "Upload a pair of line-aligned files", "A file on the server")
 STATE_TEXT = {
     "running": "🟢 training",
     "external": "🟢 training (started outside the app)",

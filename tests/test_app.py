@@ -418,14 +418,14 @@ def test_following_a_token_lights_its_rows_and_columns_in_all_three_views(model_
     assert at.selectbox(key="follow").value is None  # a new sentence: nothing followed
 
 
-def test_maps_are_clickable_and_the_colour_scale_can_be_shared(model_env: Path) -> None:
+def test_maps_are_clickable_and_share_one_colour_scale_unless_told_otherwise(model_env: Path) -> None:
     at = translate(start(), "El gato rojo 3.")
     for kind in KIND_TITLES:
         assert [p["name"] for p in view(at, kind)["params"]] == ["cell_pick"]
-        assert "domain" not in view(at, kind)["encoding"]["color"]["scale"]
-    at.toggle(key="shared_scale").set_value(True).run()
+        assert view(at, kind)["encoding"]["color"]["scale"]["domain"] == [0, 1]  # one scale side by side
+    at.toggle(key="shared_scale").set_value(False).run()
     assert not at.exception
-    assert all(view(at, kind)["encoding"]["color"]["scale"]["domain"] == [0, 1] for kind in KIND_TITLES)
+    assert all("domain" not in view(at, kind)["encoding"]["color"]["scale"] for kind in KIND_TITLES)
 
 
 def test_every_view_names_query_and_key_and_the_tokens_are_explained(model_env: Path) -> None:

@@ -39,14 +39,16 @@ def display_controls(maps: SentenceMaps, langs: Languages) -> tuple[int, int, in
     )
     e.toggle(
         "Same 0–1 colour scale",
+        value=True,
         key="shared_scale",
-        help="Off: each map spreads its colours over its own weights. On: one colour is one weight in every view.",
+        help="On: one colour is one weight in every view, so the maps side by side compare. Off: each map spreads "
+        "its colours over its own weights (faint patterns show, but the same shade means different weights).",
     )
     return enc or 0, dec or 0, None if head is None or head < 0 else head, words
 
 
 def shared_scale() -> bool:
-    return bool(st.session_state.get("shared_scale"))
+    return bool(st.session_state.get("shared_scale", True))
 
 
 def show_views(

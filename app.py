@@ -107,6 +107,9 @@ def use_example() -> None:
         st.session_state["source"] = st.session_state["example"]
 
 
+KEPT_SOURCE = "kept_source"  # the Spanish text, kept while the Train page runs
+
+
 def source_input(choice: ModelChoice, settings: tuple[int, float, int], langs: Languages) -> None:
     st.selectbox(
         "Pick a guided example",
@@ -117,7 +120,11 @@ def source_input(choice: ModelChoice, settings: tuple[int, float, int], langs: L
         on_change=use_example,
     )
     gold_picker(langs)
+    if "source" not in st.session_state and KEPT_SOURCE in st.session_state:  # back from another page
+        st.session_state["source"] = st.session_state[KEPT_SOURCE]
     st.text_area(source_label(langs), key="source", height=80, max_chars=5000, placeholder=placeholder(langs))
+    # Streamlit forgets a widget's value while another page runs: keep the text under a key of our own.
+    st.session_state[KEPT_SOURCE] = st.session_state["source"]
     st.button(
         "Translate",
         key="translate",

@@ -555,3 +555,13 @@ def test_a_model_with_case_markup_shows_the_mark_explains_it_and_gives_words_the
     at = translate(at, "3 gatos rojos.")  # no capital (its first word is a number), no mark: the legend leaves it out
     (legend,) = [e for e in at.expander if e.label.startswith("Reading the tokens")]
     assert MARK not in legend.label
+
+
+def test_the_spanish_text_survives_a_visit_to_the_train_page(model_env: Path) -> None:
+    at = translate(start(), "El gato rojo 3.")
+    at.switch_page("pages/1_Train.py").run()
+    assert not at.exception and at.title[0].value == "Train on your own corpus"
+    at.switch_page("app.py").run()
+    assert not at.exception
+    assert at.text_area(key="source").value == "El gato rojo 3."
+    assert not any("out of date" in w.value for w in at.warning)  # the result still matches the text

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from data.languages import with_article
 from lab.attention.explain import Explanation, explain, maps_of, set_threads
 from lab.attention.sentence_maps import SentenceMaps, problems
 from lab.page.direction import Languages, languages
@@ -145,10 +146,10 @@ def translate_page() -> None:
     source_input(choice, settings, langs)
     request = st.session_state.get("request")
     if not isinstance(request, Request):
-        st.info(f"Type a {langs.src} sentence (or pick an example) and press Translate.")
+        st.info(f"Type {with_article(langs.src)} sentence (or pick an example) and press Translate.")
         return
     if not request.text.strip():
-        st.info(f"Nothing to translate yet: type a {langs.src} sentence first.")
+        st.info(f"Nothing to translate yet: type {with_article(langs.src)} sentence first.")
         return
     langs = languages(Path(request.model))  # the result's model, which may no longer be the one picked
     show_translation(request, page_request(choice, settings), langs)

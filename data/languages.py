@@ -32,3 +32,8 @@ def header_names(code: str) -> set[str]:
     """What a CSV header may call the column of ``code``, lowercased: the code, the name and its aliases."""
     name, aliases = LANGUAGES.get(code, (code, ()))
     return {code, name.lower(), *aliases}
+
+
+def with_article(name: str) -> str:
+    """ "a Spanish", "an English": a language name with its English indefinite article."""
+    return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"

@@ -8,6 +8,7 @@ import altair as alt
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
+from data.languages import with_article
 from lab.attention.map_views import grid_plan, map_view, too_big
 from lab.attention.sentence_maps import KIND_TITLES, KINDS, SentenceMaps, pick
 from lab.attention.token_focus import Followed, focus
@@ -34,8 +35,8 @@ def display_controls(maps: SentenceMaps, langs: Languages) -> tuple[int, int, in
     words = d.toggle(
         "Whole words",
         key="words",
-        help=f"Sum over the subwords of a {langs.src} word (columns), average over "
-        f"the subwords of a {langs.tgt} word (rows): rows still sum to 1.",
+        help=f"Sum over the subwords of {with_article(langs.src)} word (columns), average over "
+        f"the subwords of {with_article(langs.tgt)} word (rows): rows still sum to 1.",
     )
     e.toggle(
         "Same 0–1 colour scale",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from data.case_markup import MARK
+from data.languages import with_article
 from lab.attention.sentence_maps import SentenceMaps
 from lab.attention.token_focus import Followed, describe, options
 from lab.page.direction import Languages
@@ -33,7 +34,7 @@ def follow_picker(maps: SentenceMaps, langs: Languages) -> Followed | None:
         ),
         help="Lights the token's row (where it is the query) and column (where it is a key) in every view it is in, "
         f"and in the all-heads grid; the rest is dimmed. A {langs.src} token is in the encoder map and the columns of "
-        f"cross-attention; a {langs.tgt} token in masked self-attention and the rows of cross-attention. Clicking a "
+        f"cross-attention; {with_article(langs.tgt)} token in masked self-attention and the rows of cross-attention. Clicking a "
         "cell of a map follows that row's token.",
     )
 

@@ -106,10 +106,14 @@ def show_steps(
     head: int | None,
     langs: Languages,
 ) -> None:
+    search = (
+        "beam search keeps the few most probable prefixes and extends each, below"
+        if beam
+        else "greedy search picks the most probable"
+    )
     st.caption(
         "Decoding one subword at a time: at each step the decoder sees what it generated so far and gives every "
-        "token of the vocabulary a probability; the search picks one (greedy: the most probable). The current "
-        "row is lit in both decoder maps."
+        f"token of the vocabulary a probability; {search}. The current row is lit in both decoder maps."
     )
     steps = choices(translator.model, translator.tokenizer, src_ids, tokens)
     beams = beam_steps(directory, tuple(src_ids), *beam, _translator=translator) if beam else None

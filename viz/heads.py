@@ -21,7 +21,8 @@ def heads_frame(summaries: Sequence[tuple[int, int, float, str, float]]) -> pd.D
 
 
 def heads_chart(frame: pd.DataFrame, title: str, selectable: bool = True) -> alt.LayerChart:
-    """Layers × heads grid: colour = entropy in bits (darker = more focused), text = pattern label."""
+    """Layers × heads grid: colour = entropy in bits (lighter = more focused, darker = more spread out), text =
+    pattern label."""
     pick = alt.selection_point(name=HEAD_SELECTION, fields=["layer", "head"], on="click", clear="dblclick")
     base = alt.Chart(frame).encode(
         x=alt.X("head:O", title="head", axis=alt.Axis(labelAngle=0)),

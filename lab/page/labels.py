@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from data.case_markup import MARK
+from data.languages import with_article
 from lab.attention.sentence_maps import Kind
 from lab.page.direction import Languages
 
@@ -66,5 +67,5 @@ def legend_markdown(case_mark: bool = False) -> str:
 
 def placeholder(langs: Languages) -> str:
     """The empty text box's hint, in the source language when it is Spanish."""
-    hint = "Escribe una frase en español…" if langs.src_code == "es" else f"Type a {langs.src} sentence…"
+    hint = "Escribe una frase en español…" if langs.src_code == "es" else f"Type {with_article(langs.src)} sentence…"
     return f"{hint} (a longer text is translated sentence by sentence)"

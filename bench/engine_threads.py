@@ -19,6 +19,11 @@ import tempfile
 import time
 from pathlib import Path
 
+import torch
+
+from translate.ct2 import CT2Translator
+from translate.translator import Translator
+
 CASES = [  # (torch threads while CTranslate2 decodes, CTranslate2 inter_threads, intra_threads); 0 = all cores
     (0, 1, 0),  # one worker using every core (intra-op threads)
     (0, 1, 1),  # one single-threaded worker
@@ -29,35 +34,29 @@ CASES = [  # (torch threads while CTranslate2 decodes, CTranslate2 inter_threads
 
 def measure(model: Path, ct2_dir: Path, sources: list[str], case: tuple[int, int, int], latency: int) -> dict:
     """One process's figures (run in a child: ``--child``)."""
-    import torch
-
-    from translate.ct2 import CT2Translator
-    from translate.translator import Translator
-
     cores = os.cpu_count() or 1
     pytorch = Translator.load(model)
     pytorch.translate_all(sources[:128])  # torch's pool is alive from here on
     torch_threads, inter, intra = case
     out: dict = {}
     if case == CASES[0]:  # the baseline row: PyTorch itself
-        start = time.perf_counter()
-        pytorch.translate_all(sources)
-        out["pytorch_batch64"] = len(sources) / (time.perf_counter() - start)
-        start = time.perf_counter()
-        for s in sources[:latency]:
-            pytorch.translate(s)
-        out["pytorch_batch1_ms"] = 1000 * (time.perf_counter() - start) / latency
+        out["pytorch_batch64"], out["pytorch_batch1_ms"] = speeds(pytorch, sources, latency)
     torch.set_num_threads(torch_threads or cores)
     ct2 = CT2Translator(pytorch.model, pytorch.tokenizer, ct2_dir, threads=(inter or cores, intra or cores))
     ct2.translate_all(sources[:64])  # warm-up
+    out["ct2_batch64"], out["ct2_batch1_ms"] = speeds(ct2, sources, latency)
+    return out
+
+
+def speeds(translator: Translator, sources: list[str], latency: int) -> tuple[float, float]:
+    """Sentences per second at batch 64, and milliseconds per sentence one at a time (the first ``latency``)."""
     start = time.perf_counter()
-    ct2.translate_all(sources)
-    out["ct2_batch64"] = len(sources) / (time.perf_counter() - start)
+    translator.translate_all(sources)
+    batched = len(sources) / (time.perf_counter() - start)
     start = time.perf_counter()
     for s in sources[:latency]:
-        ct2.translate(s)
-    out["ct2_batch1_ms"] = 1000 * (time.perf_counter() - start) / latency
-    return out
+        translator.translate(s)
+    return batched, 1000 * (time.perf_counter() - start) / latency
 
 
 def main() -> None:

@@ -166,3 +166,16 @@ def test_a_pinned_childs_split_is_made_again_without_its_parent(tmp_path: Path, 
     rebuilt = prepare.model_split(shipped)
     for name in ("train", "dev", "test"):
         assert prepare.pair_lines(getattr(rebuilt, name)) == split_file(child, name).read_text(), name
+
+
+def test_a_reversed_child_keeps_its_reversed_parents_split(tmp_path: Path, toy_corpus: Path) -> None:
+    parent, child = tmp_path / "parent", tmp_path / "child"
+    assert main([*tiny_run(toy_corpus, parent), "--data.reverse=true"]) == 0
+    assert main([*tiny_run(toy_corpus, child), "--data.reverse=true", "--init-from", str(parent)]) == 0
+    for name in ("dev", "test"):
+        assert split_file(child, name).read_bytes() == split_file(parent, name).read_bytes()
+    held = {
+        line.split("\t")[0] for name in ("dev", "test") for line in split_file(child, name).read_text().splitlines()
+    }
+    train = [line.split("\t")[0] for line in split_file(child, "train").read_text().splitlines()]
+    assert train and train[0].startswith("The ") and not held & set(train)  # English first, no dev/test sentence

@@ -63,6 +63,8 @@ def load_and_split(d: DataConfig, report: ReadReport, pinned: Split | None = Non
     the same split as the forward direction's, the other way round (``data.exclude`` matches the ``src_lang``
     side, as read)."""
     pairs, held_out = read_pairs(d, report)
+    if pinned is not None and d.reverse:
+        pinned = swapped(pinned)  # the parent's pairs in the corpus's order, as ``pairs`` are read
     if pinned is not None:
         parts = Split(without(pairs, pinned.dev + pinned.test, report), pinned.dev, pinned.test)
     else:
@@ -80,7 +82,7 @@ def load_and_split(d: DataConfig, report: ReadReport, pinned: Split | None = Non
             "(dev and test take whole groups of at most 4 pairs that share no sentence with training; a corpus "
             "whose pairs all share a sentence forms one group): add pairs with other sentences"
         )
-    return swapped(parts) if d.reverse and pinned is None else parts
+    return swapped(parts) if d.reverse else parts
 
 
 def without(pairs: list[Pair], avoid: list[Pair], report: ReadReport) -> list[Pair]:

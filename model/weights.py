@@ -1,4 +1,6 @@
-"""A model directory: ``config.json`` + ``model.safetensors`` (+ tokenizer). Never pickle."""
+"""Weights I/O of a model directory: ``config.json`` + ``model.safetensors``, shapes checked from the file's header
+before anything is allocated, older layouts converted on load; and whole-folder replacement. Never pickle.
+(translate/model_dir.py loads a directory with its tokenizer.)"""
 
 from __future__ import annotations
 

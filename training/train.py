@@ -203,15 +203,13 @@ def main(argv: list[str] | None = None) -> int:
         if distributed.launched_rank() == 0:  # one writer per run directory: rank 0 holds it for all ranks
             lock = acquire(run_dir)
         config = resume_config(run_dir, overrides) if args.resume else new_config(args, overrides)
-    except (ConfigError, CorpusError, RunLocked) as err:
-        print(f"error: {err}", file=sys.stderr)
-        if lock is not None:
+    except (ConfigError, CorpusError, RunLocked, OSError) as err:
+        message = f"{run_dir}: {err.strerror or err}" if isinstance(err, OSError) else str(err)
+        print(f"error: {message}", file=sys.stderr)
+        if lock is not None:  # never left held, nor an empty folder made by this command
             lock.release()
             if created:
                 forget_run_dir(run_dir)
-        return 2
-    except OSError as err:
-        print(f"error: {run_dir}: {err.strerror or err}", file=sys.stderr)
         return 2
     try:
         return train_in(run_dir, config, args.resume)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import unicodedata
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import torch
@@ -73,9 +74,9 @@ class Sentence:
         """The piece was longer than the model accepts and was cut (never after ``pieces``: a safeguard)."""
         return self.translation.truncated
 
-    @property
+    @cached_property
     def candidates(self) -> list[Candidate]:
-        """The n-best list, best first."""
+        """The n-best list, best first (built once: ``best`` and the page read it often)."""
         t = self.translation
         return [Candidate(text, h) for text, h in zip(t.texts, t.hypotheses, strict=True)]
 

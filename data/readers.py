@@ -102,11 +102,11 @@ class Line(NamedTuple):  # a tuple: made once per line read, so it must be cheap
         """True for a decoded line; otherwise raise, or count the skip when skipping bad lines."""
         if self.text is None:
             message = f"invalid UTF-8 at byte {self.bad_byte} of the line; expected UTF-8 text"
-            _bad(report, skip_bad, "invalid UTF-8", where, message)
+            bad_record(report, skip_bad, "invalid UTF-8", where, message)
         return self.text is not None
 
 
-def _bad(report: ReadReport, skip_bad: bool, reason: str, where: str, message: str, repair: bool = False) -> None:
+def bad_record(report: ReadReport, skip_bad: bool, reason: str, where: str, message: str, repair: bool = False) -> None:
     """Raise CorpusError, or (skipping bad lines) count the record as skipped, or as repaired and kept."""
     if not skip_bad:
         raise CorpusError(f"{where}: {message}")
@@ -199,7 +199,7 @@ def raw_lines(path: Path, report: ReadReport, skip_bad: bool) -> Iterator[bytes]
     if codec is not None:
         name = CODEC_NAMES[codec]
         message = f"{name} text (byte-order mark {MARKS[codec].hex(' ').upper()}); expected UTF-8: save it as UTF-8"
-        _bad(report, skip_bad, f"{name} text, read and converted to UTF-8", f"{path}:1", message, repair=True)
+        bad_record(report, skip_bad, f"{name} text, read and converted to UTF-8", f"{path}:1", message, repair=True)
     if _blank(path, codec):
         raise CorpusError(f"{path}: file is empty (expected one sentence pair per line)")
     return _lines(path, codec)
@@ -210,11 +210,11 @@ def decode_lines(path: Path, raw: Iterable[bytes], report: ReadReport, skip_bad:
     for number, line in enumerate(raw, start=1):
         if number == 1 and line.startswith(BOM):
             message = "starts with a UTF-8 byte-order mark (BOM); expected UTF-8 without BOM"
-            _bad(report, skip_bad, "byte-order mark", f"{path}:{number}", message, repair=True)
+            bad_record(report, skip_bad, "byte-order mark", f"{path}:{number}", message, repair=True)
             line = line[len(BOM) :]
         if line.endswith(b"\r"):
             message = "Windows (CRLF) line ending; expected LF line endings (convert with dos2unix)"
-            _bad(report, skip_bad, "CRLF line ending", f"{path}:{number}", message, repair=True)
+            bad_record(report, skip_bad, "CRLF line ending", f"{path}:{number}", message, repair=True)
             line = line[:-1]
         try:
             decoded = Line(number, line.decode("utf-8"))
@@ -228,12 +228,12 @@ def decoded_lines(path: Path, report: ReadReport, skip_bad: bool) -> Iterator[Li
     return decode_lines(Path(path), raw_lines(path, report, skip_bad), report, skip_bad)
 
 
-def _pair(src: str, tgt: str, where: str, report: ReadReport, skip_bad: bool) -> Pair | None:
+def checked_pair(src: str, tgt: str, where: str, report: ReadReport, skip_bad: bool) -> Pair | None:
     """A pair of stripped sentences, or None (counted) when a side is empty."""
     src, tgt = src.strip(), tgt.strip()
     if not src or not tgt:
         side = "source" if not src else "target"
-        _bad(report, skip_bad, "empty side", where, f"empty {side} sentence; expected text on both sides")
+        bad_record(report, skip_bad, "empty side", where, f"empty {side} sentence; expected text on both sides")
         return None
     return Pair(src, tgt, where)
 
@@ -255,16 +255,16 @@ def _field_pairs(
         if not line.check(where, report, skip_bad):
             continue
         if not line.text.strip():
-            _bad(report, skip_bad, "blank line", where, f"blank line; expected {layout}")
+            bad_record(report, skip_bad, "blank line", where, f"blank line; expected {layout}")
             continue
         fields = line.text.split("\t")
         enough = len(fields) in counts if counts else len(fields) > max(src_column, tgt_column)
         if not enough:
             wanted = " or ".join(map(str, counts)) if counts else f"at least {max(src_column, tgt_column) + 1}"
             message = f"expected {wanted} tab-separated fields ({layout}), found {len(fields)}"
-            _bad(report, skip_bad, "wrong number of fields", where, message)
+            bad_record(report, skip_bad, "wrong number of fields", where, message)
             continue
-        pair = _pair(fields[src_column], fields[tgt_column], where, report, skip_bad)
+        pair = checked_pair(fields[src_column], fields[tgt_column], where, report, skip_bad)
         if pair is not None:
             yield pair
 
@@ -364,15 +364,17 @@ def csv_pairs(path: Path, how: Reading = DEFAULT_READING, report: ReadReport | N
         except csv.Error as err:
             report.read += 1
             message = f"malformed CSV ({err}); expected comma-separated fields with balanced double quotes"
-            _bad(report, skip_bad, "malformed CSV", where, message)
+            bad_record(report, skip_bad, "malformed CSV", where, message)
             continue
         report.read += 1
         if not row:
-            _bad(report, skip_bad, "blank line", where, f"blank line; expected {len(header)} fields as in the header")
+            bad_record(
+                report, skip_bad, "blank line", where, f"blank line; expected {len(header)} fields as in the header"
+            )
         elif len(row) != len(header):
             message = f"expected {len(header)} comma-separated fields as in the header {header}, found {len(row)}"
-            _bad(report, skip_bad, "wrong number of fields", where, message)
-        elif (pair := _pair(row[src_column], row[tgt_column], where, report, skip_bad)) is not None:
+            bad_record(report, skip_bad, "wrong number of fields", where, message)
+        elif (pair := checked_pair(row[src_column], row[tgt_column], where, report, skip_bad)) is not None:
             yield pair
 
 
@@ -408,6 +410,6 @@ def moses_pairs(path: Path, how: Reading = DEFAULT_READING, report: ReadReport |
             continue
         where = f"{src_path}:{src.number}"
         if not src.text.strip() and not tgt.text.strip():
-            _bad(report, skip_bad, "blank line", where, f"blank line in both {src_path} and {tgt_path}")
-        elif (pair := _pair(src.text, tgt.text, where, report, skip_bad)) is not None:
+            bad_record(report, skip_bad, "blank line", where, f"blank line in both {src_path} and {tgt_path}")
+        elif (pair := checked_pair(src.text, tgt.text, where, report, skip_bad)) is not None:
             yield pair

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from xml.parsers import expat
 
-from data.readers import DEFAULT_READING, CorpusError, Pair, Reading, ReadReport, _bad, _pair
+from data.readers import DEFAULT_READING, CorpusError, Pair, Reading, ReadReport, bad_record, checked_pair
 
 BLOCK = 1 << 16  # bytes fed to the parser at a time
 CODES = {"bpt", "ept", "ph", "it", "ut"}  # inline codes: their content is the original format's markup
@@ -120,9 +120,11 @@ def _drain(
         lacking = [lang for lang in (src_lang, tgt_lang) if lang not in unit]
         if lacking:
             found = ", ".join(sorted(unit)) or "none"
-            _bad(report, skip_bad, "missing language", where, f'no <tuv xml:lang="{lacking[0]}"> (languages: {found})')
+            bad_record(
+                report, skip_bad, "missing language", where, f'no <tuv xml:lang="{lacking[0]}"> (languages: {found})'
+            )
             continue
-        pair = _pair(unit[src_lang], unit[tgt_lang], where, report, skip_bad)
+        pair = checked_pair(unit[src_lang], unit[tgt_lang], where, report, skip_bad)
         if pair is not None:
             yield pair
     units.done.clear()

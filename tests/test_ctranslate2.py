@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from model.weights import ModelLoadError, save_model
+from training.distill import main as distill_main
 from training.evaluate import main as evaluate_main
 from training.export import main as export_main
 from translate import ct2
@@ -137,6 +138,24 @@ def test_translate_and_evaluate_command_lines_use_the_export(
     scores = {engine: json.loads(path.read_text()) for engine, path in reports.items()}
     assert scores["ctranslate2"]["engine"] == "ctranslate2"
     assert scores["ctranslate2"]["bleu"] == scores["pytorch"]["bleu"]
+
+
+def test_distillation_with_the_export_writes_what_pytorch_decodes(
+    exported: tuple[Translator, ct2.CT2Translator], tiny_model_dir: Path, tmp_path: Path
+) -> None:
+    pytorch, ctranslate2 = exported
+    pairs = tmp_path / "train.tsv"
+    texts = sources(tiny_model_dir / "splits" / "train.tsv", 40)
+    pairs.write_text("".join(f"{s}\tx\n" for s in texts), encoding="utf-8")
+    out = tmp_path / "distilled.tsv"
+    model_dir = str(ctranslate2.ct2_dir.parent)
+    args = ["--teacher", model_dir, "--pairs", str(pairs), "--out", str(out), "--beam", "1"]
+    assert distill_main([*args, "--engine", "ctranslate2"]) == 0
+    rows = [line.split("\t") for line in out.read_text(encoding="utf-8").splitlines()]
+    assert [src for src, _ in rows] == texts
+    assert [tgt for _, tgt in rows] == [" ".join(pytorch.translate(s).text.split()) for s in texts]
+    assert json.loads(out.with_name(out.name + ".json").read_text())["engine"] == "ctranslate2"
+    assert distill_main([*args, "--engine", "pytorch"]) == 2  # another engine: never mixed into one file
 
 
 def test_int8_export_is_smaller_and_translates(tiny_model_dir: Path, tmp_path: Path) -> None:

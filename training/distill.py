@@ -5,7 +5,7 @@ student learns from those translations (``data.distilled`` and ``data.mix`` in a
 ``source<TAB>teacher's translation`` lines in the order of ``--pairs`` and, beside them, ``FILE.json``: the teacher
 (its directories and weights' sha256), the beam, the pairs file's sha256 and the minutes it took. It is resumable:
 run it again and it continues after the last line written. Several ``--teacher`` directories decode as one
-ensemble (model/ensemble.py).
+ensemble (model/ensemble.py); ``--engine ctranslate2`` decodes one teacher with its CTranslate2 export (~3× faster).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from tqdm import tqdm
 from data.corpus import CorpusError, Pair, read_pairs_file
 from model.run_dir import WEIGHTS_FILE
 from model.weights import ModelLoadError
+from translate.ct2 import add_engine_arguments, load_translator
 from translate.translator import DecodeOptions, Translator
 
 CHUNK = 1024  # sentences translated, then appended and flushed, at a time
@@ -35,11 +36,12 @@ def sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def identity(teachers: list[Path], pairs: Path, beam: int) -> dict:
+def identity(teachers: list[Path], pairs: Path, beam: int, engine: str) -> dict:
     """What a distilled file was made from: a resumed run must continue with exactly the same."""
     return {
         "teachers": [str(t) for t in teachers],
         "teacher_weights_sha256": [sha256(t / WEIGHTS_FILE) for t in teachers],
+        "engine": engine,
         "beam_size": beam,
         "pairs": str(pairs),
         "pairs_sha256": sha256(pairs),
@@ -69,17 +71,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--beam", type=int, default=4, help="beam size (Kim & Rush: beam search's best)")
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--device", default="cpu")
+    add_engine_arguments(parser)
     args = parser.parse_args(argv)
     meta_file = args.out.with_name(args.out.name + ".json")
     try:
         pairs = read_pairs_file(args.pairs)
-        made_from = identity(args.teacher, args.pairs, args.beam)
+        made_from = identity(args.teacher, args.pairs, args.beam, args.engine)
         if args.out.is_file() and meta_file.is_file():
             before = json.loads(meta_file.read_text(encoding="utf-8"))
             if {k: before.get(k) for k in made_from} != made_from:
                 raise CorpusError(f"{args.out}: was begun with another teacher, beam or pairs file ({meta_file}); "
                                   "remove it, or choose another --out")  # fmt: skip
-        translator = Translator.load_ensemble(args.teacher, args.device)
+        translator = load_translator(args.teacher, args.device, args.engine, args.ct2_model)
     except (CorpusError, ModelLoadError, OSError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

@@ -49,11 +49,17 @@ class MultiHeadAttention(nn.Module):
         return kv.view(b, s, 2, self.n_heads, self.d_head).permute(2, 0, 3, 1, 4)  # (2, B, H, S, D)
 
     def attend(
-        self, q: Tensor, kv: Tensor, mask: Tensor | None, need_weights: bool = False
+        self,
+        q: Tensor,
+        kv: Tensor,
+        mask: Tensor | None,
+        need_weights: bool = False,
+        head_gate: Tensor | None = None,
     ) -> tuple[Tensor, Tensor | None]:
         """Attend from ``q`` (B, H, T_q, D) over ``kv`` (2, B, H, T_k, D).
 
-        Returns the output (B, T_q, d_model) and, if ``need_weights``, the weights (B, H, T_q, T_k).
+        Returns the output (B, T_q, d_model) and, if ``need_weights``, the weights (B, H, T_q, T_k). ``head_gate``
+        (H,) multiplies each head's context before W_O (0 switches a head off; model/intervention.py).
         """
         k, v = kv.unbind(0)  # each (B, H, T_k, D)
         p = self.dropout if self.training else 0.0
@@ -66,12 +72,19 @@ class MultiHeadAttention(nn.Module):
         else:
             weights = None
             context = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p)  # (B, H, T_q, D)
+        if head_gate is not None:
+            context = context * head_gate.to(context.dtype)[None, :, None, None]  # (B, H, T_q, D)
         b, _, t_q, _ = context.shape
         context = context.transpose(1, 2).reshape(b, t_q, self.d_model)  # (B, T_q, H*D)
         return self.out_proj(context), weights
 
     def forward(
-        self, query: Tensor, kv_input: Tensor, mask: Tensor | None, need_weights: bool = False
+        self,
+        query: Tensor,
+        kv_input: Tensor,
+        mask: Tensor | None,
+        need_weights: bool = False,
+        head_gate: Tensor | None = None,
     ) -> tuple[Tensor, Tensor | None]:
         """Attention of ``query`` (B, T_q, d_model) over ``kv_input`` (B, T_k, d_model); pass the same tensor twice
         for self-attention."""
@@ -79,7 +92,7 @@ class MultiHeadAttention(nn.Module):
             q, kv = self.project_qkv(query)
         else:
             q, kv = self.project_q(query), self.project_kv(kv_input)
-        return self.attend(q, kv, mask, need_weights)
+        return self.attend(q, kv, mask, need_weights, head_gate)
 
 
 def padding_mask(ids: Tensor, pad_id: int) -> Tensor:

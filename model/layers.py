@@ -72,15 +72,19 @@ class EncoderLayer(nn.Module):
         self.ffn_norm = nn.LayerNorm(c.d_model)
         self.dropout = nn.Dropout(c.dropout)  # on each sublayer's output, before the residual sum
 
-    def forward(self, x: Tensor, src_mask: Tensor, need_weights: bool = False) -> tuple[Tensor, Tensor | None]:
-        """x: (B, S, d_model); src_mask: (B, 1, 1, S). Returns x and weights (B, H, S, S) or None."""
+    def forward(
+        self, x: Tensor, src_mask: Tensor, need_weights: bool = False, head_gate: Tensor | None = None
+    ) -> tuple[Tensor, Tensor | None]:
+        """x: (B, S, d_model); src_mask: (B, 1, 1, S). Returns x and weights (B, H, S, S) or None.
+
+        ``head_gate`` (H,): multipliers on the heads' outputs (model/intervention.py)."""
         if self.pre_norm:  # pre-norm: x + Sublayer(LayerNorm(x))
             h = self.self_attn_norm(x)
-            attn_out, weights = self.self_attn(h, h, src_mask, need_weights)
+            attn_out, weights = self.self_attn(h, h, src_mask, need_weights, head_gate)
             x = x + self.dropout(attn_out)
             x = x + self.dropout(self.ffn(self.ffn_norm(x)))
         else:  # post-norm, the paper's: LayerNorm(x + Sublayer(x))
-            attn_out, weights = self.self_attn(x, x, src_mask, need_weights)
+            attn_out, weights = self.self_attn(x, x, src_mask, need_weights, head_gate)
             x = self.self_attn_norm(x + self.dropout(attn_out))
             x = self.ffn_norm(x + self.dropout(self.ffn(x)))
         return x, weights
@@ -143,40 +147,56 @@ class DecoderLayer(nn.Module):
         need_weights: bool = False,
         cache: KVCache | None = None,
         need_cross_weights: bool = False,
+        gates: tuple[Tensor | None, Tensor | None] = (None, None),
     ) -> tuple[Tensor, Tensor | None, Tensor | None]:
         """y: (B, T, d_model), the decoder input at the T positions after those in ``cache`` (all of them without one).
 
         Returns y and, if ``need_weights``, self weights (B, H, T, past + T) and cross weights (B, H, T, S);
         ``need_cross_weights`` asks for the cross weights alone (guided alignment), self-attention staying fused.
         ``memory`` (B, S, d_model) is needed only without a cache; ``tgt_mask`` (1 or B, 1, T, past + T).
+        ``gates``: (H,) multipliers on the heads of self- and cross-attention, or None (model/intervention.py).
         """
         need_cross = need_weights or need_cross_weights
+        self_gate, cross_gate = gates
         if self.pre_norm:  # pre-norm: x + Sublayer(LayerNorm(x))
-            attn_out, self_w = self.masked_self_attention(self.self_attn_norm(y), tgt_mask, need_weights, cache)
+            h = self.self_attn_norm(y)
+            attn_out, self_w = self.masked_self_attention(h, tgt_mask, need_weights, cache, self_gate)
             y = y + self.dropout(attn_out)
-            attn_out, cross_w = self.cross_attention(self.cross_attn_norm(y), memory, src_mask, need_cross, cache)
+            h = self.cross_attn_norm(y)
+            attn_out, cross_w = self.cross_attention(h, memory, src_mask, need_cross, cache, cross_gate)
             y = y + self.dropout(attn_out)
             y = y + self.dropout(self.ffn(self.ffn_norm(y)))
         else:  # post-norm, the paper's: LayerNorm(x + Sublayer(x))
-            attn_out, self_w = self.masked_self_attention(y, tgt_mask, need_weights, cache)
+            attn_out, self_w = self.masked_self_attention(y, tgt_mask, need_weights, cache, self_gate)
             y = self.self_attn_norm(y + self.dropout(attn_out))
-            attn_out, cross_w = self.cross_attention(y, memory, src_mask, need_cross, cache)
+            attn_out, cross_w = self.cross_attention(y, memory, src_mask, need_cross, cache, cross_gate)
             y = self.cross_attn_norm(y + self.dropout(attn_out))
             y = self.ffn_norm(y + self.dropout(self.ffn(y)))
         return y, self_w, cross_w
 
     def masked_self_attention(
-        self, h: Tensor, tgt_mask: Tensor | None, need_weights: bool, cache: KVCache | None
+        self,
+        h: Tensor,
+        tgt_mask: Tensor | None,
+        need_weights: bool,
+        cache: KVCache | None,
+        head_gate: Tensor | None = None,
     ) -> tuple[Tensor, Tensor | None]:
         """Attention over the prefix: the new positions' keys/values join the cached ones."""
         q, kv = self.self_attn.project_qkv(h)  # (B, H, T, D), (2, B, H, T, D)
         if cache is not None:
             kv = cache.extend(kv)  # (2, B, H, past + T, D)
-        return self.self_attn.attend(q, kv, tgt_mask, need_weights)
+        return self.self_attn.attend(q, kv, tgt_mask, need_weights, head_gate)
 
     def cross_attention(
-        self, h: Tensor, memory: Tensor | None, src_mask: Tensor, need_weights: bool, cache: KVCache | None
+        self,
+        h: Tensor,
+        memory: Tensor | None,
+        src_mask: Tensor,
+        need_weights: bool,
+        cache: KVCache | None,
+        head_gate: Tensor | None = None,
     ) -> tuple[Tensor, Tensor | None]:
         """Attention over the source; its keys/values come from the cache when decoding step by step."""
         memory_kv = cache.memory_kv if cache is not None else self.cross_attn.project_kv(memory)  # (2, B, H, S, D)
-        return self.cross_attn.attend(self.cross_attn.project_q(h), memory_kv, src_mask, need_weights)
+        return self.cross_attn.attend(self.cross_attn.project_q(h), memory_kv, src_mask, need_weights, head_gate)

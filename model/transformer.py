@@ -10,6 +10,7 @@ from torch import Tensor, nn
 
 from model.attention import causal_mask, padding_mask
 from model.config import ModelConfig
+from model.intervention import Intervention
 from model.layers import DecoderLayer, EncoderLayer, KVCache, PositionalEncoding
 
 
@@ -69,17 +70,27 @@ class Transformer(nn.Module):
             with torch.no_grad():
                 embed.weight[self.config.pad_id].zero_()
 
-    def embed(self, ids: Tensor, table: nn.Embedding, positions: PositionalEncoding, offset: int = 0) -> Tensor:
-        """(B, T) ids -> (B, T, d_model): √d_model-scaled embedding plus position."""
-        return self.embed_dropout(positions(table(ids) * math.sqrt(self.config.d_model), offset))
+    def embed(
+        self,
+        ids: Tensor,
+        table: nn.Embedding,
+        positions: PositionalEncoding,
+        offset: int = 0,
+        vectors: Tensor | None = None,
+    ) -> Tensor:
+        """(B, T) ids -> (B, T, d_model): √d_model-scaled embedding plus position; ``vectors`` (B, T, d_model), when
+        given, replace the scaled embeddings (attribution: model/intervention.py)."""
+        tokens = table(ids) * math.sqrt(self.config.d_model) if vectors is None else vectors
+        return self.embed_dropout(positions(tokens, offset))
 
-    def encode(self, src: Tensor, need_weights: bool = False) -> Encoded:
+    def encode(self, src: Tensor, need_weights: bool = False, intervention: Intervention | None = None) -> Encoded:
         """src: (B, S) ids, padded with pad_id."""
+        what = intervention or Intervention()
         src_mask = padding_mask(src, self.config.pad_id)
-        x = self.embed(src, self.src_embed, self.src_pos)
+        x = self.embed(src, self.src_embed, self.src_pos, vectors=what.src_vectors)
         weights = []
-        for layer in self.encoder_layers:
-            x, w = layer(x, src_mask, need_weights)
+        for i, layer in enumerate(self.encoder_layers):
+            x, w = layer(x, src_mask, need_weights, what.encoder_gate(i))
             weights.append(w)
         return Encoded(self.encoder_norm(x), src_mask, tuple(weights) if need_weights else None)
 
@@ -95,6 +106,7 @@ class Transformer(nn.Module):
         need_weights: bool = False,
         caches: tuple[KVCache, ...] | None = None,
         cross_weights_layer: int | None = None,
+        intervention: Intervention | None = None,
     ) -> Decoded:
         """The decoder stack, teacher-forced or step by step: tgt_in (B, T) = BOS y1 … y(T-1); row i predicts y(i+1).
 
@@ -103,21 +115,25 @@ class Transformer(nn.Module):
         extended in place; ``memory`` is then unused (the caches hold its keys/values).
         ``cross_weights_layer`` (an index into the decoder layers, negative from the top) returns that layer's
         cross weights even without ``need_weights``, None at the other layers: guided alignment supervises them
-        while every other attention keeps the fused kernel.
+        while every other attention keeps the fused kernel. ``intervention``: heads switched off, token vectors
+        given directly (model/intervention.py).
         """
+        what = intervention or Intervention()
         past = 0 if caches is None else caches[0].length
         t = tgt_in.size(1)
         if caches is None:
             tgt_mask = causal_mask(t, tgt_in.device) & padding_mask(tgt_in, self.config.pad_id)  # (B, 1, T, T)
         else:  # the cached positions are all visible; only new positions after the first need a mask
             tgt_mask = causal_mask(t, tgt_in.device, past) if t > 1 else None  # (1, 1, T, past + T)
-        y = self.embed(tgt_in, self.tgt_embed, self.tgt_pos, offset=past)
+        y = self.embed(tgt_in, self.tgt_embed, self.tgt_pos, offset=past, vectors=what.tgt_vectors)
         n_layers = len(self.decoder_layers)
         wanted = None if cross_weights_layer is None else range(n_layers)[cross_weights_layer]  # IndexError if out
         self_ws, cross_ws = [], []
         for i, layer in enumerate(self.decoder_layers):
             cache = None if caches is None else caches[i]
-            y, self_w, cross_w = layer(y, memory, src_mask, tgt_mask, need_weights, cache, i == wanted)
+            y, self_w, cross_w = layer(
+                y, memory, src_mask, tgt_mask, need_weights, cache, i == wanted, what.decoder_gates(i)
+            )
             self_ws.append(self_w)
             cross_ws.append(cross_w)
         if not need_weights:
@@ -125,10 +141,15 @@ class Transformer(nn.Module):
         return Decoded(self.decoder_norm(y), tuple(self_ws), tuple(cross_ws))
 
     def decode_step(
-        self, last_tokens: Tensor, caches: tuple[KVCache, ...], src_mask: Tensor, need_weights: bool = False
+        self,
+        last_tokens: Tensor,
+        caches: tuple[KVCache, ...],
+        src_mask: Tensor,
+        need_weights: bool = False,
+        intervention: Intervention | None = None,
     ) -> Step:
         """One cached step: last_tokens (B, 1) at position t = cached length; returns next-token logits (B, V)."""
-        hidden, self_ws, cross_ws = self.decode(last_tokens, None, src_mask, need_weights, caches)
+        hidden, self_ws, cross_ws = self.decode(last_tokens, None, src_mask, need_weights, caches, None, intervention)
         return Step(self.output(hidden[:, -1]), caches, self_ws, cross_ws)  # (B, V)
 
     def forward(self, src: Tensor, tgt_in: Tensor) -> Tensor:

@@ -23,6 +23,7 @@ from lab.attention.weight_arithmetic import (
 from model.attention_maps import inspect
 from model.transformer import Transformer
 from translate.translator import DEFAULT_MODEL, Translator
+from viz.arithmetic import weight_text
 
 TOLERANCE = 1e-6
 
@@ -127,7 +128,7 @@ def test_the_worked_example_fills_in_the_numbers_of_one_key(translator: Translat
     a = weight_arithmetic(translator.model, translator.tokenizer, maps, "decoder", 0, 0, 1)
     best = int(np.argmax(a.row.weights))
     text = worked_example(a)
-    assert f"key {best + 1}" in text and f"{a.row.weights[best]:.3f}" in text and f"{a.row.dots[best]:.3f}" in text
+    assert f"key {best + 1}" in text and weight_text(a.row.weights[best]) in text and f"{a.row.dots[best]:.3f}" in text
     assert r"-\infty" in worked_example(a, len(a.keys) - 1)  # a future key of row 1
 
 

@@ -1,14 +1,23 @@
-"""Against the shipped model: the guided examples translate to an accepted answer, and garbage in is flagged."""
+"""Against the shipped model: the guided examples translate to an accepted answer, each hint's claim holds in the map
+the hint names, garbage in is flagged, and correct Spanish the model is unsure of is not blamed on the input."""
 
 from __future__ import annotations
 
-import pytest
+from pathlib import Path
 
-from lab.attention.explain import explain
+import pytest
+from conftest import unpadded_maps
+from streamlit.testing.v1 import AppTest
+
+from lab.attention.explain import explain, maps_of
 from lab.page.direction import languages
 from lab.page.examples import EXAMPLES, GuidedExample, is_accepted
-from lab.page.language_check import evidence, warnings
+from lab.page.language_check import MIN_TOKEN_PROB, evidence, unsure, warnings
+from lab.page.map_claims import MapClaim
+from model.run_dir import REPO_ROOT
 from translate.translator import DEFAULT_MODEL, Translator
+
+APP = str(REPO_ROOT / "app.py")
 
 
 @pytest.fixture(scope="module")
@@ -17,13 +26,41 @@ def translator() -> Translator:
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda e: e.source)
-def test_the_shipped_model_translates_each_guided_example_correctly(
+def test_the_shipped_model_translates_each_guided_example_correctly_and_its_hint_holds(
     translator: Translator, example: GuidedExample
 ) -> None:
     result = explain(translator, example.source)
     assert is_accepted(result.text, example), f"{example.source!r} -> {result.text!r}, not in {example.accepted}"
     c = translator.model.config
-    assert warnings(evidence(result, c.unk_id, c.eos_id), languages(DEFAULT_MODEL)) == []
+    found = evidence(result, c.unk_id, c.eos_id)
+    assert warnings(found, languages(DEFAULT_MODEL)) == [] and unsure(found, languages(DEFAULT_MODEL)) == ""
+    (sentence,) = result.sentences
+    maps = maps_of(translator, sentence.src_ids, sentence.best.tokens)
+    assert example.claim.failures(maps) == [], example.look_for
+    assert example.look_for.endswith(example.claim.text)  # the page prints the claim the test checks
+
+
+def test_a_claim_names_its_view_and_is_checked_by_the_argmax_of_each_named_row() -> None:
+    # rows: the two output words and </s>; columns: two source words and </s>; layer 1 swaps, layer 2 does not
+    swap, keep = [[0.1, 0.8, 0.1], [0.7, 0.2, 0.1], [0, 0, 1]], [[0.8, 0.1, 0.1], [0.1, 0.8, 0.1], [0, 0, 1]]
+    cross = [[swap, swap], [keep, [[0.1, 0.1, 0.8], [0.1, 0.1, 0.8], [0, 0, 1]]]]  # (L, H, T, S)
+    decoder = [[[[1, 0, 0], [0.5, 0.5, 0], [0.3, 0.3, 0.4]]] * 2] * 2
+    encoder = [[[[1 / 3] * 3] * 3] * 2]
+    maps = unpadded_maps(encoder, decoder, cross, ["▁gato", "▁negro", "</s>"], ["<s>", "▁black", "▁cat"],
+                         ["▁black", "▁cat", "</s>"])  # fmt: skip
+    claim = MapClaim("cross", 0, None, False, (("black", "negro"), ("cat", "gato")))
+    assert claim.text == (
+        "In cross-attention, layer 1, mean of heads, subwords, the rows predicting “black”, “cat” look most at "
+        "“negro”, “gato”."
+    )
+    assert claim.holds(maps)
+    assert not MapClaim("cross", 1, 0, False, claim.looks).holds(maps)  # layer 2, head 1: the diagonal
+    assert MapClaim("cross", 1, 1, False, claim.looks).failures(maps) == [  # head 2 looks at </s>
+        "the row “black” puts most weight on “</s>”, not “negro”",
+        "the row “cat” puts most weight on “</s>”, not “gato”",
+    ]
+    assert not MapClaim("cross", 2, None, False, claim.looks).holds(maps)  # no third layer
+    assert not MapClaim("cross", 0, None, False, (("dog", "perro"),)).holds(maps)  # no such row
 
 
 @pytest.mark.parametrize(
@@ -33,3 +70,74 @@ def test_input_that_is_not_spanish_gets_a_warning(translator: Translator, text: 
     c = translator.model.config
     found = warnings(evidence(explain(translator, text), c.unk_id, c.eos_id), languages(DEFAULT_MODEL))
     assert found and all("Spanish" in w for w in found)
+
+
+@pytest.mark.parametrize("text", ["buenas noches", "De nada", "Buenas noches.", "Gracias"])
+def test_correct_spanish_is_never_told_it_may_not_be_spanish(translator: Translator, text: str) -> None:
+    c = translator.model.config
+    found = evidence(explain(translator, text), c.unk_id, c.eos_id)
+    langs = languages(DEFAULT_MODEL)
+    assert warnings(found, langs) == []
+    doubt = unsure(found, langs)
+    assert bool(doubt) == (found.token_prob < MIN_TOKEN_PROB)  # the model's doubt, with what it measured
+    assert not doubt or (f"{found.token_prob:.2f}" in doubt and "is the input" not in doubt)
+
+
+# --- the page: a hint only where the model earns it; doubt about the translation is not blamed on the input ---
+
+
+def page(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, model: Path) -> AppTest:
+    monkeypatch.setenv("LAB_MODEL_DIR", str(model))
+    monkeypatch.setenv("LAB_RUNS_DIR", str(tmp_path / "runs"))
+    monkeypatch.setenv("LAB_THREADS", "1")
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    assert not at.exception
+    return at
+
+
+def keyed(at: AppTest, key: str) -> list[str]:
+    """The text of what the page shows under ``key`` ([] when it shows nothing there)."""
+    try:
+        block = at.main.get_by_key(key)
+    except KeyError:
+        return []
+    return [e.value for kind in ("info", "warning", "caption") for e in block.get(kind)]
+
+
+def test_the_shipped_model_shows_each_hint_the_test_checks(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    at = page(monkeypatch, tmp_path, DEFAULT_MODEL)
+    for index in (0, len(EXAMPLES) - 1):
+        at.selectbox(key="example").select_index(index).run()
+        at.button(key="translate").click().run()
+        assert not at.exception
+        assert keyed(at, "look_for") == [f"What to look for: {EXAMPLES[index].look_for}"] and not keyed(at, "no_hint")
+
+
+def test_a_model_that_translates_the_example_otherwise_shows_no_hint(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, tiny_model_dir: Path
+) -> None:
+    at = page(monkeypatch, tmp_path, tiny_model_dir)
+    at.selectbox(key="example").select_index(0).run()
+    at.button(key="translate").click().run()
+    assert not at.exception and not keyed(at, "look_for")
+    assert keyed(at, "no_hint") == [
+        "No hint for this example: this model translates this example differently from the accepted answers."
+    ]
+    at.text_area(key="source").set_value("El gato rojo 3.")  # not an example: neither a hint nor a word about one
+    at.button(key="translate").click().run()
+    assert not keyed(at, "look_for") and not keyed(at, "no_hint")
+
+
+def test_the_page_blames_the_input_only_when_a_language_check_fails(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, translator: Translator
+) -> None:
+    at = page(monkeypatch, tmp_path, DEFAULT_MODEL)
+    langs, c = languages(DEFAULT_MODEL), translator.model.config
+    for text, spanish in (("De nada", True), ("The cat is black.", False)):
+        at.text_area(key="source").set_value(text)
+        at.button(key="translate").click().run()
+        assert not at.exception
+        found = evidence(explain(translator, text), c.unk_id, c.eos_id)
+        assert keyed(at, "input_check") == warnings(found, langs) and bool(warnings(found, langs)) != spanish
+        assert keyed(at, "unsure") == ([unsure(found, langs)] if unsure(found, langs) else [])
+        assert not any("is the input" in line for line in keyed(at, "unsure"))

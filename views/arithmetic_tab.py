@@ -1,15 +1,26 @@
-"""The arithmetic tab: how one row of a map is computed, q·k/√d_head for every key, the mask, the softmax."""
+"""The arithmetic tab: how one row of a map is computed, q·k/√d_head for every key, the mask, the softmax; then\nwhat the head makes of it (views/after_softmax.py)."""
 
 from __future__ import annotations
 
+import pandas as pd
 import streamlit as st
 
+from lab.attention.head_contribution import RowAt
 from lab.attention.sentence_maps import KIND_TITLES, KINDS, SentenceMaps
 from lab.attention.weight_arithmetic import FORMULA, STABLE_NOTE, weight_arithmetic, why_zero, worked_example
 from lab.page.direction import Languages
 from lab.page.labels import axis_titles
 from translate.translator import Translator
-from viz.arithmetic import arithmetic_frame, score_chart, weight_bars
+from views.after_softmax import show_after_softmax
+from viz.arithmetic import arithmetic_frame, score_chart, weight_bars, weight_text
+
+
+def shown_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """The table as printed: weights and e^(s − max s) with enough digits that none below 1 reads as 1."""
+    table = frame.drop(columns=["label", "masked"])
+    for column in ("e^(s − max s)", "weight"):
+        table[column] = [weight_text(v) for v in table[column]]
+    return table
 
 
 def show_arithmetic(
@@ -59,7 +70,7 @@ def show_arithmetic(
     st.caption("The key with the largest weight, worked out:")
     st.latex(worked_example(result))
     with st.container(key="arith_table"):
-        st.dataframe(frame.drop(columns=["label", "masked"]), hide_index=True)
+        st.dataframe(shown_table(frame), hide_index=True)
     st.caption(
         f"Same as row {result.query + 1} of the map ({where}): largest difference {result.max_difference:.1e} "
         f"(float rounding). Σ weights = {row.weights.sum():.6f}. {STABLE_NOTE}"
@@ -68,3 +79,4 @@ def show_arithmetic(
     if note:
         with st.container(key="why_zero"):
             st.info(note)
+    show_after_softmax(translator, maps, RowAt(result.kind, result.layer, result.head, result.query))

@@ -7,7 +7,7 @@ import streamlit as st
 
 from lab.attention.explain import Candidate, Sentence
 from lab.attention.sentence_maps import SentenceMaps, to_json
-from viz.chart_export import chart_html, chart_png, side_by_side
+from viz.chart_export import chart_html, chart_png, file_stem, side_by_side
 
 
 def show_downloads(sentence: Sentence, candidate: Candidate, maps: SentenceMaps, charts: list[alt.Chart]) -> None:
@@ -15,23 +15,24 @@ def show_downloads(sentence: Sentence, candidate: Candidate, maps: SentenceMaps,
     st.download_button(
         "Attention maps (JSON)",
         lambda: to_json(maps, sentence.source, candidate.text),
-        file_name="attention_maps.json",
+        file_name=f"{file_stem(sentence.source, 'attention_maps')}.json",
         mime="application/json",
         key="download_json",
         on_click="ignore",
     )
     if not charts:
         return
-    combined = side_by_side(*charts)
-    for label, render, file_name, mime in (
-        ("Charts (HTML)", chart_html, "attention.html", "text/html"),
-        ("Charts (PNG)", chart_png, "attention.png", "image/png"),
+    combined = side_by_side(*charts, source=sentence.source, translation=candidate.text)
+    stem = file_stem(sentence.source, "attention")
+    for label, render, extension, mime in (
+        ("Charts (HTML)", chart_html, "html", "text/html"),
+        ("Charts (PNG)", chart_png, "png", "image/png"),
     ):
         st.download_button(
             label,
             lambda render=render: render(combined),
-            file_name=file_name,
+            file_name=f"{stem}.{extension}",
             mime=mime,
-            key=f"download_{file_name.rsplit('.', 1)[1]}",
+            key=f"download_{extension}",
             on_click="ignore",
         )

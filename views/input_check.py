@@ -1,28 +1,55 @@
-"""What the page says about the input: garbage-in warnings before the translation, a guided example's hint."""
+"""What the page says about the input: garbage-in warnings before the translation, the model's doubt, a guided
+example's hint (only where the model translates the example as accepted and its maps bear the hint out)."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from lab.attention.explain import Explanation
+from lab.attention.explain import Explanation, maps_of
 from lab.page.direction import Languages
-from lab.page.examples import by_source
-from lab.page.language_check import evidence, warnings
+from lab.page.examples import by_source, is_accepted
+from lab.page.language_check import evidence, unsure, warnings
 from translate.translator import Translator
 
 
 def show_input_check(result: Explanation, translator: Translator, langs: Languages) -> None:
-    """Warn, before the translation, when the input does not look like the model's source language."""
+    """Warn, before the translation, when the input does not look like the model's source language; otherwise say
+    when the model is unsure of its translation (its doubt, not the learner's input)."""
     c = translator.model.config
-    found = warnings(evidence(result, c.unk_id, c.eos_id), langs)
-    if found:
+    found = evidence(result, c.unk_id, c.eos_id)
+    wrong_language = warnings(found, langs)
+    if wrong_language:
         with st.container(key="input_check"):
-            for line in found:
+            for line in wrong_language:
                 st.warning(line)
+    elif doubt := unsure(found, langs):
+        with st.container(key="unsure"):
+            st.warning(doubt)
 
 
-def show_example_hint(text: str) -> None:
-    example = by_source(text)
-    if example is not None:
+@st.cache_data(show_spinner=False, max_entries=16)
+def hint_holds(
+    directory: str, source: str, src_ids: tuple[int, ...], tokens: tuple[int, ...], _translator: Translator
+) -> bool:
+    """Whether the guided example's claim holds in this model's maps of this output (cached per model and output)."""
+    example = by_source(source)
+    return example is not None and example.claim.holds(maps_of(_translator, list(src_ids), list(tokens)))
+
+
+def show_example_hint(result: Explanation, translator: Translator, directory: str) -> None:
+    """A guided example's "What to look for", when the model of ``directory`` translates it as accepted and the
+    hint's claim holds in its maps; else one caption saying why there is none."""
+    example = by_source(result.source)
+    if example is None:
+        return
+    best = result.sentences[0].best if len(result.sentences) == 1 else None
+    if best is None or not is_accepted(result.text, example):
+        why = "translates this example differently from the accepted answers"
+    elif not hint_holds(directory, result.source, tuple(result.sentences[0].src_ids), tuple(best.tokens), translator):
+        why = "translates this example as accepted, but its maps do not show what the hint describes"
+    else:
         with st.container(key="look_for"):
             st.info(f"What to look for: {example.look_for}")
+        return
+    with st.container(key="no_hint"):
+        st.caption(f"No hint for this example: this model {why}.")

@@ -11,26 +11,34 @@ from translate.translator import Translator
 from viz.positional import positional_chart, positional_frame
 from viz.positional_curves import curves_frame, default_dimensions, positional_curves
 
+POSITIONS_SHOWN = 64  # at least this many positions (the model's limit permitting): enough to see the slow waves
+
 
 def show_positional(translator: Translator, maps: SentenceMaps) -> None:
+    n = len(maps.src)
     st.caption(
-        "The position signal added to each token's embedding before the first layer, one row per position of "
-        "this sentence: slow and fast waves let the model tell positions apart and compare distances. Positions "
-        "count from 0 as in the formula sin(pos / 10000^(2i/d_model)): position 0 is the token the maps number 1."
+        "The position signal added to each token's embedding before the first layer, one row per position: slow "
+        "and fast waves let the model tell positions apart and compare distances. Positions count from 0 as in the "
+        "formula sin(pos / 10000^(2i/d_model)): position 0 is the token the maps number 1."
     )
-    table = positional_table(translator, len(maps.src))
-    st.altair_chart(positional_chart(positional_frame(table), "Positional encoding"), key="positional", width="stretch")
-    show_positional_curves(table)
+    table = positional_table(translator, max(n, POSITIONS_SHOWN))
+    shown = f"positions 0–{len(table) - 1} (this sentence: 0–{min(n, len(table)) - 1})"
+    chart = positional_chart(positional_frame(table), f"Positional encoding, {shown}")
+    st.altair_chart(chart, key="positional", width="stretch")
+    show_positional_curves(table, min(n, len(table)))
 
 
-def show_positional_curves(table: np.ndarray) -> None:
+def show_positional_curves(table: np.ndarray, sentence: int) -> None:
     d_model = table.shape[1]
     dims = st.multiselect(
         "Dimensions", list(range(d_model)), default=default_dimensions(d_model), key="pe_dims", max_selections=8
     )
-    st.caption("Each dimension is a wave along the positions: low dimensions change fast, high ones slowly.")
+    st.caption(
+        "Each dimension is a wave along the positions: low dimensions change fast, high ones slowly. The shaded "
+        "band is this sentence."
+    )
     st.altair_chart(
-        positional_curves(curves_frame(table, dims), "Positional encoding, one curve per dimension"),
+        positional_curves(curves_frame(table, dims), "Positional encoding, one curve per dimension", sentence),
         key="positional_curves",
         width="stretch",
     )

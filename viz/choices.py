@@ -10,6 +10,7 @@ import pandas as pd
 from viz.heatmap import FIT_X, unique_labels
 
 CHOSEN_COLOUR = "#f58518"
+PROBABILITY_TICKS = [0.0, 0.5, 1.0]  # a 0–1 axis needs few ticks: 21 crowd a narrow column
 OTHER_COLOUR = "#9ecae9"
 
 
@@ -37,7 +38,12 @@ def choice_chart(frame: pd.DataFrame, title: str) -> alt.Chart:
         .mark_bar()
         .encode(
             y=alt.Y("label:N", sort=list(frame["label"]), title="next token"),
-            x=alt.X("probability:Q", scale=alt.Scale(domain=[0, 1]), title="probability"),
+            x=alt.X(
+                "probability:Q",
+                scale=alt.Scale(domain=[0, 1]),
+                axis=alt.Axis(values=PROBABILITY_TICKS, format=".1f"),
+                title="probability",
+            ),
             color=colour,
             tooltip=[
                 alt.Tooltip("token:N"),

@@ -10,6 +10,8 @@ import pandas as pd
 
 from viz.heatmap import FIT_X
 
+HEIGHT = 300
+
 
 def default_dimensions(d_model: int, n: int = 4) -> list[int]:
     """``n`` even (sine) dimensions from fast to slow, spread over the first quarter (the later ones barely move)."""
@@ -33,18 +35,27 @@ def curves_frame(table: np.ndarray, dimensions: Sequence[int]) -> pd.DataFrame:
     )
 
 
-def positional_curves(frame: pd.DataFrame, title: str) -> alt.Chart:
-    """Lines of value against position, one colour per dimension: fast waves in low dimensions, slow in high."""
+MAX_POINT_MARKS = 24  # past this many positions the dots hide the wave: lines only
+
+
+def positional_curves(frame: pd.DataFrame, title: str, sentence: int | None = None) -> alt.Chart | alt.LayerChart:
+    """Lines of value against position, one colour per dimension: fast waves in low dimensions, slow in high.
+    ``sentence``: the number of positions this sentence uses, shaded."""
     order = list(dict.fromkeys(frame["dimension"]))
     bounded = len(frame) and float(frame["value"].abs().max()) <= 1.0  # sinusoids; a learned table may exceed ±1
-    return (
-        alt.Chart(frame, title=title)
-        .mark_line(point=True)
+    x = alt.X("position:Q", title="position", axis=alt.Axis(tickMinStep=1))
+    lines = (
+        alt.Chart(frame)
+        .mark_line(point=frame["position"].nunique() <= MAX_POINT_MARKS)
         .encode(
-            x=alt.X("position:Q", title="position", axis=alt.Axis(tickMinStep=1)),
+            x=x,
             y=alt.Y("value:Q", title="value", scale=alt.Scale(domain=[-1.1, 1.1]) if bounded else alt.Undefined),
             color=alt.Color("dimension:N", sort=order, title="dimension"),
             tooltip=["dimension:N", "position:Q", alt.Tooltip("value:Q", format=".3f")],
         )
-        .properties(height=260, autosize=FIT_X)
     )
+    if sentence is None:
+        return lines.properties(title=title, height=HEIGHT, autosize=FIT_X)
+    band = alt.Data(values=[{"position": -0.5, "end": sentence - 0.5, "what": "this sentence"}])  # inline: one mark
+    shade = alt.Chart(band).mark_rect(color="#eeeeee").encode(x=x, x2="end:Q", tooltip=["what:N"])
+    return alt.layer(shade, lines, title=title).properties(height=HEIGHT, autosize=FIT_X)

@@ -8,6 +8,7 @@ hypotheses have ended. A test checks that it ends with the hypotheses ``beam_sea
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
@@ -100,14 +101,66 @@ def final_hypotheses(steps: list[BeamStep], n_best: int) -> list[Beam]:
     return sorted(ended, key=lambda b: b.score, reverse=True)[:n_best]
 
 
+NOT_YET = "—"  # the final score of a hypothesis still growing: given only once it ends with </s>
+
+
 def step_table(step: BeamStep) -> list[dict[str, object]]:
     """Rows for a table of one step: the hypotheses kept (best first), then those that ended here."""
     rows: list[dict[str, object]] = [
-        {"": f"alive #{rank + 1}", "hypothesis": " ".join(b.pieces), "log-probability": b.log_prob, "score": None}
+        {"": f"alive #{rank + 1}", "hypothesis": " ".join(b.pieces), "log-probability": b.log_prob, "score": NOT_YET}
         for rank, b in enumerate(step.alive)
     ]
     rows += [
-        {"": "ended", "hypothesis": " ".join(b.pieces), "log-probability": b.log_prob, "score": b.score}
+        {"": "ended", "hypothesis": " ".join(b.pieces), "log-probability": b.log_prob, "score": f"{b.score:.3f}"}
         for b in step.ended
     ]
+    return rows
+
+
+CHOSEN, KEPT, PRUNED, ENDED = "chosen path", "kept", "pruned", "ended"
+FATES = (CHOSEN, KEPT, PRUNED, ENDED)
+
+
+def node_key(ids: Sequence[int]) -> str:
+    """A hypothesis's name in the tree: its output ids, space-separated ("" is the root, ``<s>`` alone)."""
+    return " ".join(str(i) for i in ids)
+
+
+def beam_tree(steps: list[BeamStep], chosen: Sequence[int]) -> list[dict[str, object]]:
+    """One row per hypothesis the search held, root first: its parent (one token shorter), whether it ended there
+    (took </s>) and its fate.
+
+    Fates: on the path of ``chosen`` (the output ids shown, EOS last); kept and extended at the next step; pruned
+    (kept at its step, extended by none of the next step's survivors); ended (took </s>, not the one shown).
+    """
+    path = {node_key(chosen[:n]) for n in range(len(chosen) + 1)}
+    extended = {node_key(b.ids[:-1]) for s in steps for b in s.alive + s.ended}
+    rows: list[dict[str, object]] = [
+        {
+            "node": "",
+            "parent": None,
+            "step": 0,
+            "token": "<s>",
+            "hypothesis": "<s>",
+            "log_prob": 0.0,
+            "fate": CHOSEN,
+            "ended": False,
+        }
+    ]
+    for s in steps:
+        for b, alive in [(b, True) for b in s.alive] + [(b, False) for b in s.ended]:
+            key = node_key(b.ids)
+            fate = CHOSEN if key in path else KEPT if alive and key in extended else PRUNED if alive else ENDED
+            rows.append(
+                {
+                    "node": key,
+                    "parent": node_key(b.ids[:-1]),
+                    "step": s.step + 1,
+                    "token": b.pieces[-1],
+                    "hypothesis": " ".join(b.pieces),
+                    "log_prob": b.log_prob,
+                    "fate": fate,
+                    "ended": not alive,
+                }
+            )
     return rows

@@ -27,6 +27,7 @@ class Choice:
     log_prob: float  # log p(token | source, prefix)
     rank: int  # 1 = the most probable token at this step
     top: list[tuple[str, float]]  # the TOP most probable tokens and their probabilities, most probable first
+    top_ids: tuple[int, ...] = ()  # the ids of those tokens, in the same order
 
     @property
     def prob(self) -> float:
@@ -69,6 +70,7 @@ def choices(
                 float(chosen_lp[step]),
                 int(ranks[step]),
                 alternatives,
+                tuple(int(i) for i in best_ids[step]),
             )
         )
     return out
@@ -77,3 +79,8 @@ def choices(
 def total_log_prob(steps: list[Choice]) -> float:
     """log p(output | source): the sum over steps of log p(chosen token)."""
     return math.fsum(c.log_prob for c in steps)
+
+
+def prefix_with(out_ids: list[int], step: int, token: int) -> list[int]:
+    """The output up to step ``step`` (0-based) with ``token`` taken there: what to force to try another candidate."""
+    return [*out_ids[:step], token]

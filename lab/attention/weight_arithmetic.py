@@ -1,9 +1,10 @@
 """The arithmetic behind one attention weight: q·k/√d_head for every key, the mask, the softmax, the row.
 
 The model returns weights, not queries and keys, so this module recomputes q and k for one layer from the model's
-own modules (``queries_and_keys``: the only function here that knows the layers' insides) and redoes the softmax
-in float64. A test checks that the result equals the map ``model.inspect`` returns, so a change in the model's
-layout shows up as a failing test rather than as wrong numbers on the page.
+own modules (``attention_inputs``: the only function here that knows the layers' insides) and redoes the softmax
+in float64; ``layer_vectors`` adds the values and the layer's output, for what comes after the softmax
+(lab/attention/head_contribution.py). A test checks that the result equals the map ``model.inspect`` returns, so a
+change in the model's layout shows up as a failing test rather than as wrong numbers on the page.
 """
 
 from __future__ import annotations
@@ -13,11 +14,13 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
+from torch import Tensor
 
 from data.tokenizer import Tokenizer
 from lab.attention.sentence_maps import Kind, SentenceMaps
-from model.attention import causal_mask, padding_mask
+from model.attention import MultiHeadAttention, causal_mask, padding_mask
 from model.transformer import Transformer
+from viz.arithmetic import weight_text
 
 FORMULA = (
     r"\alpha_{ij} = \operatorname{softmax}_j\left(\frac{q_i \cdot k_j}{\sqrt{d_\text{head}}} + M_{ij}\right)"
@@ -98,15 +101,24 @@ def allowed_keys(model: Transformer, ids: SentenceIds, kind: Kind) -> np.ndarray
     return mask[0, 0].numpy()
 
 
-@torch.inference_mode()
-def queries_and_keys(model: Transformer, ids: SentenceIds, kind: Kind, layer: int) -> tuple[np.ndarray, np.ndarray]:
-    """Queries (H, T_q, D) and keys (H, T_k, D) of one attention layer, recomputed from the model's modules.
+@dataclass(frozen=True)
+class LayerVectors:
+    """One attention layer's queries, keys and values per head, and its output as the model computes it."""
+
+    q: np.ndarray  # (H, T_q, D)
+    k: np.ndarray  # (H, T_k, D)
+    v: np.ndarray  # (H, T_k, D)
+    out: np.ndarray  # (T_q, d_model) the sublayer's output: W_O · concat(heads) + b_O (before dropout and residual)
+
+
+def attention_inputs(
+    model: Transformer, ids: SentenceIds, kind: Kind, layer: int
+) -> tuple[MultiHeadAttention, Tensor, Tensor, Tensor | None]:
+    """The attention module of one layer, its queries (1, H, T_q, D), keys/values (2, 1, H, T_k, D) and mask.
 
     The one place that knows the layers' insides (pre/post norm, fused projections): layers below ``layer`` run
     through their public ``forward``; inside ``layer`` the attention's input is rebuilt as the layer builds it.
     """
-    if model.training:
-        raise ValueError("the model is in training mode (dropout): call .eval() first")
     device = next(model.parameters()).device
     src = torch.tensor([ids.src], device=device)  # (1, S)
     tgt_in = torch.tensor([ids.tgt_in], device=device)  # (1, T)
@@ -117,7 +129,7 @@ def queries_and_keys(model: Transformer, ids: SentenceIds, kind: Kind, layer: in
             x, _ = below(x, src_mask)
         block = model.encoder_layers[layer]
         q, kv = block.self_attn.project_qkv(block.self_attn_norm(x) if block.pre_norm else x)
-        return q[0].float().cpu().numpy(), kv[0, 0].float().cpu().numpy()
+        return block.self_attn, q, kv, src_mask
     memory, src_mask, _ = model.encode(src)
     tgt_mask = causal_mask(tgt_in.size(1), device) & padding_mask(tgt_in, model.config.pad_id)  # (1, 1, T, T)
     y = model.embed(tgt_in, model.tgt_embed, model.tgt_pos)  # (1, T, d_model)
@@ -127,12 +139,28 @@ def queries_and_keys(model: Transformer, ids: SentenceIds, kind: Kind, layer: in
     h = block.self_attn_norm(y) if block.pre_norm else y
     if kind == "decoder":
         q, kv = block.self_attn.project_qkv(h)
-        return q[0].float().cpu().numpy(), kv[0, 0].float().cpu().numpy()
+        return block.self_attn, q, kv, tgt_mask
     attn_out, _ = block.masked_self_attention(h, tgt_mask, True, None)  # the path inspect() takes
     y = y + attn_out if block.pre_norm else block.self_attn_norm(y + attn_out)  # eval: dropout is the identity
     q = block.cross_attn.project_q(block.cross_attn_norm(y) if block.pre_norm else y)  # (1, H, T, D)
-    k = block.cross_attn.project_kv(memory)[0]  # (1, H, S, D)
-    return q[0].float().cpu().numpy(), k[0].float().cpu().numpy()
+    return block.cross_attn, q, block.cross_attn.project_kv(memory), src_mask
+
+
+@torch.inference_mode()
+def layer_vectors(model: Transformer, ids: SentenceIds, kind: Kind, layer: int) -> LayerVectors:
+    """Queries, keys, values of one attention layer, recomputed from the model's modules, and the layer's output
+    (the model's own attention call on them, fused kernel and all)."""
+    if model.training:
+        raise ValueError("the model is in training mode (dropout): call .eval() first")
+    attention, q, kv, mask = attention_inputs(model, ids, kind, layer)
+    out, _ = attention.attend(q, kv, mask)  # (1, T_q, d_model)
+    return LayerVectors(*(t.float().cpu().numpy() for t in (q[0], kv[0, 0], kv[1, 0], out[0])))
+
+
+def queries_and_keys(model: Transformer, ids: SentenceIds, kind: Kind, layer: int) -> tuple[np.ndarray, np.ndarray]:
+    """Queries (H, T_q, D) and keys (H, T_k, D) of one attention layer, recomputed from the model's modules."""
+    vectors = layer_vectors(model, ids, kind, layer)
+    return vectors.q, vectors.k
 
 
 def sentence_ids(tokenizer: Tokenizer, maps: SentenceMaps) -> SentenceIds:
@@ -197,5 +225,5 @@ def worked_example(arithmetic: WeightArithmetic, key: int | None = None) -> str:
         rf"\text{{key {j + 1} ({token})}}:\; s = \frac{{q \cdot k}}{{\sqrt{{{arithmetic.d_head}}}}}"
         rf" = \frac{{{row.dots[j]:.3f}}}{{{np.sqrt(arithmetic.d_head):.3f}}} = {row.scores[j]:.3f},\quad"
         rf"\alpha = \frac{{e^{{{row.scores[j]:.3f} {minus_top}}}}}{{{row.exps.sum():.3f}}}"
-        rf" = \frac{{{row.exps[j]:.3f}}}{{{row.exps.sum():.3f}}} = {row.weights[j]:.3f}"
+        rf" = \frac{{{weight_text(row.exps[j])}}}{{{row.exps.sum():.3f}}} = {weight_text(row.weights[j])}"
     )

@@ -1,8 +1,9 @@
 """Guided examples: sentences the shipped model translates correctly, each with one line on what to look for.
 
-An example stays only while the shipped model's translation is one of its accepted answers
-(tests/test_examples.py checks every example against the model in ``checkpoints/``): an example the model gets
-wrong teaches the wrong thing.
+An example stays only while the shipped model's translation is one of its accepted answers, and its hint only while
+the hint's claim holds in the map it names (tests/test_examples.py checks both against the model in
+``checkpoints/``): an example the model gets wrong, or a hint the map does not bear out, teaches the wrong thing.
+The page shows a hint only for a model whose translation is accepted and whose maps make the claim true.
 """
 
 from __future__ import annotations
@@ -11,58 +12,75 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from lab.page.map_claims import MapClaim
+
 
 @dataclass(frozen=True)
 class GuidedExample:
     source: str
     accepted: tuple[str, ...]  # right translations (compared after ``normalise``)
-    look_for: str  # one line: where to look and what to see
+    lesson: str  # what the sentence teaches, about the languages: no claim about a model's maps
+    claim: MapClaim  # where to look and what the map shows there (checked, for the shipped model, by a test)
+
+    @property
+    def look_for(self) -> str:
+        """One line: the lesson, then the claim about the map."""
+        return f"{self.lesson} {self.claim.text}"
+
+
+def cross(layer: int, *looks: tuple[str, str], words: bool = False) -> MapClaim:
+    """A claim about the mean of the heads of one decoder layer's cross-attention (``layer`` 1-based, as the page)."""
+    return MapClaim("cross", layer - 1, None, words, looks)
 
 
 EXAMPLES: tuple[GuidedExample, ...] = (
     GuidedExample(
         "El gato negro duerme.",
         ("The black cat sleeps.", "The black cat is sleeping."),
-        "Reordering: in cross-attention the row for “black” looks at “negro”, which comes after “gato” — "
-        "the alignment lines cross.",
+        "Reordering: the colour follows the noun in Spanish, precedes it in English.",
+        cross(2, ("black", "negro"), ("cat", "gato")),
     ),
     GuidedExample(
         "¿Dónde está la estación de tren?",
         ("Where's the train station?", "Where is the train station?"),
-        "“train station” turns “estación de tren” around: “train” looks at “tren”, “station” at “estación”.",
+        "“train station” turns “estación de tren” around.",
+        cross(2, ("train", "tren"), ("station", "estación")),
     ),
     GuidedExample(
         "Tengo un perro blanco.",
         ("I have a white dog.", "I've got a white dog."),
-        "Two English words from one Spanish one: “I” and “have” both look at “Tengo”; then “white” jumps ahead "
-        "to “blanco”.",
+        "Two English words from one Spanish one (the subject “I” is in the verb's ending).",
+        cross(2, ("I", "tengo"), ("have", "tengo"), ("white", "blanco"), ("dog", "perro")),
     ),
     GuidedExample(
         "No sé lo que quieres decir.",
         ("I don't know what you mean.", "I do not know what you mean."),
-        "“quieres decir” (want to say) becomes “mean”: in cross-attention “you” and “mean” both look at “quieres”.",
+        "“quieres decir” (you want to say) becomes “you mean”.",
+        cross(2, ("know", "sé"), ("you", "quieres"), ("mean", "quieres")),
     ),
     GuidedExample(
         "Ella no habla inglés.",
         ("She doesn't speak English.", "She does not speak English."),
-        "“doesn't” is several subwords, all drawn from “no”: switch on whole words to see them as one row.",
+        "English needs a helper verb where Spanish has only “no”.",
+        cross(1, ("She", "Ella"), ("doesn't", "no"), ("speak", "habla"), words=True),
     ),
     GuidedExample(
         "¿Cuántos años tienes?",
         ("How old are you?",),
-        "An idiom: “How many years do you have?” in Spanish. “old” looks at “años”, “are” at “tienes”.",
+        "An idiom: Spanish asks “How many years do you have?”.",
+        cross(2, ("How", "cuánto"), ("old", "cuánto"), ("are", "tienes"), ("you", "tienes")),
     ),
     GuidedExample(
         "Me gusta leer libros.",
         ("I like reading books.", "I like to read books."),
-        "Almost word for word: the cross-attention is a clean diagonal, although “Me gusta” literally means "
-        "“it pleases me”.",
+        "Word for word, although “Me gusta” literally means “it pleases me”.",
+        cross(2, ("I", "me"), ("like", "gusta"), ("reading", "leer"), ("books", "libros")),
     ),
     GuidedExample(
         "Tengo hambre.",
         ("I'm hungry.", "I am hungry."),
-        "“I” is no Spanish word: the subject hides in the verb ending (“Teng|o”). In the decoder's masked "
-        "self-attention, each row looks only left.",
+        "“I” is no Spanish word: the subject hides in the verb's ending.",
+        cross(2, ("I", "tengo"), ("hungry", "hambre")),
     ),
 )
 

@@ -1,10 +1,12 @@
 """Garbage in: cheap signs that the input is not in the language the model translates from.
 
-Cheap signals, none a full language identifier: no letters at all; a large share of ``<unk>`` pieces (characters
-the vocabulary lacks); the translation repeating the input (the input is probably in the target language already);
-English function words making up much of the input, for a model that translates into English (the commonest
-mistake: typing the English sentence one wants to see); and the model's own confidence, the geometric-mean
-probability of its output tokens. A confident model can still be fed English: its confidence alone is no check.
+Cheap signals, none a full language identifier: no letters at all; a large share of letters the vocabulary has no
+form for (left out before the model reads) or of ``<unk>`` pieces; the translation repeating the input (the input
+is probably in the target language already); English function words making up much of the input, for a model that
+translates into English (the commonest mistake: typing the English sentence one wants to see). Apart from these,
+the model's own confidence (the geometric-mean probability of its output tokens) speaks of the translation, not of
+the input: correct Spanish the model handles badly ("De nada") is not the learner's fault, and a confident model
+can still be fed English.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from dataclasses import dataclass
 from lab.attention.explain import Explanation
 from lab.page.direction import Languages
 
-MAX_UNKNOWN_SHARE = 0.25  # more than a quarter of the pieces unknown: mostly characters never seen in training
+MAX_UNKNOWN_SHARE = 0.25  # of the letters left out, or of the pieces <unk>: mostly characters never seen in training
 COPY_RATIO = 0.9  # translation ≈ input (difflib ratio, case-folded): nothing was translated
 MIN_COPY_WORDS = 2  # a one-word input such as a name is often rightly left as it is
 MIN_TOKEN_PROB = 0.5  # geometric mean p per output token; the shipped model's good translations score 0.6-0.9
@@ -91,6 +93,11 @@ class Evidence:
     n_unknown: int  # of them, <unk>
     n_out_tokens: int  # output tokens, EOS included
     log_prob: float  # of the whole output
+    n_unreadable: int = 0  # the input's letters the vocabulary has no form for (left out before the model reads)
+
+    @property
+    def n_letters(self) -> int:
+        return sum(ch.isalpha() for ch in self.text)
 
     @property
     def token_prob(self) -> float:
@@ -105,6 +112,7 @@ class Evidence:
 def evidence(result: Explanation, unk_id: int, eos_id: int) -> Evidence:
     """The best hypothesis of every piece of ``result``, summed."""
     sources = [[i for i in s.src_ids if i != eos_id] for s in result.sentences]
+    unreadable = {ch.casefold() for ch in result.left_out}
     return Evidence(
         text=result.source,
         translation=result.text,
@@ -112,11 +120,13 @@ def evidence(result: Explanation, unk_id: int, eos_id: int) -> Evidence:
         n_unknown=sum(i == unk_id for ids in sources for i in ids),
         n_out_tokens=sum(len(s.best.tokens) for s in result.sentences),
         log_prob=sum(s.best.log_prob for s in result.sentences),
+        n_unreadable=sum(ch.isalpha() and ch.casefold() in unreadable for ch in result.source),
     )
 
 
 def warnings(e: Evidence, langs: Languages) -> list[str]:
-    """What the page should say before the translation; empty when the input looks like something to translate."""
+    """The input does not look like the model's source language: what the page says before the translation (empty
+    when the input looks like something to translate)."""
     expects = f"This model translates {langs.src}"
     if not any(ch.isalpha() for ch in e.text):
         return [
@@ -124,6 +134,11 @@ def warnings(e: Evidence, langs: Languages) -> list[str]:
             "for this is a guess, not a translation."
         ]
     out = []
+    if e.n_unreadable / e.n_letters > MAX_UNKNOWN_SHARE:
+        out.append(
+            f"{e.n_unreadable} of the input's {e.n_letters} letters are characters the model never saw in training "
+            f"(left out before it reads the text). {expects}; the output is not a translation."
+        )
     if e.n_pieces and e.n_unknown / e.n_pieces > MAX_UNKNOWN_SHARE:
         out.append(
             f"{e.n_unknown} of the input's {e.n_pieces} pieces are unknown to the model (<unk>): characters it never "
@@ -136,10 +151,16 @@ def warnings(e: Evidence, langs: Languages) -> list[str]:
                    f"the language this model translates into. {expects}.")  # fmt: skip
     if len(e.text.split()) >= MIN_COPY_WORDS and e.copy_ratio >= COPY_RATIO:
         out.append(f"The output repeats the input almost unchanged: the input may already be {langs.tgt}. {expects}.")
-    if not out and e.token_prob < MIN_TOKEN_PROB:
-        out.append(
-            f"The model is unsure of this output (average probability per token {e.token_prob:.2f}; it is usually "
-            f"above {MIN_TOKEN_PROB} when the input is ordinary {langs.src}). {expects}: is the input {langs.src}, "
-            "spelled as usual?"
-        )
     return out
+
+
+def unsure(e: Evidence, langs: Languages) -> str:
+    """What the page says when the input passes every language check but the model is unsure of its output ("" when
+    it is not): the doubt is about this translation, not about the learner's input."""
+    if e.token_prob >= MIN_TOKEN_PROB or warnings(e, langs):
+        return ""
+    return (
+        f"The model is unsure of this translation: its average probability per output token is {e.token_prob:.2f}, "
+        f"where its good translations usually score above {MIN_TOKEN_PROB}. The input passed the checks for "
+        f"{langs.src}, so the doubt is the model's: the translation may be wrong."
+    )

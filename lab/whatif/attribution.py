@@ -1,0 +1,197 @@
+"""Attribution beside attention: how much each source subword and each English subword written so far moved the
+log-probability of one output token (or, contrastively, of that token rather than another).
+
+The inputs are the token vectors (√d_model-scaled embeddings, before positions are added); the baseline gives every
+token the zero vector (positions kept). Per token, an attribution is the dot product over d_model of
+(input − baseline) with a gradient:
+
+- input × gradient: the gradient at the input itself (one backward pass);
+- integrated gradients (Sundararajan et al. 2017): the gradient averaged over ``steps`` points on the straight line from
+  the baseline to the input (midpoint rule). Completeness: the attributions sum to f(input) − f(baseline), up to the
+  error of the rule, which shrinks as ``steps`` grows (the page prints the gap).
+
+Gradients are taken with ``torch.autograd.grad`` for the input vectors only: nothing accumulates on the shared model.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from model.intervention import Intervention
+from model.transformer import Transformer
+
+IG_STEPS = (
+    64  # default points on the path: on the shipped model the completeness gap is then under 1% of f(x) − f(baseline)
+)
+MAX_IG_STEPS = 128  # the page never asks for more (one batch of this many passes)
+
+
+@dataclass(frozen=True)
+class Attribution:
+    """Attributions of f = log p(target) [− log p(contrast)] at output position ``step``."""
+
+    step: int  # f is read at decoder input position ``step``, predicting output token ``step``
+    src_grad_x_input: np.ndarray  # (S,) over x1 … xS </s>
+    tgt_grad_x_input: np.ndarray  # (step + 1,) over <s> y1 … y(step)
+    src_integrated: np.ndarray  # (S,)
+    tgt_integrated: np.ndarray  # (step + 1,)
+    value: float  # f(input)
+    baseline_value: float  # f(baseline): every token vector zero
+    steps: int
+
+    @property
+    def completeness_gap(self) -> float:
+        """Σ integrated gradients − (f(input) − f(baseline)): 0 for the exact integral."""
+        total = float(self.src_integrated.sum() + self.tgt_integrated.sum())
+        return total - (self.value - self.baseline_value)
+
+    def source_share(self, integrated: bool = True) -> float:
+        """Share of |attribution| on the source (the rest is on the English written so far)."""
+        src = self.src_integrated if integrated else self.src_grad_x_input
+        tgt = self.tgt_integrated if integrated else self.tgt_grad_x_input
+        total = float(np.abs(src).sum() + np.abs(tgt).sum())
+        return float(np.abs(src).sum()) / total if total > 0 else math.nan
+
+
+def _objective(
+    model: Transformer, ids: tuple[Tensor, Tensor], vectors: tuple[Tensor, Tensor], step: int, tokens: tuple[int, ...]
+) -> Tensor:
+    """f for a batch of token vectors: (B,). ``ids``: src (1, S), tgt_in (1, step + 1); ``tokens``: target[, contrast]."""
+    src, tgt_in = ids
+    src_vectors, tgt_vectors = vectors  # (B, S, d_model), (B, step + 1, d_model)
+    b = src_vectors.size(0)
+    what = Intervention(src_vectors=src_vectors, tgt_vectors=tgt_vectors)
+    memory, src_mask, _ = model.encode(src.expand(b, -1), intervention=what)
+    hidden = model.decode(tgt_in.expand(b, -1), memory, src_mask, intervention=what).hidden[:, step]  # (B, d_model)
+    log_probs = model.output(hidden).float().log_softmax(-1)  # (B, V)
+    f = log_probs[:, tokens[0]]
+    return f - log_probs[:, tokens[1]] if len(tokens) > 1 else f
+
+
+def _gradients(
+    model: Transformer, ids: tuple[Tensor, Tensor], vectors: tuple[Tensor, Tensor], step: int, tokens: tuple[int, ...]
+) -> tuple[Tensor, Tensor, Tensor]:
+    """f and its gradients with respect to both batches of token vectors."""
+    with torch.enable_grad():
+        src_v, tgt_v = (v.detach().requires_grad_(True) for v in vectors)
+        f = _objective(model, ids, (src_v, tgt_v), step, tokens)
+        src_g, tgt_g = torch.autograd.grad(f.sum(), [src_v, tgt_v])
+    return f.detach(), src_g, tgt_g
+
+
+def attribute(
+    model: Transformer,
+    src_ids: list[int],
+    out_ids: list[int],
+    step: int,
+    contrast: int | None = None,
+    steps: int = IG_STEPS,
+) -> Attribution:
+    """Attributions of output token ``out_ids[step]`` (minus ``contrast``'s log-probability when given)."""
+    if model.training:
+        raise ValueError("the model is in training mode (dropout): call .eval() first")
+    steps = max(1, min(steps, MAX_IG_STEPS))
+    device = next(model.parameters()).device
+    scale = math.sqrt(model.config.d_model)
+    src = torch.tensor([src_ids], device=device)  # (1, S)
+    tgt_in = torch.tensor([[model.config.bos_id, *out_ids[:step]]], device=device)  # (1, step + 1)
+    x_src = (model.src_embed(src) * scale).detach()  # (1, S, d_model)
+    x_tgt = (model.tgt_embed(tgt_in) * scale).detach()  # (1, step + 1, d_model)
+    tokens = (out_ids[step],) if contrast is None else (out_ids[step], contrast)
+    ids = (src, tgt_in)
+    value, g_src, g_tgt = _gradients(model, ids, (x_src, x_tgt), step, tokens)
+    with torch.no_grad():
+        baseline = float(_objective(model, ids, (x_src * 0, x_tgt * 0), step, tokens)[0])
+    alphas = ((torch.arange(steps, device=device, dtype=x_src.dtype) + 0.5) / steps)[:, None, None]  # (steps, 1, 1)
+    _, path_src, path_tgt = _gradients(model, ids, (alphas * x_src, alphas * x_tgt), step, tokens)
+
+    def per_token(x: Tensor, grad: Tensor) -> np.ndarray:
+        return (x[0] * grad).sum(-1).double().cpu().numpy()  # (tokens,): dot product over d_model
+
+    return Attribution(
+        step,
+        per_token(x_src, g_src[0]),
+        per_token(x_tgt, g_tgt[0]),
+        per_token(x_src, path_src.mean(0)),
+        per_token(x_tgt, path_tgt.mean(0)),
+        float(value[0]),
+        baseline,
+        steps,
+    )
+
+
+# --- every output step at once (the alignment bench and tab: one source row per output token) ---
+
+ROW_BATCH = 32  # sequences per batched pass: bounds memory when every step (× integration points) is attributed
+
+
+@dataclass(frozen=True)
+class SourceRows:
+    """Attribution over the source subwords x1 … xS </s> of every output token: row t is ``attribute(..., t)``'s."""
+
+    grad_x_input: np.ndarray  # (T, S) x·g, as ``Attribution.src_grad_x_input``
+    grad_x_input_norm: np.ndarray  # (T, S) ‖x ⊙ g‖₂ over d_model: the size of the contribution, whatever its sign
+    integrated: np.ndarray | None  # (T, S) as ``Attribution.src_integrated``; None when no steps were asked for
+    steps: int  # integration points (0: integrated gradients not computed)
+
+
+def _row_source_gradients(
+    model: Transformer, ids: tuple[Tensor, Tensor], vectors: tuple[Tensor, Tensor], at: Tensor, tokens: Tensor
+) -> Tensor:
+    """(B, S, d_model): gradient of sequence b's log p(tokens[b]) at decoder position at[b] w.r.t. its source
+    vectors. The B sequences are independent, so one backward of the sum gives every row its own gradient."""
+    src, tgt_in = ids
+    b = at.numel()
+    with torch.enable_grad():
+        src_v = vectors[0].detach().requires_grad_(True)  # (B, S, d_model)
+        what = Intervention(src_vectors=src_v, tgt_vectors=vectors[1])
+        memory, src_mask, _ = model.encode(src.expand(b, -1), intervention=what)
+        hidden = model.decode(tgt_in.expand(b, -1), memory, src_mask, intervention=what).hidden  # (B, T, d_model)
+        log_probs = model.output(hidden[torch.arange(b), at]).float().log_softmax(-1)  # (B, V)
+        (grad,) = torch.autograd.grad(log_probs.gather(1, tokens[:, None]).sum(), [src_v])
+    return grad
+
+
+def source_rows(model: Transformer, src_ids: list[int], out_ids: list[int], steps: int = 0) -> SourceRows:
+    """Input × gradient (and, for ``steps`` > 0, integrated gradients on ``steps`` points, the same path and zero
+    baseline as ``attribute``) of every output token ``out_ids[t]`` over the source, batched across steps.
+
+    Each step t is its own sequence, reading position t of the teacher-forced input <s> y1 … (causal masking makes
+    the later positions irrelevant, as ``attribute``'s shorter prefix does): T·(1 + steps) passes, ``ROW_BATCH``
+    at a time."""
+    if model.training:
+        raise ValueError("the model is in training mode (dropout): call .eval() first")
+    steps = max(0, min(steps, MAX_IG_STEPS))
+    device = next(model.parameters()).device
+    scale = math.sqrt(model.config.d_model)
+    src = torch.tensor([src_ids], device=device)  # (1, S)
+    tgt_in = torch.tensor([[model.config.bos_id, *out_ids[:-1]]], device=device)  # (1, T)
+    x_src = (model.src_embed(src) * scale).detach()  # (1, S, d_model)
+    x_tgt = (model.tgt_embed(tgt_in) * scale).detach()  # (1, T, d_model)
+    n = len(out_ids)
+    alphas = [1.0] + [(k + 0.5) / steps for k in range(steps)]  # the input itself, then the path's midpoints
+    jobs = [(t, a) for a in range(len(alphas)) for t in range(n)]  # (output step, point), in order of steps
+    grads = torch.zeros(len(alphas), n, *x_src.shape[1:], dtype=x_src.dtype, device=device)  # (P, T, S, d_model)
+    for start in range(0, len(jobs), ROW_BATCH):
+        chunk = jobs[start : start + ROW_BATCH]
+        at = torch.tensor([t for t, _ in chunk], device=device)  # (B,)
+        alpha = torch.tensor([alphas[a] for _, a in chunk], device=device, dtype=x_src.dtype)[:, None, None]
+        upto = int(at.max()) + 1  # later decoder positions cannot matter: leave them out
+        vectors = (alpha * x_src, alpha * x_tgt[:, :upto])  # (B, S, d_model), (B, upto, d_model)
+        tokens = torch.tensor([out_ids[t] for t, _ in chunk], device=device)
+        grad = _row_source_gradients(model, (src, tgt_in[:, :upto]), vectors, at, tokens)
+        for (t, a), g in zip(chunk, grad, strict=True):
+            grads[a, t] = g
+    products = x_src * grads  # (P, T, S, d_model)
+    integrated = products[1:].mean(0).sum(-1).double().cpu().numpy() if steps else None
+    return SourceRows(
+        products[0].sum(-1).double().cpu().numpy(),
+        products[0].norm(dim=-1).double().cpu().numpy(),
+        integrated,
+        steps,
+    )

@@ -1,0 +1,53 @@
+"""Force the English: the learner writes the start of the translation, the model continues it (greedy or beam).
+
+Forcing the model's own greedy prefix gives back the greedy output exactly (tests/test_whatif.py): the forced steps
+are the steps the search would have taken anyway.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from data.tokenizer import Tokenizer
+from lab.whatif.steering import GREEDY, Steered, output_limit, output_log_probs, search
+from model.transformer import Transformer
+from translate.translator import DecodeOptions
+
+
+@dataclass(frozen=True)
+class Forced:
+    """The output continued from a forced prefix, scored by the model beside the original output."""
+
+    prefix: list[int]  # the forced English subwords (no EOS)
+    tokens: list[int]  # the whole new output: prefix, then the model's continuation, EOS last
+    log_prob: float  # log p(new output | source), teacher-forced
+    original_log_prob: float  # log p(original output | source), teacher-forced
+    truncated: bool  # the length limit cut the continuation
+    cut_prefix: bool  # the prefix was longer than the output limit allows and was cut
+
+
+def prefix_ids(tokenizer: Tokenizer, text: str) -> list[int]:
+    """The English subwords of ``text`` as the model writes them (its tokenizer), without EOS."""
+    ids = tokenizer.encode_tgt(text)
+    return ids[:-1] if ids and ids[-1] == tokenizer.tgt.eos_id() else ids
+
+
+def force(
+    model: Transformer,
+    src_ids: list[int],
+    prefix: list[int],
+    original: list[int],
+    options: DecodeOptions = GREEDY,
+) -> Forced:
+    """Continue ``prefix`` with the page's search; score it and the ``original`` output (EOS last)."""
+    room = output_limit(model, src_ids, options) - 1  # one position is kept for EOS
+    kept = list(prefix[:room])
+    tokens, truncated = search(Steered(model, None, tuple(kept)), src_ids, options)
+    return Forced(
+        kept,
+        tokens,
+        float(output_log_probs(model, src_ids, tokens).sum()),
+        float(output_log_probs(model, src_ids, original).sum()),
+        truncated,
+        len(kept) < len(prefix),
+    )

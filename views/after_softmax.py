@@ -1,0 +1,125 @@
+"""The arithmetic tab, continued past the softmax: values, weighted sum, the head's W_O slice, the way to the logit."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from lab.attention.head_contribution import HeadContribution, LogitPath, RowAt, contribution_of_row
+from lab.attention.sentence_maps import SentenceMaps
+from translate.translator import Translator
+from viz.arithmetic import head_norm_bars, head_norm_frame, term_frame, vector_strips, weight_text
+
+MAX_COMPONENTS = 128  # components of a value vector drawn (the shipped model's d_head is 64)
+CONTEXT_FORMULA = r"c_i = \sum_j \alpha_{ij}\, v_j, \qquad v_j = W_V^{(h)} x_j + b_V^{(h)}"
+OUTPUT_FORMULA = (
+    r"\text{out}_i = W_O \begin{bmatrix} c_i^{(1)} \\ \vdots \\ c_i^{(H)} \end{bmatrix} + b_O"
+    r" = \sum_h \underbrace{W_O^{(h)} c_i^{(h)}}_{\text{head } h\text{'s contribution}} + b_O"
+)
+
+
+def value_table(result: HeadContribution) -> pd.DataFrame:
+    """The keys shown one by one, then the others together: weight α, ‖v‖, ‖α·v‖."""
+    rows = [
+        {
+            "key": result.keys[j],
+            "weight α": weight_text(result.weights[j]),
+            "‖v‖": round(float(np.linalg.norm(result.values[j])), 4),
+            "‖α·v‖": round(float(result.weights[j] * np.linalg.norm(result.values[j])), 4),
+        }
+        for j in result.top
+    ]
+    if len(result.rest):
+        rows.append(
+            {
+                "key": f"the other {len(result.rest)} keys",
+                "weight α": weight_text(result.weights[result.rest].sum()),
+                "‖v‖": None,
+                "‖α·v‖": round(float(np.linalg.norm(result.rest_sum)), 4),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def show_values(result: HeadContribution, d_head: int) -> None:
+    st.markdown("**3. The value vectors, weighted and summed: the head's context vector**")
+    st.latex(CONTEXT_FORMULA)
+    frame = term_frame(result.keys, result.weights, result.values, result.top, result.context)
+    drawn = frame[frame["component"] <= MAX_COMPONENTS]
+    more = f" (the first {MAX_COMPONENTS} of {d_head} components)" if d_head > MAX_COMPONENTS else ""
+    st.altair_chart(
+        vector_strips(drawn, f"Rows α_j·v_j add up to the context vector{more}"), key="arith_values", width="stretch"
+    )
+    with st.container(key="arith_value_table"):
+        st.dataframe(value_table(result), hide_index=True)
+    st.caption(
+        f"The {len(result.top)} keys of largest weight one by one, the others summed; masked keys carry α = 0. "
+        f"‖context‖ = {np.linalg.norm(result.context):.4f}. Red is negative, blue positive, on one scale."
+    )
+
+
+def show_projection(result: HeadContribution, at: RowAt) -> None:
+    st.markdown("**4. The output projection: this head's slice of W_O**")
+    st.latex(OUTPUT_FORMULA)
+    d_model, d_head = result.w_o.shape
+    st.caption(
+        f"W_O is {d_model} × {d_model}; head {at.head + 1} owns its columns {at.head * d_head + 1}–"
+        f"{(at.head + 1) * d_head}, a {d_model} × {d_head} block W_O^(h) that turns the {d_head}-number context into "
+        f"a {d_model}-number contribution to the layer's output (‖contribution‖ = "
+        f"{np.linalg.norm(result.contribution):.4f}). The heads' contributions plus the bias b_O are the "
+        f"attention sublayer's output: largest difference from the model's own {result.layer_difference:.1e} "
+        "(float rounding). The output is then added to the residual stream."
+    )
+    frame = head_norm_frame(result.head_norms, at.head)
+    st.altair_chart(
+        head_norm_bars(frame, f"Each head's contribution at row {at.query + 1}"), key="arith_heads", width="stretch"
+    )
+
+
+def logit_table(path: LogitPath, token: str) -> pd.DataFrame:
+    rows = [
+        (f"logit of {token} (the model's)", path.logit),
+        ("direct path u·c, ignoring the final norm and the feed-forward after this sublayer", path.direct),
+    ]
+    if path.through_norm is not None and path.norm_scale is not None:
+        rows.append(
+            (f"direct path through the final norm, its scale σ held at {path.norm_scale:.3f}", path.through_norm)
+        )
+    rows += [
+        ("logit with this head switched off (exact: one more pass)", path.logit_off),
+        ("→ what the head adds, all paths (logit − logit off)", path.total_effect),
+        (f"log p({token})", path.log_prob),
+        (f"log p({token}) with this head switched off", path.log_prob_off),
+    ]
+    return pd.DataFrame({"quantity": [r[0] for r in rows], "value": [r[1] for r in rows]})
+
+
+def show_logit(path: LogitPath, token: str) -> None:
+    st.markdown(f"**5. From this head to the logit of {token}, the token this row predicts**")
+    st.latex(r"z_y = u_y \cdot \operatorname{LayerNorm}(x_\text{final}), \qquad u_y = \text{the output row of } y")
+    with st.container(key="arith_logit"):
+        st.dataframe(logit_table(path, token), hide_index=True)
+    st.caption(
+        "The way from a head to a logit is not a straight line: the feed-forward after it reads its output, and "
+        "the final LayerNorm divides the whole residual stream by a scale σ that the head itself changes. So: the "
+        "direct path u·c is the dot product with the token's output row (tied to its embedding), ignoring both; "
+        "through the final norm with σ held fixed it is one exact term of the logit (the logit is the sum of such "
+        "terms over everything added to the residual stream, plus u·β) but still leaves out the feed-forward's "
+        "reading; switching the head off measures everything together, exactly, but not the path."
+    )
+
+
+def show_after_softmax(translator: Translator, maps: SentenceMaps, at: RowAt) -> None:
+    """Steps 3–5 of the arithmetic for the row ``at``: values, W_O, and (last decoder layer) the logit."""
+    result, path = contribution_of_row(translator.model, translator.tokenizer, maps, at)
+    show_values(result, result.values.shape[1])
+    show_projection(result, at)
+    if path is not None:
+        show_logit(path, maps.tgt_out[at.query])
+    elif at.kind != "encoder":
+        st.caption(
+            "Choose the last decoder layer to follow a head to the logits: from lower layers the contribution passes "
+            "through later attention and feed-forward layers, where no single number says what it does (the What "
+            "if tab's “Switch heads off” measures any head's total effect)."
+        )

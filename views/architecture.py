@@ -1,0 +1,28 @@
+"""The architecture panel: where each map comes from, drawn from the model's own configuration."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from lab.attention.sentence_maps import KIND_TITLES, Kind
+from model.config import ModelConfig
+from viz.architecture_diagram import architecture_chart, architecture_frame
+
+
+def architecture_title(config: ModelConfig) -> str:
+    layers = f"{config.n_encoder_layers} encoder + {config.n_decoder_layers} decoder layers"
+    heads = f"{config.n_heads} heads of {config.d_head}"
+    return f"This model: {layers} · {heads} · d_model {config.d_model} · d_ff {config.d_ff}"
+
+
+def show_architecture(config: ModelConfig, kind: Kind, layer: int) -> None:
+    """The diagram with the attention block of ``kind`` at ``layer`` (0-based, as the page's layer controls) lit."""
+    frame = architecture_frame(config, kind, layer)
+    lit = f"lit: {KIND_TITLES[kind]}, layer {layer + 1} — the map you are looking at"
+    st.caption(
+        "Read from the bottom: tokens become vectors (embedding + position), pass up the encoder's layers, and the "
+        "encoder's output (the memory) feeds the cross-attention of every decoder layer. Each attention block makes "
+        "one map per head; the decoder's top layer feeds the softmax that gives every next token a probability."
+    )
+    with st.container(key="architecture", horizontal_alignment="center"):
+        st.altair_chart(architecture_chart(frame, architecture_title(config), lit), key="architecture_chart")

@@ -1,0 +1,157 @@
+"""The What if tab: change something in the model's input or inside the model, and watch the translation change.
+
+One tool runs at a time (the page's work stays bounded); each is computed by the model itself (``lab/whatif``).
+"""
+
+from __future__ import annotations
+
+import html
+
+import altair as alt
+import streamlit as st
+
+from lab.attention.explain import maps_of
+from lab.attention.sentence_maps import SentenceMaps, pick
+from lab.page.direction import Languages
+from lab.page.labels import axis_titles
+from lab.page.request import Request
+from lab.whatif.coverage_hint import THRESHOLD, coverage
+from lab.whatif.forced_prefix import Forced, force, prefix_ids
+from lab.whatif.steering import MAX_SOURCE
+from lab.whatif.subject import Subject
+from translate.translator import DecodeOptions, Translator
+from views.whatif_attribution import show_attribution
+from views.whatif_heads import show_heads
+from views.whatif_sampling import show_sampling
+from views.whatif_source import show_source_edit
+from viz.heatmap import attention_frame, attention_heatmap
+
+TOOLS = ("Force the English", "Change the Spanish", "Switch heads off", "Attribution", "Sampling", "Coverage")
+
+
+@st.cache_data(show_spinner="Continuing from your prefix…", max_entries=32)
+def forced(
+    directory: str, src_ids: tuple[int, ...], prefix: tuple[int, ...], original: tuple[int, ...],
+    options: DecodeOptions, _translator: Translator,
+) -> Forced:  # fmt: skip
+    return force(_translator.model, list(src_ids), list(prefix), list(original), options)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def forced_maps(
+    directory: str, src_ids: tuple[int, ...], tokens: tuple[int, ...], _translator: Translator
+) -> SentenceMaps:
+    """The maps of the forced output: one teacher-forced pass over exactly its tokens."""
+    return maps_of(_translator, list(src_ids), list(tokens))
+
+
+def forced_cross_map(subject: Subject, tokens: list[int], langs: Languages) -> None:
+    """Cross-attention of the new output at the page's decoder layer, mean of heads, on one 0–1 scale."""
+    maps = forced_maps(subject.directory, subject.src_ids, tuple(tokens), _translator=subject.translator)
+    frame = attention_frame(pick(maps.cross, subject.layer, None), maps.tgt_out, maps.src, inputs=maps.tgt_in)
+    title = f"Cross-attention of the new output — layer {subject.layer + 1}, mean of heads"
+    chart = attention_heatmap(frame, title, *axis_titles("cross", langs))
+    st.altair_chart(chart.encode(color=alt.Color("weight:Q", scale=alt.Scale(scheme="blues", domain=[0, 1]))),
+                    key="whatif_forced_map")  # fmt: skip
+
+
+def log_prob_line(label: str, log_prob: float) -> str:
+    return f"{label}: log p = {log_prob:.3f}"
+
+
+def show_forced(subject: Subject, langs: Languages) -> None:
+    """Force the English: the learner's prefix, then the model's continuation."""
+    st.caption(
+        f"Type how the {langs.tgt} should begin; the model is made to write exactly that, then continues with the "
+        f"page's {subject.search_name}. Both outputs are scored by the model (one teacher-forced pass each)."
+    )
+    tok = subject.translator.tokenizer
+    text = st.text_input(f"{langs.tgt} start", key="whatif_prefix", placeholder="e.g. The dog")
+    if not text.strip():
+        st.info(f"Type the start of an {langs.tgt} translation above.")
+        return
+    prefix = prefix_ids(tok, text)
+    result = forced(
+        subject.directory,
+        subject.src_ids,
+        tuple(prefix),
+        subject.tokens,
+        subject.options,
+        _translator=subject.translator,
+    )
+    st.caption("Forced subwords: " + " ".join(tok.tgt_pieces(result.prefix)))
+    if result.cut_prefix:
+        st.warning("The prefix is longer than the output this sentence may have: only its beginning was forced.")
+    left, right = st.columns(2)
+    left.markdown("**The model's output**")
+    left.code(tok.decode_tgt(list(subject.tokens)), language=None, wrap_lines=True)
+    left.text(log_prob_line("original", result.original_log_prob))
+    right.markdown("**Forced, then continued**")
+    with right.container(key="whatif_forced_output"):
+        st.code(tok.decode_tgt(result.tokens), language=None, wrap_lines=True)
+    difference = result.log_prob - result.original_log_prob
+    right.text(f"{log_prob_line('forced', result.log_prob)}  (Δ {difference:+.3f})")
+    if result.truncated:
+        right.warning("The continuation stopped at the output length limit.")
+    st.caption(
+        "A lower log-probability means the model finds your version less likely, not that it is a worse "
+        "translation. Forcing the model's own beginning gives back its own output (tested)."
+    )
+    forced_cross_map(subject, result.tokens, langs)
+
+
+def show_coverage(subject: Subject, langs: Languages) -> None:
+    """Source words that received little cross-attention over the whole output."""
+    maps: SentenceMaps = subject.maps
+    threshold = st.slider(
+        "Threshold (attention units)", 0.05, 1.0, THRESHOLD, 0.05, key="whatif_coverage_threshold",
+        help="One output subword spends 1 unit of attention over the source.",
+    )  # fmt: skip
+    words = coverage(maps, subject.layer, threshold)
+    st.caption(
+        f"Total cross-attention each {langs.src} word received over all output subwords (layer {subject.layer + 1}, "
+        f"mean of heads; a word's subwords summed; source EOS left out). Marked: below {threshold:.2f}, i.e. less "
+        "than that share of one output subword's attention in total — the model may not have translated it "
+        "(NMTVis's coverage hint). Attention is not explanation: a word can reach the output through other layers."
+    )
+    low = [w.word for w in words if w.low]
+    marked = " ".join(f"<mark>{html.escape(w.word)}</mark>" if w.low else html.escape(w.word) for w in words)
+    with st.container(key="whatif_coverage"):
+        st.markdown(marked, unsafe_allow_html=True)
+        st.dataframe(
+            {"word": [w.word for w in words], "total attention": [round(w.total, 3) for w in words],
+             "low": [w.low for w in words]},
+            hide_index=True,
+        )  # fmt: skip
+    st.caption(f"{len(low)} of {len(words)} words below the threshold." if low else "No word is below the threshold.")
+
+
+def show_whatif(
+    translator: Translator,
+    request: Request,
+    src_ids: list[int],
+    tokens: list[int],
+    maps: SentenceMaps,
+    dec: int,
+    langs: Languages,
+) -> None:
+    """The tool picker and the tool chosen, for the hypothesis ``tokens`` of the sentence ``src_ids`` of ``request``."""
+    st.caption(
+        "Ask the model “what if?”: change its input or its inside and see what it does. Every number here is "
+        "computed by the model itself; none of it proves why the model translates as it does."
+    )
+    if len(src_ids) > MAX_SOURCE:
+        st.info(f"This sentence has {len(src_ids)} subwords; the what-if tools take up to {MAX_SOURCE}.")
+        return
+    options = DecodeOptions(beam_size=request.beam_size, length_penalty=request.length_penalty)
+    subject = Subject(translator, request.model, tuple(src_ids), tuple(tokens), maps, options, dec)
+    tool = st.radio("Tool", TOOLS, key="whatif_tool", horizontal=True)
+    views = {
+        TOOLS[0]: show_forced,
+        TOOLS[1]: show_source_edit,
+        TOOLS[2]: show_heads,
+        TOOLS[3]: show_attribution,
+        TOOLS[4]: show_sampling,
+        TOOLS[5]: show_coverage,
+    }
+    views[tool or TOOLS[0]](subject, langs)

@@ -1,0 +1,142 @@
+"""The architecture as a diagram drawn from the model's own sizes: embeddings and positions, the encoder and decoder
+stacks layer by layer, the output softmax, and the attention block whose map is on the page lit."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+import altair as alt
+import pandas as pd
+
+WIDTH = 760  # pixels: wide enough for three sub-blocks of a decoder layer side by side
+ROW_PIXELS = 40  # per row of the diagram (a layer, the embeddings, the output)
+ENCODER_X, DECODER_X = (0.0, 36.0), (42.0, 100.0)  # the two columns, in diagram units (0–100 across)
+FILLS = {"io": "#e5f5e0", "layer": "#ffffff", "attention": "#deebf7", "feed-forward": "#f0f0f0", "lit": "#fdae6b"}
+
+
+class Sizes(Protocol):
+    """What the diagram reads of a model's configuration (``model.config.ModelConfig`` has it all)."""
+
+    d_model: int
+    n_heads: int
+    d_ff: int
+    n_encoder_layers: int
+    n_decoder_layers: int
+    src_vocab_size: int
+    tgt_vocab_size: int
+    positional: str
+
+
+def _box(part: str, kind: str, layer: int, x: tuple[float, float], row: int, label: str) -> dict[str, object]:
+    inset = 0.2 if part in ("attention", "feed-forward") else 0.08  # sub-blocks sit inside their layer's box
+    return {
+        "part": part,
+        "kind": kind,
+        "layer": layer,
+        "x": x[0],
+        "x2": x[1],
+        "y": row + inset,
+        "y2": row + 1 - inset,
+        "label": label,
+    }
+
+
+def _split(x: tuple[float, float], n: int) -> list[tuple[float, float]]:
+    """``n`` equal sub-blocks inside the span ``x``, with a margin."""
+    step = (x[1] - x[0] - 1.0) / n
+    return [(x[0] + 0.5 + i * step + 0.3, x[0] + 0.5 + (i + 1) * step - 0.3) for i in range(n)]
+
+
+def _layers(sizes: Sizes) -> list[dict[str, object]]:
+    """Every layer of both stacks, each with its attention and feed-forward blocks."""
+    d, heads = sizes.d_model, f"{sizes.n_heads} heads of {sizes.d_model // sizes.n_heads}"
+    feed = f"feed-forward\n{d} → {sizes.d_ff} → {d}"
+    boxes = []
+    for i in range(sizes.n_encoder_layers):
+        attention, forward = _split(ENCODER_X, 2)
+        boxes.append(_box("layer", "encoder", i, ENCODER_X, i + 1, ""))
+        boxes.append(_box("attention", "encoder", i, attention, i + 1, f"self-attention\n{heads}"))
+        boxes.append(_box("feed-forward", "", i, forward, i + 1, feed))
+    for i in range(sizes.n_decoder_layers):
+        masked, cross, forward = _split(DECODER_X, 3)
+        boxes.append(_box("layer", "decoder", i, DECODER_X, i + 1, ""))
+        boxes.append(_box("attention", "decoder", i, masked, i + 1, f"masked self-attention\n{heads}"))
+        boxes.append(_box("attention", "cross", i, cross, i + 1, f"cross-attention\n{heads}"))
+        boxes.append(_box("feed-forward", "", i, forward, i + 1, feed))
+    return boxes
+
+
+def architecture_frame(sizes: Sizes, kind: str, layer: int) -> pd.DataFrame:
+    """One row per box: part ("io", "layer", "attention", "feed-forward"), the attention kind it computes
+    ("encoder", "decoder", "cross"; a layer box: its stack), its layer (0-based; -1 for none), corners in diagram
+    units (rows from the bottom), label; ``lit`` marks the attention block of ``kind`` at ``layer`` and its layer."""
+    d, positions = sizes.d_model, f"+ {sizes.positional} positions"
+    output = f"linear + softmax: p(next token)\nover {sizes.tgt_vocab_size} tokens"
+    top_encoder, top_decoder = sizes.n_encoder_layers + 1, sizes.n_decoder_layers + 1
+    frame = pd.DataFrame(
+        [
+            _box("io", "", -1, ENCODER_X, 0, f"source embedding ({sizes.src_vocab_size} × {d})\n{positions}"),
+            _box("io", "", -1, DECODER_X, 0, f"target embedding ({sizes.tgt_vocab_size} × {d})\n{positions}"),
+            *_layers(sizes),
+            _box("io", "memory", -1, ENCODER_X, top_encoder, f"memory: one {d}-vector\nper source token"),
+            _box("io", "", -1, DECODER_X, top_decoder, output),
+        ]
+    )
+    stack = "encoder" if kind == "encoder" else "decoder"
+    block = (frame["part"] == "attention") & (frame["kind"] == kind)
+    frame["lit"] = (frame["layer"] == layer) & (block | ((frame["part"] == "layer") & (frame["kind"] == stack)))
+    frame["fill"] = [
+        FILLS["lit"] if lit and part != "layer" else FILLS[part]
+        for lit, part in zip(frame["lit"], frame["part"], strict=True)
+    ]
+    return frame
+
+
+def _links(frame: pd.DataFrame) -> pd.DataFrame:
+    """Lines the data flows along: up each stack, and from the memory into every cross-attention block."""
+    rows = []
+    for x in (ENCODER_X, DECODER_X):
+        column = frame[frame["part"].isin(["io", "layer"]) & (frame["x"] == x[0])].sort_values("y")
+        centre = (x[0] + x[1]) / 2
+        spans = zip(column["y2"], column["y"].iloc[1:], strict=False)
+        rows += [{"x": centre, "y": top, "x2": centre, "y2": bottom} for top, bottom in spans]
+    memory = frame[frame["kind"] == "memory"].iloc[0]
+    bus, level = (ENCODER_X[1] + DECODER_X[0]) / 2, (memory["y"] + memory["y2"]) / 2
+    middles = [(c["y"] + c["y2"]) / 2 for _, c in frame[frame["kind"] == "cross"].iterrows()]
+    rows.append({"x": memory["x2"], "y": level, "x2": bus, "y2": level})  # the memory, down a bus between the stacks
+    rows.append({"x": bus, "y": level, "x2": bus, "y2": min(middles, default=level)})
+    rows += [{"x": bus, "y": y, "x2": DECODER_X[0], "y2": y} for y in middles]  # into every decoder layer
+    return pd.DataFrame(rows, columns=["x", "y", "x2", "y2"])
+
+
+def architecture_chart(frame: pd.DataFrame, title: str, subtitle: str) -> alt.LayerChart:
+    """The boxes of ``architecture_frame`` with their labels and the lines between them, on a fixed grid."""
+    n_rows = round(float(frame["y2"].max()))
+    across, up = alt.Scale(domain=[0, 100]), alt.Scale(domain=[0, n_rows])
+    links = (
+        alt.Chart(_links(frame))
+        .mark_rule(color="#999999", strokeWidth=1.5)
+        .encode(x=alt.X("x:Q", axis=None, scale=across), y=alt.Y("y:Q", axis=None, scale=up), x2="x2:Q", y2="y2:Q")
+    )
+    boxes = (
+        alt.Chart(frame)
+        .mark_rect(cornerRadius=3, opacity=1)
+        .encode(
+            x=alt.X("x:Q", axis=None, scale=across),
+            x2="x2:Q",
+            y=alt.Y("y:Q", axis=None, scale=up),
+            y2="y2:Q",
+            color=alt.Color("fill:N", scale=None),
+            stroke=alt.condition(alt.datum.lit, alt.value("#e6550d"), alt.value("#999999")),
+            strokeWidth=alt.condition(alt.datum.lit, alt.value(3), alt.value(1)),
+            tooltip=[alt.Tooltip("label:N", title="block")],
+        )
+    )
+    named = frame[frame["label"] != ""].assign(cx=lambda f: (f["x"] + f["x2"]) / 2, cy=lambda f: (f["y"] + f["y2"]) / 2)
+    labels = (
+        alt.Chart(named)
+        .mark_text(fontSize=10, lineBreak="\n", baseline="middle")
+        .encode(x=alt.X("cx:Q", axis=None, scale=across), y=alt.Y("cy:Q", axis=None, scale=up), text="label:N")
+    )
+    chart = alt.layer(links, boxes, labels, title=alt.Title(title, subtitle=subtitle))
+    return chart.properties(width=WIDTH, height=ROW_PIXELS * n_rows)

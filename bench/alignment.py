@@ -6,6 +6,9 @@ the row that outputs the word; "shift": the row where it is the decoder input), 
 intersection and grow-diag-final-and, and by Shift-Att (Chen et al. 2020). ``--dev`` picks each extraction's
 layer / head / reading / threshold; ``--gold`` is only scored. Beside them: the diagonal baseline, and eflomal
 trained on the model's training corpus (or ``--corpus``) plus the gold sentences, tokenised like the gold.
+Attribution rows (lab/alignment/attribution_aligner.py): the same extractions read off input × gradient of every
+output token over the source (|x·g| and ‖x ⊙ g‖), and integrated gradients with ``--ig-steps`` points (off by
+default: each point costs as much again as input × gradient), kind / reading / threshold chosen on ``--dev`` too.
 A model trained with guided alignment (``optim.guided_alignment``) also gets a row for the head it taught, read
 as it was taught: argmax of the row that predicts each word.
 ``--save`` stores the figures (never the gold text) in the model directory, where the app's alignment tab reads its
@@ -32,6 +35,7 @@ from tqdm import tqdm
 from data.alignments import eflomal_links
 from data.corpus import read_corpus
 from data.readers import Reading
+from lab.alignment.attribution_aligner import AttributedPair, attribute_gold, attribution_methods
 from lab.alignment.bench_result import EFLOMAL, gold_file_of, save_alignment
 from lab.alignment.methods import EXTRACTIONS, ForcedPair, Method, force_decode, methods
 from lab.alignment.scoring import GoldPair, Link, Score, diagonal, read_gold, score, tokenize
@@ -105,6 +109,28 @@ def eflomal_record(corpora: list[Path], test: GoldSet, dev: GoldSet | None) -> t
     return record(name, score(ours[:n], [p.links for p in test.pairs]), on_dev, baseline=EFLOMAL), ""
 
 
+def attribution_records(translator: Translator, test: GoldSet, dev: GoldSet | None, steps: int) -> list[dict[str, Any]]:
+    """Each attribution extraction at its best dev choice (without dev: each kind's argmax of the "predicts" rows)."""
+
+    def attributed(gold: GoldSet, what: str) -> list[AttributedPair]:
+        return [attribute_gold(translator, p, steps) for p in tqdm(gold.pairs, desc=f"attributing {what}")]
+
+    def scored(method: Any, pairs: list[AttributedPair], gold: GoldSet) -> Score:
+        return score([method.links(a) for a in pairs], [p.links for p in gold.pairs])
+
+    on_test, on_dev = attributed(test, "gold"), attributed(dev, "dev") if dev else None
+    records = []
+    for extraction, group in attribution_methods(steps).items():
+        if on_dev is None or dev is None:
+            fixed = [m for m in group if extraction == "argmax" and m.reading == "predicts"]
+            records += [record(m.name, scored(m, on_test, test), None, **m.fields()) for m in fixed]
+            continue
+        best = min(group, key=lambda m: scored(m, on_dev, dev).aer)  # the first on ties
+        fields = best.fields() | {"chosen_on_dev": True}
+        records.append(record(best.name, scored(best, on_test, test), scored(best, on_dev, dev), **fields))
+    return records
+
+
 def print_table(title: str, records: list[dict[str, Any]]) -> None:
     print(f"\n{title}\n\n| method | dev AER | precision | recall | AER |\n|---|---:|---:|---:|---:|")
     for r in records:
@@ -124,6 +150,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--json", type=Path, default=None, help="write the records as a JSON list here")
     parser.add_argument("--save", action="store_true", help="store the figures in the model directory (needs --dev)")
     parser.add_argument("--benchmark", default="XL-WA", help="the gold data's name, as the app shows it")
+    parser.add_argument("--no-attribution", action="store_true", help="leave the attribution rows out")
+    parser.add_argument(
+        "--ig-steps",
+        type=int,
+        default=0,
+        help="integrated gradients' points (0 = input × gradient only; each costs as much)",
+    )
     parser.add_argument("--threads", type=int, default=0, help="torch threads (0 = torch's default)")
     args = parser.parse_args(argv)
     if args.save and not args.dev:
@@ -157,6 +190,9 @@ def main(argv: list[str] | None = None) -> int:
         summary.append(record(name, test.score(taught.links), on_dev, guided_alignment=True, **taught.fields()))
     grid = [measure(m, test, dev, **m.fields()) for m in candidates["argmax"] + candidates["Shift-Att"]]
     attention_s = time.perf_counter() - started
+    if not args.no_attribution:
+        summary += attribution_records(translator, test, dev, args.ig_steps)
+    attribution_s = time.perf_counter() - started - attention_s
     corpora = args.corpus or training_corpora(args.model)
     eflomal, note = (None, "eflomal skipped (--no-eflomal)") if args.no_eflomal else eflomal_record(corpora, test, dev)
     summary += [eflomal] if eflomal else []
@@ -165,12 +201,21 @@ def main(argv: list[str] | None = None) -> int:
     print_table("Baselines and each extraction at its best dev choice (scores on the scored set):", summary)
     print_table("Every decoder layer and head, argmax per English word; Shift-Att per layer:", grid)
     print("\n" + "\n".join(f"- {name}: {text}" for name, text in EXTRACTIONS.items()))
+    print("- attribution, …: the extraction read off each English word's attribution over the Spanish words (rows")
+    print("  as shares), not off attention; |x·g| and ‖x ⊙ g‖ are input × gradient, |IG| integrated gradients.")
     print("- AER = 1 − F1 (no sure/possible split), links counted over the whole set.")
     if note:
         print(note)
     if dev is None:
         print("No --dev: nothing chosen, only the fixed readings are reported.")
-    print(f"Time: {attention_s:.0f} s model and attention, {time.perf_counter() - started:.0f} s in all.")
+    if args.no_attribution:
+        print("Attribution skipped (--no-attribution).")
+    elif not args.ig_steps:
+        print("Integrated gradients not run (--ig-steps N adds them, at N + 1 times the attribution time).")
+    print(
+        f"Time: {attention_s:.0f} s model and attention, {attribution_s:.0f} s attribution, "
+        f"{time.perf_counter() - started:.0f} s in all."
+    )
     names = {r["method"] for r in summary}
     records = summary + [r for r in grid if r["method"] not in names]
     if args.json:

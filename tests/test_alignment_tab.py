@@ -9,15 +9,20 @@ import re
 import shutil
 from pathlib import Path
 
+import pandas as pd
+import pyarrow as pa
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from lab.alignment.attribution_aligner import AttributionMethod, attribute_gold
 from lab.alignment.bench_result import AlignmentFileError, GoldFile, load_alignment, save_alignment
 from lab.alignment.gold import DEFAULT_GOLD, GOLD_ENV, gold_path, offered, pair_for, source_text
 from lab.alignment.methods import Method, force_decode
 from lab.alignment.scoring import read_gold
-from model.run_dir import ALIGNMENT_FILE, REPO_ROOT
+from model.run_dir import ALIGNMENT_FILE, CONFIG_FILE, REPO_ROOT
 from translate.translator import DEFAULT_MODEL, Translator
+from views.alignment_tab import SCORES_DEFINED
+from viz.alignment_lines import AGREEMENT, ATTENTION, BOTH, PEOPLE, agreement_chart, agreement_frames
 
 APP = str(REPO_ROOT / "app.py")
 GOLD = (  # English, Spanish, links (English index - Spanish index), as XL-WA writes them
@@ -66,6 +71,14 @@ def alignment_tab(at: AppTest) -> AppTest:
     return at
 
 
+def gold_chart(at: AppTest) -> pd.DataFrame:
+    """The links of the reference alignment drawn in the gold score (the chart's data, as the browser gets it)."""
+    (chart,) = at.main.get_by_key("gold_score").get("vega_lite_chart")
+    frames = [pa.ipc.open_stream(d.data.data).read_all().to_pandas() for d in chart.proto.datasets]
+    (links,) = [f for f in frames if "drawn by" in f.columns]
+    return links
+
+
 def translate(at: AppTest) -> AppTest:
     at.button(key="translate").click().run()
     assert not at.exception, [e.message for e in at.exception]
@@ -98,7 +111,8 @@ def test_bench_save_stores_figures_only_and_the_app_reads_back_its_dev_choice(mo
     assert not words & set(re.findall(r"\w+", text))  # no gold word, only figures
     payload = json.loads(text)
     assert payload["test"]["pairs"] == 3 and len(payload["test"]["sha256"]) == 64
-    (record,) = [r for r in payload["records"] if r.get("chosen_on_dev") and r["extraction"] == "argmax"]
+    chosen = [r for r in payload["records"] if r.get("chosen_on_dev") and r["extraction"] == "argmax"]
+    (record,) = [r for r in chosen if "attribution" not in r]  # the attention's: the app's default aligner
     stored = load_alignment(model_dir)
     assert stored is not None and stored.best == Method.from_fields(record)
     assert (stored.aer, stored.dev_aer, stored.eflomal_aer) == (record["aer"], record["dev_aer"], None)
@@ -126,6 +140,7 @@ def test_the_shipped_model_stores_its_best_aligner_as_figures_only() -> None:
         "baseline",
         "chosen_on_dev",
         *Method.fields(stored.best),
+        *AttributionMethod("integrated", "predicts", "argmax").fields(),
     }
     assert all(set(r) <= allowed for r in payload["records"])  # names and figures: no room for a sentence
 
@@ -142,6 +157,9 @@ def test_the_tab_names_the_stored_best_aligner_and_starts_on_it(app_env: Path, t
     caption = at.main.get_by_key("best_aligner").caption[0].value
     assert caption.startswith("Best aligner of this model on XL-WA test: layer 1, head 2")
     assert "(AER 0.43; eflomal 0.21)" in caption
+    said = [c.value for c in at.main.get_by_key("best_aligner").caption]
+    assert said[1].startswith("eflomal (Östling & Tiedemann 2016) is a statistical word aligner")
+    assert at.main.get_by_key("scores_defined").caption[0].value == SCORES_DEFINED
     assert at.selectbox(key="align_layer").value == 0 and at.selectbox(key="align_head").value == 1
     assert at.radio(key="reading").value == "shift"
     assert at.selectbox(key="head").value == -1  # the maps above keep their own default (mean of heads)
@@ -183,7 +201,39 @@ def test_a_picked_gold_sentence_is_scored_as_the_bench_scores_it(app_env: Path, 
         assert caption.startswith(f"{expected.correct} of the {expected.predicted} links drawn")
         assert f"among the {expected.gold} links people drew" in caption
         table = at.dataframe[-1].value
-        assert (table["drawn by"] != "attention").sum() == expected.gold == 5
+        assert (table["drawn by"] != ATTENTION).sum() == expected.gold == 5
+        assert (table["drawn by"] != PEOPLE).sum() == expected.predicted
+        assert (table["drawn by"] == BOTH).sum() == expected.correct
+        drawn = gold_chart(at)  # the reference the score is computed on, drawn with people's links
+        assert sorted(drawn["target"]) == sorted(table["English"]) and set(drawn["drawn by"]) <= set(AGREEMENT)
+    assert at.main.get_by_key("scores_defined").caption[0].value == SCORES_DEFINED
+
+
+def test_the_links_can_be_read_off_attribution_and_are_scored_as_the_bench_scores_them(
+    app_env: Path, tmp_path: Path
+) -> None:
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    at.selectbox(key="gold").select_index(0).run()
+    at = alignment_tab(translate(at))
+    at.radio(key="align_from").set_value("attribution").run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert not [s for s in at.selectbox if s.key in ("align_layer", "align_head")]  # no layer or head to choose
+    assert len(at.main.get("vega_lite_chart")) >= 2  # the translation's links and the scored reference's
+    pair = read_gold(tmp_path / "gold.tsv")[0]
+    attributed = attribute_gold(Translator.load(app_env), pair)
+    for kind in ("grad_x_input_norm", "grad_x_input"):
+        at.selectbox(key="align_attribution").set_value(kind).run()
+        assert not at.exception
+        expected = AttributionMethod(kind, "predicts", "argmax").score_on(attributed, pair)  # type: ignore[arg-type]
+        shown = {m.label: m.value for m in at.main.get_by_key("gold_score").metric}
+        assert shown["AER"] == f"{expected.aer:.3f}" and shown["Precision"] == f"{expected.precision:.3f}"
+        assert (
+            at.main.get_by_key("gold_score")
+            .caption[0]
+            .value.startswith(
+                f"{expected.correct} of the {expected.predicted} links drawn at attribution (input × gradient"
+            )
+        )
 
 
 def test_an_edited_gold_sentence_is_not_scored(app_env: Path) -> None:
@@ -221,3 +271,40 @@ def test_a_model_of_another_language_pair_is_offered_no_gold_sentences(app_env: 
     at = alignment_tab(translate(at))
     with pytest.raises(KeyError):
         at.main.get_by_key("gold_score")
+
+
+def test_the_layer_options_follow_the_model_shown(
+    model_dir: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """From the shipped model (several decoder layers) to a run with one: the tab offers that run's one layer."""
+    monkeypatch.setenv("LAB_MODEL_DIR", str(DEFAULT_MODEL))
+    monkeypatch.setenv("LAB_RUNS_DIR", str(model_dir.parent))
+    monkeypatch.setenv("LAB_THREADS", "1")
+    monkeypatch.setenv(GOLD_ENV, str(tmp_path / "absent.tsv"))
+    n_shipped = json.loads((DEFAULT_MODEL / CONFIG_FILE).read_text())["n_decoder_layers"]
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    at.text_area(key="source").set_value("El gato negro duerme.")
+    at = alignment_tab(translate(at))
+    assert at.selectbox(key="align_layer").options == [f"layer {i + 1}" for i in range(n_shipped)]
+    at.selectbox(key="align_layer").select(n_shipped - 1).run()  # the learner picks the shipped model's last layer
+    assert n_shipped > 1 and at.selectbox(key="model").options[1] == f"run: {model_dir.name}"
+    at.selectbox(key="model").select_index(1).run()
+    at = translate(at)
+    assert at.selectbox(key="align_layer").options == ["layer 1"] and at.selectbox(key="align_layer").value == 0
+    said = [c.value for c in at.caption] + [b.label for b in at.button] + [o for s in at.selectbox for o in s.options]
+    assert not [line for line in said if "layer 2" in line or f"layer {n_shipped}" in line]
+
+
+def test_the_agreement_drawing_has_each_link_once_coloured_by_who_drew_it() -> None:
+    drawn, gold = {(0, 0): 0.9, (1, 1): 0.6}, {(0, 0), (1, 2), (2, 1)}
+    tokens, links = agreement_frames(["El", "gato", "rojo"], ["The", "red", "cat"], drawn, gold, "Spanish", "English")
+    assert list(zip(links["target"], links["source"], links["drawn by"], strict=True)) == [
+        ("The", "El", BOTH),
+        ("red", "gato", ATTENTION),
+        ("red", "rojo", PEOPLE),
+        ("cat", "gato", PEOPLE),
+    ]
+    assert links["weight"].isna().tolist() == [False, False, True, True]  # people give links, not weights
+    spec = agreement_chart(tokens, links, "t", "Spanish", "English").to_dict()
+    assert spec["resolve"] == {"scale": {"color": "independent"}}  # who drew a link and which sentence: two legends
+    assert spec["layer"][0]["encoding"]["color"]["scale"]["domain"] == list(AGREEMENT)

@@ -1,5 +1,6 @@
-"""The alignment tab: hard links read off the cross-attention, the model's best aligner, and, for a gold sentence,
-how the chosen layer and head score against people's links. Plus the picker of gold sentences beside the input.
+"""The alignment tab: hard links read off the cross-attention, the model's best aligner (beside eflomal, a
+statistical aligner), and, for a gold sentence, the alignment scored (the model forced to write the reference) drawn
+with people's links and how the chosen layer and head score against them. Plus the picker of gold sentences.
 
 Logic lives in ``lab/alignment/`` (links, methods, bench_result, gold, scoring), the chart in
 ``viz/alignment_lines``. The score is computed by the bench's own code (``Method.score_on`` on ``force_decode``).
@@ -9,21 +10,41 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pandas as pd
+import numpy as np
 import streamlit as st
 
+from lab.alignment.attribution_aligner import (
+    KINDS,
+    MAX_TAB_TOKENS,
+    TAB_KINDS,
+    AttributedPair,
+    AttributionMethod,
+    attribute_gold,
+    translation_matrix,
+)
 from lab.alignment.bench_result import APP_EXTRACTION, AlignmentFileError, StoredAlignment, load_alignment
 from lab.alignment.gold import GOLD_ENV, fits, gold_path, offered, pair_for, source_text
-from lab.alignment.links import READINGS, align
+from lab.alignment.links import READINGS, Alignment, align, align_matrix
 from lab.alignment.methods import ForcedPair, Method, force_decode
 from lab.alignment.scoring import GoldPair, read_gold
 from lab.attention.sentence_maps import SentenceMaps
 from lab.page.direction import Languages
 from translate.translator import Translator
-from viz.alignment_lines import alignment_chart, alignment_frames
+from viz.alignment_lines import agreement_chart, agreement_frames, alignment_chart, alignment_frames
 
-ALIGNER_KEYS = ("align_layer", "align_head", "reading")  # reset when the model changes: each has its own best
+ALIGNER_KEYS = (
+    "align_layer",
+    "align_head",
+    "reading",
+    "align_from",
+    "align_attribution",
+)  # reset when the model changes: each has its own best
 GOLD_CREDIT = "XL-WA dev (Martelli et al. 2023, CC BY-NC-SA 4.0)"
+SOURCES = {
+    "attention": "Cross-attention (a layer and a head)",
+    "attribution": "Attribution (input × gradient of each output token over the source)",
+}
+Aligner = Method | AttributionMethod
 
 
 # --- gold sentences: picked beside the input, scored in the tab ---
@@ -86,6 +107,22 @@ def forced_gold(
     return force_decode(_translator, GoldPair(list(target), list(source), frozenset()))
 
 
+@st.cache_data(show_spinner="Attributing each output token…", max_entries=16)
+def attributed_gold(
+    directory: str, target: tuple[str, ...], source: tuple[str, ...], _translator: Translator
+) -> AttributedPair:
+    """The bench's attribution of one gold pair, input × gradient only (cached per model and pair)."""
+    return attribute_gold(_translator, GoldPair(list(target), list(source), frozenset()))
+
+
+@st.cache_data(show_spinner="Attributing each output token…", max_entries=16)
+def attributed_translation(
+    directory: str, src_ids: tuple[int, ...], out_ids: tuple[int, ...], kind: str, _translator: Translator
+) -> np.ndarray:
+    """(T, S) |input × gradient| of the translation shown (cached per model, sentence and kind)."""
+    return translation_matrix(_translator, list(src_ids), list(out_ids), kind)
+
+
 # --- the model's best aligner and the layer, head and reading shown ---
 
 
@@ -97,8 +134,10 @@ def stored_best(directory: str) -> StoredAlignment | None:
         return None
 
 
-def where(method: Method) -> str:
-    """ "layer 2, mean of heads" (1-based, as the selectors name them)."""
+def where(method: Aligner) -> str:
+    """ "layer 2, mean of heads" (1-based, as the selectors name them), or the kind of attribution."""
+    if isinstance(method, AttributionMethod):
+        return f"attribution ({KINDS[method.kind]})"
     return f"layer {method.layer + 1}, {'mean of heads' if method.head is None else f'head {method.head + 1}'}"
 
 
@@ -111,6 +150,25 @@ def best_caption(stored: StoredAlignment) -> str:
     )
 
 
+def eflomal_caption(stored: StoredAlignment) -> str:
+    """What eflomal is and where its figure comes from ("" when the bench did not run it)."""
+    if stored.eflomal_aer is None:
+        return ""
+    return (
+        f"eflomal (Östling & Tiedemann 2016) is a statistical word aligner, no neural network and no attention: "
+        f"trained by python -m bench.alignment on this model's training corpus plus the {stored.benchmark} "
+        "sentences (their text, never their links), both directions joined (grow-diag-final-and), then scored on "
+        "the same test links. It is the comparison point: what a dedicated aligner reaches on these sentences."
+    )
+
+
+SCORES_DEFINED = (
+    "Precision: the share of the links drawn that people drew too. Recall: the share of people's links that are "
+    "drawn. AER (alignment error rate) = 1 − 2 × precision × recall ÷ (precision + recall): 0 when the two "
+    "alignments agree exactly, 1 when they share no link."
+)
+
+
 def follow_maps(dec: int, head: int | None) -> None:
     """The button's callback: the alignment takes the decoder layer and head of the maps above."""
     st.session_state["align_layer"], st.session_state["align_head"] = dec, -1 if head is None else head
@@ -118,12 +176,32 @@ def follow_maps(dec: int, head: int | None) -> None:
 
 def aligner_choice(
     maps: SentenceMaps, directory: str, stored: StoredAlignment | None, dec: int, head: int | None
-) -> Method:
-    """Layer, head and reading of the alignment: the model's stored best by default, else the last layer's mean."""
+) -> Aligner:
+    """Attention (layer, head, reading: the model's stored best by default) or attribution (kind, reading)."""
     if st.session_state.get("align_model") != directory:  # another model: start from its own best
         for key in ALIGNER_KEYS:
             st.session_state.pop(key, None)
         st.session_state["align_model"] = directory
+    source = st.radio("Links read from", list(SOURCES), format_func=SOURCES.get, key="align_from", horizontal=True)
+    if source == "attribution":
+        return attribution_choice()
+    return attention_choice(maps, stored, dec, head)
+
+
+def attribution_choice() -> AttributionMethod:
+    """Kind (input × gradient: one backward pass per output token) and reading of an attribution alignment."""
+    kind = st.selectbox("Attribution", TAB_KINDS, format_func=KINDS.get, key="align_attribution")
+    reading = st.radio("Reading", list(READINGS), format_func=READINGS.get, key="reading")
+    st.caption(
+        "Each output token's log-probability is differentiated with respect to the source token vectors (one backward "
+        f"pass per token, at most {MAX_TAB_TOKENS} tokens); a source word's share of the total is its weight. "
+        "Integrated gradients, per token, are in the What-if tab. Attribution is not explanation either."
+    )
+    return AttributionMethod(kind or TAB_KINDS[0], reading, APP_EXTRACTION)
+
+
+def attention_choice(maps: SentenceMaps, stored: StoredAlignment | None, dec: int, head: int | None) -> Method:
+    """Layer, head and reading of the alignment: the model's stored best by default, else the last layer's mean."""
     n_layers, n_heads = maps.n_layers("cross"), maps.n_heads
     best = stored.best if stored else None
     if best is None or best.layer >= n_layers or (best.head or 0) >= n_heads:
@@ -139,12 +217,13 @@ def aligner_choice(
         format_func=lambda h: "mean of heads" if h < 0 else f"head {h + 1}",
         key="align_head",
     )
-    c.button(
-        f"Same as the maps above ({where(Method(APP_EXTRACTION, dec, head, 'predicts'))})",
-        key="align_follow",
-        on_click=follow_maps,
-        args=(dec, head),
-    )
+    if dec < n_layers and (head or 0) < n_heads:  # the maps above show this model too
+        c.button(
+            f"Same as the maps above ({where(Method(APP_EXTRACTION, dec, head, 'predicts'))})",
+            key="align_follow",
+            on_click=follow_maps,
+            args=(dec, head),
+        )
     reading = st.radio(
         "Reading", list(READINGS), index=list(READINGS).index(best.reading), format_func=READINGS.get, key="reading"
     )
@@ -164,49 +243,92 @@ def show_alignment(
     words: bool,
     langs: Languages,
 ) -> None:
-    stored = stored_best(directory)
+    stored, pair = stored_best(directory), gold_pair(text, langs)
     if stored is not None:
         with st.container(key="best_aligner"):
             st.caption(best_caption(stored))
+            if eflomal_caption(stored):
+                st.caption(eflomal_caption(stored))
+    if stored is not None or pair is not None:
+        with st.container(key="scores_defined"):
+            st.caption(SCORES_DEFINED)
     st.info(
         "Attention is not explanation: an alignment read from attention is a window into the model, not proof "
         "of why it chose a word."
     )
     method = aligner_choice(maps, directory, stored, dec, head)
-    st.caption(
-        f"Each {langs.tgt} unit linked to the {langs.src} unit it attends to most, in the cross-attention of the "
-        "decoder layer and head chosen here."
+    show_own_alignment(translator, directory, maps, method, words, langs)
+    if pair is not None:
+        show_gold_score(translator, directory, pair, method, langs)
+
+
+def own_alignment(
+    translator: Translator, directory: str, maps: SentenceMaps, method: Aligner, words: bool
+) -> Alignment | None:
+    """The links of the translation shown above; None (and why, on the page) when attribution is out of bounds."""
+    if isinstance(method, Method):
+        return align(maps, method.layer, method.head, method.reading, words)
+    ids = maps.maps
+    try:
+        matrix = attributed_translation(
+            directory, tuple(ids.src_ids), tuple(ids.tgt_out_ids), method.kind, _translator=translator
+        )
+    except ValueError as err:
+        st.info(f"No attribution alignment for this translation: {err}.")
+        return None
+    return align_matrix(maps, matrix, method.reading, words)
+
+
+def show_own_alignment(
+    translator: Translator, directory: str, maps: SentenceMaps, method: Aligner, words: bool, langs: Languages
+) -> None:
+    """The hard links of the translation shown above, read off the chosen layer, head and reading (or attribution)."""
+    read_off = (
+        "cross-attention of the decoder layer and head chosen here"
+        if isinstance(method, Method)
+        else f"{KINDS[method.kind]} attribution (the source unit that moved the output unit most)"
     )
-    result = align(maps, method.layer, method.head, method.reading, words)
+    st.caption(
+        f"Each {langs.tgt} unit of the translation above linked to the {langs.src} unit it attends to most, in the {read_off}."
+    )
+    result = own_alignment(translator, directory, maps, method, words)
+    if result is None:
+        return
     st.caption(
         f"Left out before the argmax: source {', '.join(result.excluded) or 'nothing'} (end-of-sentence and "
         f"padding soak up attention). The final </s> row has no {langs.tgt} word. The maps above are unchanged."
     )
     links = [(link.target, link.source, link.weight) for link in result.links]
     tokens, link_frame = alignment_frames(result.source, result.target, links, langs.src, langs.tgt)
-    chart = alignment_chart(tokens, link_frame, "Alignment", langs.src, langs.tgt)
+    chart = alignment_chart(tokens, link_frame, "Alignment of the translation above", langs.src, langs.tgt)
     st.altair_chart(chart, key="alignment", width="stretch")
     st.dataframe(
         link_frame[["target", "source", "weight"]].rename(columns={"target": langs.tgt, "source": langs.src}),
         hide_index=True,
     )
-    show_gold_score(translator, directory, text, method, langs)
 
 
-def show_gold_score(translator: Translator, directory: str, text: str, method: Method, langs: Languages) -> None:
-    """For a gold sentence: precision, recall and AER of ``method`` on it, as ``bench.alignment`` scores it."""
+def gold_pair(text: str, langs: Languages) -> GoldPair | None:
+    """The gold pair whose source side is ``text`` (None for other text, another language pair, no gold file)."""
     if not fits(langs):
-        return
+        return None
     _, pairs, _ = gold_pairs()
-    pair = pair_for(pairs, text) if pairs else None
-    if pair is None:
-        return
+    return pair_for(pairs, text) if pairs else None
+
+
+def show_gold_score(translator: Translator, directory: str, pair: GoldPair, method: Aligner, langs: Languages) -> None:
+    """For a gold sentence: the alignment scored (the model forced to write the reference) drawn beside people's
+    links, and precision, recall and AER of ``method`` on it, as ``bench.alignment`` scores it."""
     try:
-        forced = forced_gold(directory, tuple(pair.target), tuple(pair.source), _translator=translator)
+        read = attributed_gold if isinstance(method, AttributionMethod) else forced_gold
+        forced = read(directory, tuple(pair.target), tuple(pair.source), _translator=translator)
     except ValueError as err:
         st.info(f"This gold sentence is not scored: {err}")
         return
     found = method.score_on(forced, pair)
+    weights = method.word_weights(forced)  # (gold target words, gold source words)
+    drawn = {(i, j): float(weights[i, j]) for i, j in method.links(forced)}
+    tokens, frame = agreement_frames(pair.source, pair.target, drawn, pair.links, langs.src, langs.tgt)
     with st.container(key="gold_score"):
         st.subheader("Against people's alignment of this sentence")
         a, b, c = st.columns(3)
@@ -220,23 +342,11 @@ def show_gold_score(translator: Translator, directory: str, text: str, method: M
             f"argmax per {langs.tgt} word) are among the {found.gold} links people drew. Scored as bench.alignment "
             f"scores it: the model reads the {langs.src} sentence and is forced to write the reference {langs.tgt} of "
             f"{GOLD_CREDIT}, not the translation above; subwords are joined into the reference's words whatever "
-            'the "Whole words" switch says.'
+            'the "Whole words" switch says. Drawn below: green, both drew the link; orange, the attention only; '
+            "grey, people only. Precision = green ÷ (green + orange), recall = green ÷ (green + grey)."
         )
-    st.dataframe(link_table(method.links(forced), pair, langs), hide_index=True, key="gold_links")
-
-
-def link_table(drawn: set[tuple[int, int]], pair: GoldPair, langs: Languages) -> pd.DataFrame:
-    """Every link drawn or gold, in English word order: the two words and who drew it."""
-    rows = [
-        {
-            langs.tgt: pair.target[i],
-            langs.src: pair.source[j],
-            "drawn by": "both"
-            if (i, j) in drawn and (i, j) in pair.links
-            else "attention"
-            if (i, j) in drawn
-            else "people",
-        }
-        for i, j in sorted(drawn | pair.links)
-    ]
-    return pd.DataFrame(rows, columns=[langs.tgt, langs.src, "drawn by"])
+        title = f"Scored: the reference {langs.tgt}, {where(method)}, beside people's links"
+        chart = agreement_chart(tokens, frame, title, langs.src, langs.tgt)
+        st.altair_chart(chart, key="gold_alignment", width="stretch")
+    table = frame[["target", "source", "drawn by"]].rename(columns={"target": langs.tgt, "source": langs.src})
+    st.dataframe(table, hide_index=True, key="gold_links")

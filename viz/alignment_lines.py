@@ -1,8 +1,9 @@
-"""Alignment view: the two sentences one above the other, a line from each target unit to its source unit."""
+"""Alignment view: the two sentences one above the other, a line from each target unit to its source unit; and
+two alignments of one pair in one drawing (the attention's and people's), each line coloured by who drew it."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import altair as alt
 import pandas as pd
@@ -13,6 +14,8 @@ SOURCE_Y, TARGET_Y = 1.0, 0.0  # the source sentence on top, the target below
 SOURCE_COLOUR, TARGET_COLOUR = "#d62728", "#1f77b4"
 HORIZONTAL_UP_TO = 14  # more tokens than this on a side: tilt the labels so they do not overlap
 MAX_WORDS_SHOWN = 40  # more tokens than this on a side: write every k-th one (the dots and tooltips keep them all)
+BOTH, ATTENTION, PEOPLE = "attention and people", "attention only", "people only"
+AGREEMENT = {BOTH: "#2ca02c", ATTENTION: "#ff7f0e", PEOPLE: "#7f7f7f"}  # who drew a link -> its colour
 
 
 def _spread(n: int) -> list[float]:
@@ -58,33 +61,16 @@ def alignment_frames(
     return tokens, pd.DataFrame(rows, columns=["target", "source", "weight", "x", "y", "x2", "y2"])
 
 
-def alignment_chart(
-    tokens: pd.DataFrame, links: pd.DataFrame, title: str, src_name: str, tgt_name: str
-) -> alt.LayerChart:
-    """Lines (opacity = weight) between the target words below and the source words above.
-
-    ``src_name``/``tgt_name``: the languages, as given to ``alignment_frames`` (sides, colours, tooltips).
-    """
-    src_side, tgt_side = side_names(src_name, tgt_name)
-    colours = {src_side: SOURCE_COLOUR, tgt_side: TARGET_COLOUR}
+def _axes() -> tuple[alt.X, alt.Y]:
+    """x across the width; y: the source on top (SOURCE_Y), the target below (TARGET_Y), room for the words."""
     x = alt.X("x:Q", axis=None, scale=alt.Scale(domain=[0, 1]))
-    y = alt.Y("y:Q", axis=None, scale=alt.Scale(domain=[-0.6, 1.6]))
-    lines = (
-        alt.Chart(links)
-        .mark_rule(color="#555555", strokeWidth=2)
-        .encode(
-            x=x,
-            y=y,
-            x2="x2:Q",
-            y2="y2:Q",
-            opacity=alt.Opacity("weight:Q", scale=alt.Scale(domain=[0, 1], range=[0.15, 1]), legend=None),
-            tooltip=[
-                alt.Tooltip("target:N", title=tgt_side),
-                alt.Tooltip("source:N", title=src_side),
-                alt.Tooltip("weight:Q", format=".3f"),
-            ],
-        )
-    )
+    return x, alt.Y("y:Q", axis=None, scale=alt.Scale(domain=[-0.6, 1.6]))
+
+
+def _sentences(tokens: pd.DataFrame, src_side: str, tgt_side: str) -> list[alt.Chart]:
+    """The two sentences: a dot per token, the source's words written above, the target's below."""
+    colours = {src_side: SOURCE_COLOUR, tgt_side: TARGET_COLOUR}
+    x, y = _axes()
 
     def words(side: str, angle: int, dy: int) -> alt.Chart:
         return (
@@ -105,6 +91,90 @@ def alignment_chart(
         )
     )
     tilt = tokens.groupby("side").size().max() > HORIZONTAL_UP_TO if len(tokens) else False
-    above = words(src_side, 315 if tilt else 0, -8)
-    below = words(tgt_side, 45 if tilt else 0, 14)
-    return alt.layer(lines, points, above, below, title=title).properties(height=260, autosize=FIT_X)
+    return [points, words(src_side, 315 if tilt else 0, -8), words(tgt_side, 45 if tilt else 0, 14)]
+
+
+def alignment_chart(
+    tokens: pd.DataFrame, links: pd.DataFrame, title: str, src_name: str, tgt_name: str
+) -> alt.LayerChart:
+    """Lines (opacity = weight) between the target words below and the source words above.
+
+    ``src_name``/``tgt_name``: the languages, as given to ``alignment_frames`` (sides, colours, tooltips).
+    """
+    src_side, tgt_side = side_names(src_name, tgt_name)
+    x, y = _axes()
+    lines = (
+        alt.Chart(links)
+        .mark_rule(color="#555555", strokeWidth=2)
+        .encode(
+            x=x,
+            y=y,
+            x2="x2:Q",
+            y2="y2:Q",
+            opacity=alt.Opacity("weight:Q", scale=alt.Scale(domain=[0, 1], range=[0.15, 1]), legend=None),
+            tooltip=[
+                alt.Tooltip("target:N", title=tgt_side),
+                alt.Tooltip("source:N", title=src_side),
+                alt.Tooltip("weight:Q", format=".3f"),
+            ],
+        )
+    )
+
+    return alt.layer(lines, *_sentences(tokens, src_side, tgt_side), title=title).properties(height=260, autosize=FIT_X)
+
+
+def agreement_frames(
+    source: Sequence[str],
+    target: Sequence[str],
+    drawn: dict[tuple[int, int], float],
+    gold: Iterable[tuple[int, int]],
+    src_name: str,
+    tgt_name: str,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(tokens, links) for two alignments of one sentence pair: ``drawn`` (target, source) -> weight, and ``gold``.
+
+    Each link of either appears once, with ``drawn by`` one of AGREEMENT (weight NaN where only people drew it).
+    """
+    gold = set(gold)
+    links = [(t, s, drawn.get((t, s), float("nan"))) for t, s in sorted(set(drawn) | gold)]
+    tokens, frame = alignment_frames(source, target, links, src_name, tgt_name)
+    who = [
+        BOTH if (t, s) in drawn and (t, s) in gold else ATTENTION if (t, s) in drawn else PEOPLE for t, s, _ in links
+    ]
+    return tokens, frame.assign(**{"drawn by": who})
+
+
+def agreement_chart(
+    tokens: pd.DataFrame, links: pd.DataFrame, title: str, src_name: str, tgt_name: str
+) -> alt.LayerChart:
+    """Both alignments in one drawing: a line per link, its colour (and dash) saying who drew it."""
+    src_side, tgt_side = side_names(src_name, tgt_name)
+    x, y = _axes()
+    lines = (
+        alt.Chart(links)
+        .mark_rule(strokeWidth=2.5)
+        .encode(
+            x=x,
+            y=y,
+            x2="x2:Q",
+            y2="y2:Q",
+            color=alt.Color(
+                "drawn by:N",
+                scale=alt.Scale(domain=list(AGREEMENT), range=list(AGREEMENT.values())),
+                legend=alt.Legend(title="Link drawn by", orient="bottom"),
+            ),
+            strokeDash=alt.StrokeDash(
+                "drawn by:N",
+                scale=alt.Scale(domain=list(AGREEMENT), range=[[1, 0], [1, 0], [5, 4]]),
+                legend=None,
+            ),
+            tooltip=[
+                alt.Tooltip("target:N", title=tgt_side),
+                alt.Tooltip("source:N", title=src_side),
+                alt.Tooltip("drawn by:N"),
+                alt.Tooltip("weight:Q", format=".3f", title="attention weight"),
+            ],
+        )
+    )
+    layers = alt.layer(lines, *_sentences(tokens, src_side, tgt_side), title=title)
+    return layers.resolve_scale(color="independent").properties(height=260, autosize=FIT_X)

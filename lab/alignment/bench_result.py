@@ -72,8 +72,10 @@ def load_alignment(model_dir: Path) -> StoredAlignment | None:
         payload = json.loads(path.read_text(encoding="utf-8"))
         records = payload["records"]
         best = next(
-            r for r in records if r.get("chosen_on_dev") and r.get("extraction") == APP_EXTRACTION
-        )  # the app's extraction at its dev choice
+            r
+            for r in records
+            if r.get("chosen_on_dev") and r.get("extraction") == APP_EXTRACTION and "attribution" not in r
+        )  # the app's extraction at its dev choice, read off the attention
         eflomal = next((r for r in records if r.get("baseline") == EFLOMAL), None)
         return StoredAlignment(
             str(payload["benchmark"]),

@@ -61,8 +61,15 @@ def align(
     maps: SentenceMaps, layer: int, head: int | None, reading: Reading = "predicts", words: bool = False
 ) -> Alignment:
     """Alignment from one decoder layer's cross-attention (one head or the mean), raw map untouched."""
-    cross = pick(maps.cross, layer, head)  # (T, S)
-    rows = target_rows(cross, reading)  # (T-1, S)
+    return align_matrix(maps, pick(maps.cross, layer, head), reading, words)
+
+
+def align_matrix(
+    maps: SentenceMaps, matrix: np.ndarray, reading: Reading = "predicts", words: bool = False
+) -> Alignment:
+    """Alignment from any (T, S) matrix laid out like one cross-attention map of ``maps`` (rows computed at the
+    decoder inputs, columns the source subwords): attention, or attribution (lab/alignment/attribution_aligner.py)."""
+    rows = target_rows(matrix, reading)  # (T-1, S)
     target, target_special = maps.tgt_out[:-1], maps.tgt_out_special[:-1]
     source, excluded = list(maps.src), list(maps.src_special)
     if words:

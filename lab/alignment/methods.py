@@ -62,16 +62,42 @@ def forced_pair(
     return ForcedPair(words, target_rows(cross[:, -1], "shift")[..., :-1], target_words, source_words)
 
 
-def force_decode(translator: Translator, pair: GoldPair) -> ForcedPair:
-    """Feed the Spanish side, force the English side, and map both subword axes back to the gold words."""
+@dataclass(frozen=True)
+class GoldIds:
+    """A gold pair as the model reads and writes it: subword ids (EOS added) and each subword's gold word."""
+
+    src_ids: list[int]  # x1 … x(S-1) </s>
+    tgt_ids: list[int]  # y1 … y(T-1) </s>
+    source_words: list[int]  # gold word of each source subword x1 … x(S-1)
+    target_words: list[int]  # gold word of each output subword y1 … y(T-1)
+
+
+def gold_ids(translator: Translator, pair: GoldPair) -> GoldIds:
+    """The Spanish side's and the English side's subwords; ValueError when either is too long for the model."""
     tok = translator.tokenizer
     src_ids, source_words = piece_words(tok.src, pair.source, tok.src_tokens)
     tgt_ids, target_words = piece_words(tok.tgt, pair.target)
     src_ids, tgt_ids = [*src_ids, tok.src.eos_id()], [*tgt_ids, tok.tgt.eos_id()]
     if max(len(src_ids), len(tgt_ids)) > translator.max_src_len:
         raise ValueError(f"{' '.join(pair.source)[:60]}…: longer than the model's {translator.max_src_len} subwords")
-    cross = inspect(translator.model, src_ids, tgt_ids).cross.numpy()  # (L, H, T, S)
-    return forced_pair(cross, target_words, source_words, (len(pair.target), len(pair.source)))
+    return GoldIds(src_ids, tgt_ids, source_words, target_words)
+
+
+def force_decode(translator: Translator, pair: GoldPair) -> ForcedPair:
+    """Feed the Spanish side, force the English side, and map both subword axes back to the gold words."""
+    ids = gold_ids(translator, pair)
+    cross = inspect(translator.model, ids.src_ids, ids.tgt_ids).cross.numpy()  # (L, H, T, S)
+    return forced_pair(cross, ids.target_words, ids.source_words, (len(pair.target), len(pair.source)))
+
+
+def extract(weights: np.ndarray, extraction: Extraction, tau: float | None = None) -> set[Link]:
+    """Links from a (gold target words, gold source words) matrix by one extraction (not Shift-Att: subwords)."""
+    if extraction == "argmax":
+        return row_argmax(weights)
+    if extraction == "threshold":
+        return threshold(weights, tau or 0.0)
+    forward, backward = row_argmax(weights), column_argmax(weights)
+    return forward & backward if extraction == "intersection" else grow_diag_final_and(forward, backward)
 
 
 @dataclass(frozen=True)
@@ -93,16 +119,14 @@ class Method:
         how = f"threshold {self.tau:g}" if self.extraction == "threshold" else self.extraction
         return f"layer {self.layer + 1}, {head}, {self.reading}: {how}"
 
+    def word_weights(self, pair: ForcedPair) -> np.ndarray:
+        """(gold target words, gold source words): the attention this method reads its links from."""
+        return pair.words[self.reading][self.layer, -1 if self.head is None else self.head]
+
     def links(self, pair: ForcedPair) -> set[Link]:
         if self.extraction == "Shift-Att":
             return subword_argmax(pair.shift_subwords[self.layer], pair.target_words, pair.source_words)
-        weights = pair.words[self.reading][self.layer, -1 if self.head is None else self.head]
-        if self.extraction == "argmax":
-            return row_argmax(weights)
-        if self.extraction == "threshold":
-            return threshold(weights, self.tau or 0.0)
-        forward, backward = row_argmax(weights), column_argmax(weights)
-        return forward & backward if self.extraction == "intersection" else grow_diag_final_and(forward, backward)
+        return extract(self.word_weights(pair), self.extraction, self.tau)
 
     def fields(self) -> dict[str, Any]:
         """Machine-readable choice (0-based layer and head, head None = mean of heads)."""

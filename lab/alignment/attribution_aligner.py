@@ -1,0 +1,148 @@
+"""Alignments from attribution instead of attention: each English word linked to the Spanish words that moved its
+log-probability most (lab/whatif/attribution.py: input × gradient, integrated gradients over the source tokens).
+
+The model is forced to write the reference, as for the attention readings; each output token gets one row of
+attribution over the source subwords, read like a row of cross-attention: magnitudes (|x·g|, ‖x ⊙ g‖, |IG|),
+source EOS left out, subwords joined into gold words (columns summed, rows averaged), each row then a share of its
+total, and the same extractions (argmax, threshold, intersection, grow-diag-final-and) and row readings
+("predicts": the step that outputs the word; "shift": the step where it is the decoder input, predicting the next).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+import torch
+
+from lab.alignment.links import READINGS, Reading, target_rows
+from lab.alignment.methods import THRESHOLDS, Extraction, extract, gold_ids
+from lab.alignment.scoring import GoldPair, Link, Score, score, word_matrix
+from lab.whatif.attribution import SourceRows, source_rows
+from translate.translator import Translator
+
+AttributionKind = Literal["grad_x_input", "grad_x_input_norm", "integrated"]
+KINDS: dict[AttributionKind, str] = {
+    "grad_x_input": "input × gradient, |x·g|",
+    "grad_x_input_norm": "input × gradient, ‖x ⊙ g‖",
+    "integrated": "integrated gradients, |IG|",
+}
+BENCH_IG_STEPS = 4  # integration points in the bench: each costs as much as input × gradient itself (2 CPU cores)
+ATTRIBUTION_EXTRACTIONS: tuple[Extraction, ...] = ("argmax", "threshold", "intersection", "grow-diag-final-and")
+
+
+def row_shares(weights: np.ndarray) -> np.ndarray:
+    """Each row divided by its total (rows without any weight stay zero)."""
+    sums = weights.sum(axis=-1, keepdims=True)
+    return np.divide(weights, sums, out=np.zeros_like(weights), where=sums > 0)
+
+
+@dataclass(frozen=True)
+class AttributedPair:
+    """Attribution of one forced pass over a gold pair, read at the gold words: (n_target, n_source) per kind and
+    reading, each row a share of its total over the real source words."""
+
+    words: dict[tuple[AttributionKind, Reading], np.ndarray]
+    steps: int  # integration points of the "integrated" kind (0: not computed)
+
+
+def attributed_pair(
+    rows: SourceRows, target_words: list[int], source_words: list[int], shape: tuple[int, int]
+) -> AttributedPair:
+    """(T, S) rows as ``source_rows`` returns them (row t for output token t, last column the source EOS) -> every
+    kind and reading at the gold words; ``shape`` is (gold target words, gold source words)."""
+    words = {}
+    for kind in KINDS:
+        matrix = getattr(rows, kind)
+        if matrix is None:
+            continue
+        magnitude = np.abs(matrix)[:, :-1]  # (T, S-1): source EOS left out, as before an attention argmax
+        for reading in READINGS:
+            merged = word_matrix(target_rows(magnitude, reading), target_words, source_words, *shape)
+            words[(kind, reading)] = row_shares(merged)
+    return AttributedPair(words, rows.steps)
+
+
+def attribute_gold(translator: Translator, pair: GoldPair, steps: int = 0) -> AttributedPair:
+    """Feed the Spanish side, force the English side, attribute every output token (``steps`` integration points
+    for integrated gradients, 0 for input × gradient only) and map both axes back to the gold words."""
+    ids = gold_ids(translator, pair)
+    with torch.no_grad():
+        rows = source_rows(translator.model, ids.src_ids, ids.tgt_ids, steps)
+    return attributed_pair(rows, ids.target_words, ids.source_words, (len(pair.target), len(pair.source)))
+
+
+@dataclass(frozen=True)
+class AttributionMethod:
+    """One reading of alignments off attribution: kind, rows, extraction (and the threshold's share)."""
+
+    kind: AttributionKind
+    reading: Reading
+    extraction: Extraction
+    tau: float | None = None
+    steps: int = 0  # integration points, for the "integrated" kind
+
+    @property
+    def name(self) -> str:
+        """ "attribution, input × gradient, |x·g|, predicts: argmax"."""
+        how = f"threshold {self.tau:g}" if self.extraction == "threshold" else self.extraction
+        points = f" ({self.steps} points)" if self.kind == "integrated" else ""
+        return f"attribution, {KINDS[self.kind]}{points}, {self.reading}: {how}"
+
+    def word_weights(self, pair: AttributedPair) -> np.ndarray:
+        """(gold target words, gold source words): the attribution shares this method reads its links from."""
+        return pair.words[(self.kind, self.reading)]
+
+    def links(self, pair: AttributedPair) -> set[Link]:
+        return extract(self.word_weights(pair), self.extraction, self.tau)
+
+    def fields(self) -> dict[str, Any]:
+        """Machine-readable choice; ``attribution`` names the kind (attention records have no such key)."""
+        steps = self.steps if self.kind == "integrated" else None
+        return {"attribution": self.kind, "extraction": self.extraction, "reading": self.reading} | {
+            "threshold": self.tau,
+            "integration_steps": steps,
+        }
+
+    @classmethod
+    def from_fields(cls, fields: dict[str, Any]) -> AttributionMethod:
+        """The method ``fields()`` describes; KeyError or ValueError when it is not one."""
+        kind, extraction, reading = fields["attribution"], fields["extraction"], fields["reading"]
+        if kind not in KINDS or extraction not in ATTRIBUTION_EXTRACTIONS or reading not in READINGS:
+            raise ValueError(f"unknown attribution {kind!r}, extraction {extraction!r} or reading {reading!r}")
+        tau, steps = fields.get("threshold"), fields.get("integration_steps")
+        return cls(kind, reading, extraction, None if tau is None else float(tau), int(steps or 0))
+
+    def score_on(self, pair: AttributedPair, gold: GoldPair) -> Score:
+        """Precision, recall and AER of this method on one gold pair, counted as the bench counts a whole set."""
+        return score([self.links(pair)], [gold.links])
+
+
+def attribution_methods(steps: int) -> dict[Extraction, list[AttributionMethod]]:
+    """Every candidate of each extraction (integrated gradients only when ``steps`` > 0); dev picks one each."""
+    kinds = [k for k in KINDS if k != "integrated" or steps > 0]
+    readouts = [(kind, reading) for kind in kinds for reading in READINGS]
+    out: dict[Extraction, list[AttributionMethod]] = {}
+    for extraction in ATTRIBUTION_EXTRACTIONS:
+        taus: tuple[float | None, ...] = THRESHOLDS if extraction == "threshold" else (None,)
+        out[extraction] = [AttributionMethod(k, r, extraction, tau, steps) for k, r in readouts for tau in taus]
+    return out
+
+
+TAB_KINDS: tuple[AttributionKind, ...] = ("grad_x_input_norm", "grad_x_input")  # one backward pass per output token
+MAX_TAB_TOKENS = 64  # output tokens the alignment tab attributes for one sentence (≈ 2 s per 40 on 2 CPU cores)
+
+
+def translation_matrix(
+    translator: Translator, src_ids: list[int], out_ids: list[int], kind: AttributionKind
+) -> np.ndarray:
+    """(T, S) |input × gradient| of every output token over the source subwords (source EOS included), laid out like
+    one cross-attention map of the same pass (``lab.alignment.links.align_matrix`` reads it)."""
+    if kind not in TAB_KINDS:
+        raise ValueError(f"{kind!r}: the tab reads input × gradient only ({', '.join(TAB_KINDS)})")
+    if len(out_ids) > MAX_TAB_TOKENS:
+        raise ValueError(f"{len(out_ids)} output tokens: the tab attributes at most {MAX_TAB_TOKENS}")
+    with torch.no_grad():
+        rows = source_rows(translator.model, src_ids, out_ids)
+    return np.abs(getattr(rows, kind))

@@ -75,11 +75,11 @@ def list_presets(configs_dir: Path = CONFIGS_DIR) -> list[str]:
     return sorted(names, key=lambda n: (PRESET_ORDER.index(n) if n in PRESET_ORDER else len(PRESET_ORDER), n))
 
 
-def read_preset(path: Path) -> TrainConfig:
-    """The preset, typed and checked as training will read it (the one home of every default); JobError naming the
-    file and key when it is not valid."""
+def read_preset(path: Path, overrides: Sequence[str] = ()) -> TrainConfig:
+    """The preset (with ``overrides``), typed and checked as training will read it (the one home of every default);
+    JobError naming the file and key when it is not valid."""
     try:
-        return load_train_config(path)
+        return load_train_config(path, list(overrides))
     except ConfigError as err:
         raise JobError(str(err)) from None
 

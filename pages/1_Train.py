@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import os
 import secrets
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 import streamlit as st
@@ -34,7 +37,11 @@ from jobs.corpus_check import (
     tsv_columns,
     write_corpus,
 )
+from jobs.estimate import Estimate, save_estimate
+from jobs.fine_tune import FINETUNE_LR, MAX_FINETUNE_LR, fine_tune_overrides
+from jobs.model_gate import run_gate
 from jobs.run_progress import final_scores, kept_text, read_budget, read_metrics, run_progress
+from jobs.run_verdict import reference_points, score_reference_points, verdict
 from jobs.uploads import (
     CORPUS_DIRS_ENV,
     STAGING_DIR,
@@ -46,7 +53,14 @@ from jobs.uploads import (
     size_problem,
     stage_files,
 )
+from lab.page.model_choices import find_models, record_default, recorded_default
+from translate.translator import DEFAULT_MODEL
+from views.train_estimate import duration, show_estimate, show_outcome
+from views.train_probes import show_probes
 from viz.training_charts import loss_chart, score_chart
+
+if TYPE_CHECKING:  # the page reads presets through jobs.control
+    from training.train_config import OptimConfig, RunConfig
 
 POLL_S = 2.0
 LIVE = ("running", "external")  # states whose panel refreshes itself every POLL_S seconds
@@ -225,8 +239,61 @@ def show_report(check: CorpusCheck) -> None:
 # ----------------------------------------------------------------------------------------- 2. settings and start
 
 
-def training_settings(runs_dir: Path) -> tuple[str, list[str], Path | str]:
-    """Preset, budget overrides, and the run directory (or why the name cannot be used)."""
+@dataclass(frozen=True)
+class Settings:
+    """What Start runs: the preset, its overrides (limits, fine-tuning), and those that shape the model."""
+
+    preset: str
+    overrides: list[str]
+    shape: list[str]  # fine-tuning's: what a calibration of the preset depends on besides the preset
+
+
+def stopping_rules(preset: str, optim: OptimConfig, run: RunConfig) -> list[str]:
+    """Every limit as a field the user sees and may change; returns their overrides and names them all."""
+    st.markdown("**When training stops**")
+    a, b, c, d = st.columns(4)
+    minutes = a.number_input("Minutes (0 = no limit)", 0.0, 24 * 60.0, 10.0, key="budget_minutes")
+    epochs = b.number_input("Epochs", 1, 100_000, 10, key="budget_epochs")
+    steps = c.number_input("Steps", 1, 10_000_000, optim.max_steps, key=f"max_steps_{preset}",
+                           help="The learning-rate schedule is laid out over these")  # fmt: skip
+    patience = d.number_input("Patience (0 = never)", 0, 10_000, run.patience, key=f"patience_{preset}",
+                              help=f"Early stopping: evaluations (one every {run.eval_every:,} steps) without a "
+                              "better dev loss")  # fmt: skip
+    limits = [f"{minutes:g} minutes"] if minutes else []
+    limits += [f"{int(epochs):,} epochs", f"{int(steps):,} steps"]
+    if patience:
+        limits.append(f"{int(patience)} evaluations (every {run.eval_every:,} steps) without a better dev loss")
+    st.caption(
+        f"Training stops at whichever comes first: {', '.join(limits)}. Then the best checkpoint (or the average of "
+        "the last ones, whichever has the lower dev loss) is scored on the held-out test split; the result says "
+        "which step it was and which limit stopped the run."
+    )
+    return [f"optim.max_minutes={float(minutes)}", f"optim.max_epochs={int(epochs)}",
+            f"optim.max_steps={int(steps)}", f"run.patience={int(patience)}"]  # fmt: skip
+
+
+def starting_point(runs_dir: Path) -> list[str] | str:
+    """Random weights, or fine-tuning a finished model (the shipped one or a run) with a small learning rate: the
+    overrides, or why the choice cannot be used."""
+    shipped = Path(os.environ.get("LAB_MODEL_DIR") or DEFAULT_MODEL)
+    models = [c for c in find_models(shipped, runs_dir) if c.available]
+    labels = ["random weights (a new model)", *(c.label for c in models)]
+    chosen = st.selectbox("Start from", range(len(labels)), key="init_from", format_func=lambda i: labels[i],
+                          help="Fine-tuning keeps the model's tokenizer and shape and continues from its weights "
+                          "(the command line's --init-from)")  # fmt: skip
+    if chosen == 0:
+        return []
+    lr = st.number_input("Learning rate (fine-tuning)", 1e-6, MAX_FINETUNE_LR, FINETUNE_LR, format="%.1e",
+                         key="finetune_lr", help="Small, so that your corpus adjusts the model without "
+                         "overwriting what it knows")  # fmt: skip
+    try:
+        return fine_tune_overrides(models[chosen - 1].path, float(lr))
+    except control.JobError as err:
+        return str(err)
+
+
+def training_settings(runs_dir: Path) -> tuple[Settings, Path | str]:
+    """Preset, starting point, limits, and the run directory (or why the name or the settings cannot be used)."""
     presets = control.list_presets()
     preset = st.selectbox(
         "Preset",
@@ -234,58 +301,37 @@ def training_settings(runs_dir: Path) -> tuple[str, list[str], Path | str]:
         key="preset",
         help="tiny: seconds (a smoke test); small: the 2-core CPU model; base: a GPU model",
     )
-    optim = control.read_preset(control.CONFIGS_DIR / f"{preset}.toml").optim
-    left, middle, right = st.columns(3)
-    kind = left.radio("Budget", ("epochs", "minutes"), key="budget_kind", horizontal=True)
-    if kind == "epochs":
-        amount = middle.number_input("Epochs", 1, 1000, 10, key="budget_epochs")
-        overrides = [f"optim.max_epochs={int(amount)}"]
-    else:
-        amount = middle.number_input("Minutes", 1.0, 24 * 60.0, 10.0, key="budget_minutes")
-        overrides = [f"optim.max_minutes={float(amount)}"]
-    max_steps = right.number_input(
-        "At most steps",
-        1,
-        10_000_000,
-        optim.max_steps,
-        key=f"max_steps_{preset}",
-        help="The learning-rate schedule is laid out over these",
-    )
-    overrides.append(f"optim.max_steps={int(max_steps)}")
-    limits = [f"{amount:g} {kind}", f"{int(max_steps):,} steps"]
-    if kind == "epochs" and optim.max_minutes:
-        limits.append(f"the preset's {optim.max_minutes:g} minutes")
-    if kind == "minutes":
-        limits.append(f"the preset's {optim.max_epochs:,} epochs")
-    if patience := control.read_preset(control.CONFIGS_DIR / f"{preset}.toml").run.patience:
-        limits.append(f"{patience} evaluations without a better dev loss (early stopping)")
-    st.caption(
-        f"Training stops at whichever comes first: {', '.join(limits)}. Then the best checkpoint (or the average of "
-        "the last ones, whichever has the lower dev loss) is scored on the held-out test split; the result says "
-        "which step it was and which limit stopped the run."
-    )
+    config = control.read_preset(control.CONFIGS_DIR / f"{preset}.toml")
+    shape = starting_point(runs_dir)
+    overrides = stopping_rules(preset, config.optim, config.run)
     name = st.text_input("Run name (letters, digits, - and _)", "my-run", key="run_name")
     try:
         run_dir: Path | str = control.run_path(runs_dir, name.strip())
     except control.JobError as err:
         run_dir = str(err)
-    if isinstance(run_dir, Path) and (control.holds_run(run_dir) or run_lock.holder(run_dir)):
+    if isinstance(shape, str):
+        run_dir, shape = f"cannot fine-tune: {shape}", []
+        st.error(run_dir)
+    elif isinstance(run_dir, Path) and (control.holds_run(run_dir) or run_lock.holder(run_dir)):
         run_dir = f"a run named {name.strip()!r} already exists: choose another name (or watch it below)"
         st.info(f"{run_dir[0].upper()}{run_dir[1:]}.")
     elif isinstance(run_dir, str):
         st.error(run_dir)
-    return preset, overrides, run_dir
+    return Settings(preset, [*shape, *overrides], shape), run_dir
 
 
-def start_job(source: CorpusSource, preset: str, overrides: list[str], run_dir: Path) -> None:
-    """Write the checked corpus into the run directory and start training on it."""
-    preset_path = control.CONFIGS_DIR / f"{preset}.toml"
+def start_job(source: CorpusSource, settings: Settings, run_dir: Path, made: Estimate | None) -> None:
+    """Write the checked corpus (and the estimate shown) into the run directory and start training on it."""
+    preset_path = control.CONFIGS_DIR / f"{settings.preset}.toml"
     try:
         control.refuse_if_busy(run_dir)
         if control.holds_run(run_dir):
             raise control.JobError(f"a run named {run_dir.name!r} already exists: choose another name")
         corpus = write_corpus(source, control.read_preset(preset_path).data.clean, run_dir)
-        pid = control.start(run_dir, preset_path, corpus, ["data.format=tsv", *overrides], owner=owner_token())
+        if made is not None:
+            save_estimate(run_dir, made)
+        overrides = ["data.format=tsv", *settings.overrides]
+        pid = control.start(run_dir, preset_path, corpus, overrides, owner=owner_token())
     except (control.JobError, CorpusError, OSError) as err:
         st.error(f"Not started: {err}")
         return
@@ -327,14 +373,8 @@ def show_progress(run_dir: Path, records: list[dict]) -> None:
     st.progress(progress.fraction, text=f"{progress.limit} · {100 * progress.fraction:.0f}%")
     a, b, c = st.columns(3)
     a.metric("Tokens/s", f"{progress.tokens_per_s:,.0f}" if progress.tokens_per_s else "–")
-    b.metric("Elapsed", _duration(progress.elapsed_s))
-    c.metric("ETA", _duration(progress.eta_s) if progress.eta_s is not None else "–")
-
-
-def _duration(seconds: float) -> str:
-    minutes, secs = divmod(int(seconds), 60)
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}h {minutes:02d}m" if hours else f"{minutes}m {secs:02d}s"
+    b.metric("Elapsed", duration(progress.elapsed_s))
+    c.metric("ETA", duration(progress.eta_s) if progress.eta_s is not None else "–")
 
 
 def show_result(run_dir: Path) -> None:
@@ -347,7 +387,61 @@ def show_result(run_dir: Path) -> None:
     st.code(f"BLEU {scores.get('bleu_signature', '?')}\nchrF {scores.get('chrf_signature', '?')}", language=None)
     if kept := kept_text(run_dir):
         st.caption(kept)
+    show_outcome(run_dir)
+    show_reference_points(run_dir)
     st.success(f"Pick “run: {run_dir.name}” in the model picker of the Translate page to use this model.")
+    default_model_gate(run_dir)
+
+
+def shipped_model() -> Path:
+    """The shipped model directory (``LAB_MODEL_DIR`` overrides it, as on the translate page)."""
+    return Path(os.environ.get("LAB_MODEL_DIR") or DEFAULT_MODEL)
+
+
+def show_reference_points(run_dir: Path) -> None:
+    """The run's dev score beside a floor (the source copied) and the shipped model, scored when asked."""
+    points = reference_points(run_dir)
+    if points is None:
+        if st.button("Compare with reference points", key="references",
+                     help="The same dev sentences translated by this model, by the shipped model (es→en) and "
+                     "copied unchanged (the floor)"):  # fmt: skip
+            with st.spinner("Translating the dev sentences with each model…"):
+                problem = score_reference_points(run_dir, shipped_model())
+            if problem:
+                st.error(f"No reference points: {problem}")
+            else:
+                st.rerun()
+        return
+    rows = [{"model": name, "dev BLEU": row.get("bleu"), "dev chrF": row.get("chrf")}
+            for name, row in points["scores"].items() if isinstance(row, dict)]  # fmt: skip
+    st.markdown(f"**Reference points** (the first {points.get('sentences', '?')} dev sentences, greedy)")
+    st.dataframe(pd.DataFrame(rows), hide_index=True)
+
+
+def default_model_gate(run_dir: Path) -> None:
+    """“Use as default model”: only a run that passes the regression gate against the shipped model becomes what
+    the translate page shows first; a refused run can still be picked there."""
+    runs_dir = run_dir.parent
+    if recorded_default(runs_dir) == run_dir:
+        st.caption("This run is the translate page's default model (it passed the regression gate).")
+        return
+    if not st.button("Use as default model", key="make_default",
+                     help="Runs the regression gate (python -m training.gate) against the shipped model: dev BLEU "
+                     "as written and typed, everyday phrases, canary sentences"):  # fmt: skip
+        return
+    with st.spinner("Running the regression gate against the shipped model…"):
+        result = run_gate(run_dir, shipped_model())
+    if result.checks:
+        rows = [{"check": c.get("name"), "this run": c.get("candidate"), "shipped": c.get("baseline"),
+                 "rule": c.get("rule"), "passed": c.get("passed")} for c in result.checks]  # fmt: skip
+        st.dataframe(pd.DataFrame(rows), hide_index=True)
+    if result.passed:
+        record_default(runs_dir, run_dir)
+        st.success(f"Passed: “run: {run_dir.name}” is now the translate page's default model.")
+    else:
+        reason = result.problem or "it fails the checks above"
+        st.error(f"The gate refused this run as the default ({reason}). You can still pick it in the translate "
+                 "page's model picker.")  # fmt: skip
 
 
 def job_controls(run_dir: Path, status: control.JobStatus) -> None:
@@ -396,10 +490,13 @@ def run_panel(run_dir: Path, polling: bool) -> None:
         st.code(tail or "(the log is empty)", language=None)
     job_controls(run_dir, status)
     show_result(run_dir)
+    if any(r.get("kind") == "eval" for r in records):
+        st.info(verdict(records).text)
     if any(r.get("kind") == "train" for r in records):
         st.altair_chart(loss_chart(records), key="loss_chart")
     if any(r.get("kind") == "eval" for r in records):
         st.altair_chart(score_chart(records), key="score_chart")
+    show_probes(run_dir)
     if status.state != "crashed" and tail:
         with st.expander("Training log (last lines)"):
             st.code(tail, language=None)
@@ -445,14 +542,23 @@ def main() -> None:
         )
         show_report(check)
     st.header("2. Train")
-    preset, overrides, run_dir = training_settings(runs_dir)
+    settings, run_dir = training_settings(runs_dir)
     blockers = [run_dir] if isinstance(run_dir, str) else []
+    made = None
     if check is None:
         blockers.insert(0, "choose a corpus first")
     elif not check.ok:
         blockers.insert(0, "the corpus failed validation (see the report above)")
+    else:
+        preset_path = control.CONFIGS_DIR / f"{settings.preset}.toml"
+        try:
+            config = control.read_preset(preset_path, settings.overrides)
+        except control.JobError as err:
+            blockers.append(str(err))
+        else:
+            made = show_estimate(runs_dir, source, check, config, preset_path, settings.shape)
     if st.button("Start training", key="start", type="primary", disabled=bool(blockers)):
-        start_job(source, preset, overrides, run_dir)
+        start_job(source, settings, run_dir, made)
     if blockers:
         st.caption("Start is disabled: " + "; ".join(blockers) + ".")
     st.header("3. Runs")

@@ -448,3 +448,209 @@ def test_resume_from_the_page_continues_the_stopped_run(runs: Path, monkeypatch:
     assert asked == [True]
     assert control.job_status(run_dir).state == "running"
     assert any(b.key == "stop" for b in at.button)
+
+
+# ----------------------------------------------------------------------------------------- limits, estimate, fine-tuning
+
+
+def capture_commands(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """``control.training_command`` replaced by one that records the arguments and starts a sleeper."""
+    asked: list[list[str]] = []
+    real = control.training_command
+
+    def command(run_dir: Path, preset=None, corpus=None, overrides=(), resume=False) -> list[str]:
+        asked.append(real(run_dir, preset, corpus, overrides, resume))
+        return SLEEPER
+
+    monkeypatch.setattr(control, "training_command", command)
+    return asked
+
+
+def test_every_stopping_rule_is_a_field_named_in_the_caption(runs: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    at = upload(page(), "c.tsv", tsv(60))
+    at.selectbox(key="preset").set_value("tiny").run()
+    at.number_input(key="budget_minutes").set_value(3.0).run()
+    at.number_input(key="budget_epochs").set_value(7).run()
+    at.number_input(key="max_steps_tiny").set_value(150).run()
+    at.number_input(key="patience_tiny").set_value(4).run()
+    rule = next(c.value for c in at.caption if c.value.startswith("Training stops at whichever comes first"))
+    for named in ("3 minutes", "7 epochs", "150 steps", "4 evaluations (every 50 steps) without a better dev loss"):
+        assert named in rule
+    asked = capture_commands(monkeypatch)
+    at.button(key="start").click().run()
+    assert not at.exception and not at.error, errors(at)
+    argv = asked[0]
+    for override in ("--optim.max_minutes=3.0", "--optim.max_epochs=7", "--optim.max_steps=150", "--run.patience=4"):
+        assert override in argv
+    assert not any(a.startswith("--run.init_from") for a in argv)  # random weights by default
+    at.number_input(key="budget_minutes").set_value(0.0).run()
+    at.number_input(key="patience_tiny").set_value(0).run()
+    rule = next(c.value for c in at.caption if c.value.startswith("Training stops at whichever comes first"))
+    assert "minutes" not in rule and "without a better dev loss" not in rule  # 0 = no such limit
+
+
+def test_starting_a_fine_tune_of_the_shipped_model(runs: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    at = upload(page(), "c.tsv", tsv(60))
+    chooser = at.selectbox(key="init_from")
+    assert chooser.options[0].startswith("random weights") and any("shipped" in o for o in chooser.options)
+    chooser.set_value(1).run()
+    assert at.number_input(key="finetune_lr").value == pytest.approx(1e-4)
+    at.number_input(key="finetune_lr").set_value(5e-5).run()
+    at.text_input(key="run_name").set_value("tuned").run()
+    asked = capture_commands(monkeypatch)
+    at.button(key="start").click().run()
+    assert not at.exception and not at.error, errors(at)
+    shipped = Path(__file__).resolve().parents[1] / "checkpoints" / "es-en"
+    assert f"--run.init_from={shipped}" in asked[0] and "--optim.lr=5e-05" in asked[0]
+    assert "--data.case_markup=true" in asked[0]
+
+
+def test_a_model_folder_without_a_tokenizer_cannot_be_fine_tuned(runs: Path) -> None:
+    broken = runs / "broken"
+    broken.mkdir(parents=True)
+    for name in ("config.json", "model.safetensors", "metrics.json"):
+        (broken / name).write_text("{}")
+    at = upload(page(), "c.tsv", tsv(60))
+    options = at.selectbox(key="init_from").options
+    at.selectbox(key="init_from").set_value(options.index("run: broken")).run()
+    assert "cannot fine-tune" in errors(at) and "cannot fine-tune" in start_disabled_because(at)
+
+
+def test_the_verdict_and_a_failed_reference_scoring_are_shown(runs: Path) -> None:
+    fake_run(runs / "done", finished=True)  # no model inside: the reference points cannot be scored
+    at = page()
+    assert any(i.value.startswith("Too early to tell") for i in at.info)
+    at.button(key="references").click().run()
+    assert not at.exception and "No reference points" in errors(at)
+
+
+def finished(run_dir: Path, seconds: float = 120) -> None:
+    deadline = time.monotonic() + seconds
+    while control.job_status(run_dir).state == "running" and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert control.job_status(run_dir).state == "finished", control.log_tail(run_dir)
+
+
+@pytest.mark.slow
+def test_the_estimate_before_start_is_within_twice_what_the_run_takes(runs: Path) -> None:
+    at = upload(page(), "c.tsv", tsv(200))
+    at.selectbox(key="preset").set_value("tiny").run()
+    at.number_input(key="budget_epochs").set_value(3).run()
+    assert any("No estimate yet" in c.value for c in at.caption)
+    at.button(key="measure").click().run()
+    assert not at.exception and not at.error, errors(at)
+    assert metric(at, "Epochs the limits allow") == "3.0"
+    per_epoch = int(metric(at, "Steps per epoch"))
+    at.number_input(key="budget_epochs").set_value(6).run()  # the estimate follows the limits at once
+    assert metric(at, "Epochs the limits allow") == "6.0" and not any("No estimate yet" in c.value for c in at.caption)
+    at.number_input(key="budget_epochs").set_value(3).run()
+    at.text_input(key="run_name").set_value("estimated").run()
+    at.button(key="start").click().run()
+    run_dir = runs / "estimated"
+    finished(run_dir)
+    made = json.loads((run_dir / "estimate.json").read_text())
+    from jobs.estimate import outcome
+
+    done = outcome(run_dir)
+    assert made["steps_per_epoch"] == per_epoch and done.steps == made["steps"]
+    assert 0.5 <= done.total_seconds / made["total_seconds"] <= 2.0, (made, done)
+    at.run()
+    table = next(t.value for t in at.dataframe if "estimated" in t.value.columns)
+    assert table.iloc[0].tolist() == ["steps", f"{made['steps']:,}", f"{done.steps:,}"]
+    at.button(key="references").click().run()
+    assert not at.exception and not at.error, errors(at)
+    points = next(t.value for t in at.dataframe if "dev BLEU" in t.value.columns)
+    assert {"this run", "copy the source (floor)", "shipped model (es-en)"} <= set(points["model"])
+
+
+# ----------------------------------------------------------------------------------------- the default model's gate
+
+
+def test_the_recorded_default_is_read_only_when_it_names_a_model_of_the_runs_folder(runs: Path, tmp_path: Path) -> None:
+    from lab.page.model_choices import (
+        DEFAULT_CHOICE_FILE,
+        default_index_in,
+        find_models,
+        record_default,
+        recorded_default,
+    )
+
+    shipped, model = tmp_path / "shipped", runs / "mine"
+    for folder in (shipped, model, tmp_path / "outside"):
+        folder.mkdir(parents=True)
+        for name in ("config.json", "model.safetensors"):
+            (folder / name).write_text("{}")
+    choices = find_models(shipped, runs)
+    assert recorded_default(runs) is None and default_index_in(choices, runs) == 0
+    record_default(runs, model)
+    assert recorded_default(runs) == model and choices[default_index_in(choices, runs)].label == "run: mine"
+    (runs / "link").symlink_to(tmp_path / "outside", target_is_directory=True)
+    for bad in ("{not json", "[1]", json.dumps({"run": "../outside"}), json.dumps({"run": "link"}),
+                json.dumps({"run": "missing"}), json.dumps({"run": 3}), json.dumps({"run": ".uploads"})):  # fmt: skip
+        (runs / DEFAULT_CHOICE_FILE).write_text(bad)
+        assert recorded_default(runs) is None and default_index_in(choices, runs) == 0, bad
+
+
+@pytest.mark.slow
+def test_the_gate_refuses_a_bad_run_as_the_default(
+    runs: Path, tiny_model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import shutil
+
+    from lab.page.model_choices import recorded_default
+
+    baseline = tmp_path / "shipped"
+    shutil.copytree(tiny_model_dir, baseline)
+    monkeypatch.setenv("LAB_MODEL_DIR", str(baseline))
+    shutil.copytree(tiny_model_dir, runs / "bad")  # a tiny model: gets no canary sentence right
+    at = page()
+    assert at.selectbox(key="watch_run").value == "bad"
+    at.button(key="make_default").click().run()
+    assert not at.exception and "The gate refused this run" in errors(at)
+    checks = next(t.value for t in at.dataframe if "check" in t.value.columns)
+    assert not checks.loc[checks["check"] == "canaries right", "passed"].item()
+    assert recorded_default(runs) is None  # still not the default, and still listed for the picker
+    dev = runs / "bad" / "splits" / "dev.tsv"
+    dev.write_text("".join(dev.read_text().splitlines(keepends=True)[1:]))  # another dev split: not comparable
+    at.button(key="make_default").click().run()
+    assert "The gate refused this run" in errors(at) and "sha256 differs" in errors(at)
+    assert recorded_default(runs) is None
+
+
+def test_a_passing_gate_makes_the_run_the_default(runs: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from jobs import model_gate
+    from lab.page.model_choices import recorded_default
+
+    fake_run(runs / "good", finished=True)
+    for name in ("config.json", "model.safetensors"):  # what the picker looks for; never loaded here
+        (runs / "good" / name).write_text("{}")
+    checks = [{"name": "canaries right", "candidate": 5, "baseline": 5, "passed": True, "rule": "all 5"}]
+    monkeypatch.setattr(model_gate, "run_gate", lambda run_dir, baseline: model_gate.GateOutcome(True, checks))
+    at = page()
+    at.button(key="make_default").click().run()
+    assert (
+        not at.exception and not at.error and any("is now the translate page's default" in s.value for s in at.success)
+    )
+    assert recorded_default(runs) == runs / "good"
+    at.run()
+    assert not any(b.key == "make_default" for b in at.button)
+    assert any("is the translate page's default model" in c.value for c in at.caption)
+
+
+@pytest.mark.slow
+def test_a_fine_tune_of_a_finished_run_trains_from_the_page(runs: Path, tiny_model_dir: Path) -> None:
+    import shutil
+
+    shutil.copytree(tiny_model_dir, runs / "parent")
+    at = upload(page(), "c.tsv", tsv(200))
+    at.selectbox(key="preset").set_value("tiny").run()
+    options = at.selectbox(key="init_from").options
+    at.selectbox(key="init_from").set_value(options.index("run: parent")).run()
+    at.number_input(key="max_steps_tiny").set_value(20).run()
+    at.text_input(key="run_name").set_value("child").run()
+    at.button(key="start").click().run()
+    assert not at.exception and not at.error, errors(at)
+    finished(runs / "child")
+    saved = json.loads((runs / "child" / "train_config.json").read_text())
+    assert saved["run"]["init_from"] == str((runs / "parent").resolve()) and saved["optim"]["lr"] == 1e-4
+    assert (runs / "child" / "spm.model").read_bytes() == (runs / "parent" / "spm.model").read_bytes()

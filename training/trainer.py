@@ -28,6 +28,7 @@ from training.distributed import Env, all_gather, all_reduce_sum, any_rank
 from training.evaluate import corpus_scores
 from training.guided_alignment import alignment_loss
 from training.metrics import MetricsLog, Window, log_train
+from training.probes import probe_examples, record_probes
 from training.progress import Progress, stop_reason, time_budget_progress
 from training.train_config import GuidedAlignmentConfig, OptimConfig, TrainConfig
 from translate.translator import Translator
@@ -346,6 +347,7 @@ def evaluate_dev(s: Session, progress: Progress) -> None:
         tqdm.write(f"step {progress.step}: dev loss {dev_loss:.3f}{bleu}")
         if improved:
             save_model(s.model, s.run.run_dir / BEST_DIR)
+        record_probes(s.model, s.tokenizer, probe_examples(s.dev.examples), s.run.run_dir, progress.step)
 
 
 def save_state(s: Session, progress: Progress) -> None:

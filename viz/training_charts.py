@@ -56,3 +56,29 @@ def loss_chart(records: Sequence[Mapping[str, Any]]) -> alt.Chart:
 def score_chart(records: Sequence[Mapping[str, Any]]) -> alt.Chart:
     """Dev BLEU and chrF (greedy, on the first dev sentences) at each evaluation."""
     return _line_chart(metrics_frame(records, SCORE_SERIES), "Dev BLEU and chrF", "score")
+
+
+def probe_frame(weights: Sequence[Sequence[float]], rows: Sequence[str], cols: Sequence[str]) -> pd.DataFrame:
+    """Tidy (row, col, weight) cells of one attention map; rows and columns numbered so repeated pieces stay apart."""
+    cells = [
+        {"row": f"{i + 1}. {rows[i]}", "col": f"{j + 1}. {cols[j]}", "weight": float(value), "i": i, "j": j}
+        for i, row in enumerate(weights[: len(rows)])
+        for j, value in enumerate(row[: len(cols)])
+    ]
+    return pd.DataFrame(cells, columns=["row", "col", "weight", "i", "j"])
+
+
+def probe_chart(weights: Sequence[Sequence[float]], rows: Sequence[str], cols: Sequence[str], title: str) -> alt.Chart:
+    """One probe sentence's attention map (rows attend to columns) as a heatmap, weights 0..1."""
+    frame = probe_frame(weights, rows, cols)
+    return (
+        alt.Chart(frame, title=title)
+        .mark_rect()
+        .encode(
+            x=alt.X("col:N", sort=alt.EncodingSortField("j"), title="attends to"),
+            y=alt.Y("row:N", sort=alt.EncodingSortField("i"), title=None),
+            color=alt.Color("weight:Q", scale=alt.Scale(domain=[0, 1], scheme="blues")),
+            tooltip=[alt.Tooltip("row:N"), alt.Tooltip("col:N"), alt.Tooltip("weight:Q", format=".2f")],
+        )
+        .properties(autosize=FIT_X)
+    )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,3 +42,34 @@ def find_models(default: Path, runs: Path) -> list[ModelChoice]:
 def default_index(choices: list[ModelChoice]) -> int:
     """The first available model (the shipped one when it exists), else 0."""
     return next((i for i, choice in enumerate(choices) if choice.available), 0)
+
+
+DEFAULT_CHOICE_FILE = ".default_model.json"  # in the runs folder: the run the Train page's gate made the default
+
+
+def recorded_default(runs: Path) -> Path | None:
+    """The run the Train page made the default ("Use as default model", after the regression gate), when it is
+    still a finished model folder of ``runs``; None otherwise (then the shipped model is the default)."""
+    try:
+        name = json.loads((runs / DEFAULT_CHOICE_FILE).read_text(encoding="utf-8")).get("run")
+    except (OSError, ValueError, AttributeError):
+        return None
+    if not isinstance(name, str) or not name or "/" in name or name.startswith("."):
+        return None
+    path = runs / name
+    return path if not path.is_symlink() and is_model_dir(path) else None
+
+
+def record_default(runs: Path, run_dir: Path) -> None:
+    """Make ``run_dir`` (a folder of ``runs``) the translate page's default model; only after the gate passed."""
+    (runs / DEFAULT_CHOICE_FILE).write_text(json.dumps({"run": run_dir.name}) + "\n", encoding="utf-8")
+
+
+def default_index_in(choices: list[ModelChoice], runs: Path) -> int:
+    """The recorded default run's index among ``choices`` when there is one, else ``default_index``."""
+    chosen = recorded_default(runs)
+    if chosen is not None:
+        for i, choice in enumerate(choices):
+            if choice.available and choice.path.resolve() == chosen.resolve():
+                return i
+    return default_index(choices)

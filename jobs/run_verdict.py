@@ -1,0 +1,83 @@
+"""Is my loss good? A plain-language line from a run's metrics, and its score beside reference points.
+
+``verdict`` is a pure function of metrics.jsonl's records: the page shows its line above the live charts. The
+reference points (``python -m training.reference_points``) are scored on request, in their own process."""
+
+from __future__ import annotations
+
+import math
+import os
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from jobs.run_progress import latest_records, read_json
+from model.run_dir import EVAL_RECORD, REPO_ROOT, TRAIN_RECORD
+from training.reference_points import REFERENCES_FILE
+
+TOLERANCE = 0.005  # a dev-loss change under 0.5 % is no change
+FLAT_EVALS = 3  # evaluations without a real change: flat
+TIMEOUT_S = 300.0
+
+Kind = Literal["early", "improving", "overfitting", "flat", "worse"]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    kind: Kind
+    text: str
+
+
+def _numbers(records: Sequence[Mapping[str, Any]], kind: str, field: str) -> list[tuple[int, float]]:
+    stepped = [r for r in records if isinstance(r.get("step"), int)]
+    return [(r["step"], float(r[field])) for r in latest_records(stepped)
+            if r.get("kind") == kind and isinstance(r.get(field), int | float) and math.isfinite(r[field])]  # fmt: skip
+
+
+def verdict(records: Sequence[Mapping[str, Any]]) -> Verdict:
+    """What the curves say, in words a newcomer can act on (dev loss and BLEU against the train loss)."""
+    dev = _numbers(records, EVAL_RECORD, "dev_loss")
+    if len(dev) < 2:
+        return Verdict("early", "Too early to tell: the verdict needs two dev evaluations.")
+    bleu = _numbers(records, EVAL_RECORD, "dev_bleu")
+    train = _numbers(records, TRAIN_RECORD, "loss")
+    best_step, best = min(dev, key=lambda item: item[1])
+    last_step, last = dev[-1]
+    if last < min(loss for _, loss in dev[:-1]) * (1 - TOLERANCE):
+        if len(bleu) >= 2 and bleu[-1][1] > max(b for _, b in bleu[:-1]):
+            return Verdict("improving", f"Dev BLEU still rising ({bleu[-2][1]:.1f} → {bleu[-1][1]:.1f}) and dev "
+                           "loss still falling: training is still helping.")  # fmt: skip
+        return Verdict("improving", f"Dev loss still falling ({dev[-2][1]:.3f} → {last:.3f}): training is still "
+                       "helping.")  # fmt: skip
+    if last > best * (1 + TOLERANCE) and best_step < last_step:
+        at_best = [loss for step, loss in train if step <= best_step]
+        since = [loss for step, loss in train if step > best_step]
+        if at_best and since and min(since) < at_best[-1]:
+            return Verdict("overfitting", f"Dev loss rising (best {best:.3f} at step {best_step:,}, now {last:.3f}) "
+                           "while train loss falls: over-fitting — stop, or add data.")  # fmt: skip
+        return Verdict("worse", f"Dev loss rising (best {best:.3f} at step {best_step:,}, now {last:.3f}) and train "
+                       "loss not falling: the learning rate may be too high.")  # fmt: skip
+    recent = [loss for _, loss in dev[-FLAT_EVALS:]]
+    return Verdict("flat", f"Flat: dev loss has moved less than {TOLERANCE:.1%} over the last {len(recent)} "
+                   "evaluations — more steps will help little; more data or a bigger model may.")  # fmt: skip
+
+
+def reference_points(run_dir: Path) -> dict[str, Any] | None:
+    """The reference points scored for a run (``python -m training.reference_points``), None before."""
+    data = read_json(run_dir / REFERENCES_FILE)
+    return data if data is not None and isinstance(data.get("scores"), dict) else None
+
+
+def score_reference_points(run_dir: Path, shipped: Path, timeout_s: float = TIMEOUT_S) -> str | None:
+    """Score them in a separate process; None when done, else why not (its last error line)."""
+    argv = [sys.executable, "-m", "training.reference_points", "--run", str(run_dir), "--shipped", str(shipped)]
+    env = {**os.environ, "OMP_WAIT_POLICY": "PASSIVE"}
+    try:
+        done = subprocess.run(argv, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        return f"scoring took over {timeout_s:g} s"
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    return None if done.returncode == 0 else (lines[-1] if lines else f"exit code {done.returncode}")

@@ -1,0 +1,193 @@
+"""``python -m training.calibrate``: a few real training steps on a corpus sample, timed on this machine.
+
+The Train page's estimate (jobs/estimate.py) scales these figures to the whole corpus and the chosen limits. The
+sample is read, cleaned, split and tokenized as a run would (``load_and_split``, ``train_tokenizer``, or the
+parent's tokenizer with ``run.init_from``); the steps are ``train_step`` on the sample's first batches, the dev
+evaluation is ``evaluate_loss`` and greedy ``dev_scores``. Nothing is written but the JSON file ``--out``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import resource
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from data.batch import Example, TrainingSet, collate, encode_pairs
+from data.corpus import CorpusError, Pair, ReadReport, read_pairs_file, write_pairs
+from data.tokenizer import Tokenizer, TokenizerError, train_tokenizer
+from model.config import ConfigError
+from model.transformer import Transformer
+from model.weights import ModelLoadError
+from training import distributed
+from training.metrics import MetricsLog
+from training.prepare import load_and_split
+from training.train import build_model, parent_shape
+from training.train_config import TrainConfig, load_train_config
+from training.trainer import RunContext, dev_scores, epoch_batches, evaluate_loss, loss_for, make_optimizer, train_step
+
+CALIBRATION_VERSION = 1  # jobs/estimate.py refuses a stored calibration of another version
+DEFAULT_BUDGET_S = 20.0  # seconds of timed steps at most (the first, warm-up step is not timed)
+DEFAULT_STEPS = 8
+MAX_SAMPLE = 2000  # pairs of the corpus the calibration reads (every k-th): enough to count pieces and batches
+MAX_TIMED_SENTENCES = 20  # dev sentences translated to time one translation
+
+
+def prepared(config: TrainConfig, corpus: Path) -> tuple[TrainConfig, Tokenizer, Any]:
+    """The sample's split and tokenizer, as ``prepare_data`` makes them (no noised extras for the vocabulary)."""
+    d = dataclasses.replace(config.data, corpora=(str(corpus),), format="tsv", columns=(), exclude=(), distilled="")
+    parts = load_and_split(d, ReadReport())
+    if config.run.init_from:
+        parent = Path(config.run.init_from)
+        config = dataclasses.replace(config, model=parent_shape(parent, [], d.case_markup))
+        tokenizer = Tokenizer.load(parent)
+        tokenizer = tokenizer.with_case_markup() if d.case_markup and not tokenizer.case_markup else tokenizer
+    else:
+        tokenizer = train_tokenizer(parts.train, d.vocab_size, d.joint_vocab, (), d.case_markup)
+    return config, tokenizer, parts
+
+
+def timed_steps(session: tuple, batches: list[list[list[int]]], budget_s: float) -> list[float]:
+    """Seconds of each optimizer step after the first (which warms the allocator up), within ``budget_s``."""
+    loss_module, optimizer, run, examples, c = session
+    times: list[float] = []
+    spent = 0.0
+    for step, chunk in enumerate(batches, start=1):
+        micro = [collate_chunk(examples, idx, c) for idx in chunk]
+        start = time.perf_counter()
+        train_step(loss_module, optimizer, micro, run, step)
+        if run.env.device.type == "cuda":
+            torch.cuda.synchronize()
+        took = time.perf_counter() - start
+        if step > 1:
+            times.append(took)
+            spent += took
+        if spent > budget_s:
+            break
+    return times
+
+
+def collate_chunk(examples: list, indices: list[int], c: Any) -> Any:
+    return collate([examples[i] for i in indices], c.pad_id, c.bos_id)
+
+
+def peak_memory_mb(device: torch.device) -> float:
+    """The process's peak resident memory (CPU), or the peak allocated on the GPU, in MiB."""
+    if device.type == "cuda":
+        return torch.cuda.max_memory_allocated(device) / 2**20
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
+
+
+def sample_file(corpus: Path, n: int, folder: Path) -> tuple[Path, int]:
+    """Every k-th pair of the checked corpus, at most ``n`` of them, written to ``folder``; and how many."""
+    pairs = read_pairs_file(corpus)
+    sample = pairs[:: max(1, -(-len(pairs) // n))][:n]
+    path = folder / "sample.tsv"
+    write_pairs(sample, path)
+    return path, len(sample)
+
+
+def measure(config: TrainConfig, corpus: Path, budget_s: float = DEFAULT_BUDGET_S, steps: int = DEFAULT_STEPS) -> dict:
+    """Time ``steps`` real steps (within ``budget_s``), one dev loss and a few greedy translations of a sample."""
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory() as folder:
+        sample, sample_pairs = sample_file(corpus, MAX_SAMPLE, Path(folder))
+        config, tokenizer, parts = prepared(config, sample)
+    env = distributed.setup(config.run.device, config.run.precision)
+    if config.run.threads > 0:
+        torch.set_num_threads(config.run.threads)
+    model = build_model(config, tokenizer, env, resume=False)
+    optimizer = make_optimizer(model, config.optim)  # its first use imports much of torch: the run pays it too
+    setup_s = time.perf_counter() - start
+    max_len = min(config.data.max_len, model.config.max_positions)
+    train_set = TrainingSet(parts.train, tokenizer, max_len, config.data.noise, 0.0, config.optim.seed)
+    run = RunContext(config, env, corpus.parent, MetricsLog(corpus.parent / "unused", False))
+    steps_per_epoch, pieces, times = time_steps((model, optimizer), train_set.epoch(0), run, budget_s, steps)
+    loss_s, translate_s = time_evaluation(model, tokenizer, parts.dev, run)
+    return {
+        "version": CALIBRATION_VERSION,
+        "device": str(env.device),
+        "threads": torch.get_num_threads(),
+        "sample_pairs": sample_pairs,
+        "dev_pairs": len(parts.dev),
+        "test_pairs": len(parts.test),
+        "train_pairs": len(parts.train),
+        "steps_per_epoch": steps_per_epoch,
+        "pieces_per_pair": pieces,
+        "seconds_per_step": statistics.median(times) if times else float("nan"),
+        "steps_timed": len(times),
+        "dev_loss_seconds_per_pair": loss_s,
+        "translate_seconds_per_sentence": translate_s,
+        "setup_seconds": setup_s,
+        "peak_memory_mb": peak_memory_mb(env.device),
+        "parameters": model.num_parameters(),
+    }
+
+
+def time_steps(
+    trained: tuple[Transformer, torch.optim.Optimizer],
+    examples: list[Example],
+    run: RunContext,
+    budget_s: float,
+    steps: int,
+) -> tuple[int, float, list[float]]:
+    """Optimizer steps per epoch of the sample, pieces per pair, and the seconds of up to ``steps`` real steps."""
+    model, optimizer = trained
+    o = run.config.optim
+    batches = epoch_batches(examples, o, run.env, 0)
+    chunks = [batches[i : i + o.accumulate] for i in range(0, len(batches), o.accumulate)]
+    chunks = (chunks * (steps // len(chunks) + 2))[: steps + 1]  # a tiny sample: its batches again
+    model.train()
+    session = (loss_for(model, run), optimizer, run, examples, model.config)
+    pieces = sum(len(e.src) + len(e.tgt) for e in examples) / max(1, len(examples))
+    return max(1, len(batches) // o.accumulate), pieces, timed_steps(session, chunks, budget_s)
+
+
+def time_evaluation(model: Transformer, tokenizer: Tokenizer, dev: list[Pair], run: RunContext) -> tuple[float, float]:
+    """Seconds per dev pair of the dev loss, and per sentence of a greedy translation (dev BLEU, the test split)."""
+    config = run.config
+    examples = encode_pairs(dev, tokenizer, min(config.data.max_len, model.config.max_positions))
+    begin = time.perf_counter()
+    evaluate_loss(model, examples, config, run.env)
+    loss_s = (time.perf_counter() - begin) / max(1, len(examples))
+    sentences = dev[:MAX_TIMED_SENTENCES]
+    begin = time.perf_counter()
+    dev_scores(model, tokenizer, sentences, run.env)
+    return loss_s, (time.perf_counter() - begin) / max(1, len(sentences))
+
+
+def main(argv: list[str] | None = None) -> int:
+    entered = time.time()
+    parser = argparse.ArgumentParser(prog="python -m training.calibrate", description=__doc__.splitlines()[0])
+    parser.add_argument("--config", type=Path, required=True, help="TOML preset")
+    parser.add_argument("--corpus", type=Path, required=True, help="a sample of the checked pairs (TSV)")
+    parser.add_argument("--out", type=Path, required=True, help="JSON file to write")
+    parser.add_argument("--steps", type=int, default=DEFAULT_STEPS, help="optimizer steps to time")
+    parser.add_argument("--launched-at", type=float, help="time.time() when the caller started this process")
+    parser.add_argument("--budget-s", type=float, default=DEFAULT_BUDGET_S, help="seconds of timed steps at most")
+    args, rest = parser.parse_known_args(argv)
+    overrides = [a[2:] for a in rest if a.startswith("--") and "=" in a]
+    if len(overrides) != len(rest) or args.steps < 1 or args.budget_s <= 0:
+        parser.error("overrides look like --optim.lr=5e-4; --steps and --budget-s must be positive")
+    try:
+        config = load_train_config(args.config, overrides)
+        figures = measure(config, args.corpus, args.budget_s, args.steps)
+    except (ConfigError, CorpusError, TokenizerError, ModelLoadError, ValueError, OSError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    # Starting Python and importing torch, which every training process pays too (CPU time when not told).
+    figures["startup_seconds"] = entered - args.launched_at if args.launched_at else time.process_time()
+    args.out.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -24,11 +24,11 @@ from typing import Any
 
 from jobs.run_progress import read_json, read_jsonl
 from model.run_dir import JOB_EVENTS_FILE, METRICS_LOG_FILE, REPO_ROOT, RESULT_FILE
+from training.calibrate import CALIBRATION_VERSION  # the only figures this module reads
 from training.train_config import TrainConfig
 
 CALIBRATION_DIR = ".calibration"  # in the runs folder; hidden, so never taken for a run
 ESTIMATE_FILE = "estimate.json"  # in a run folder: the estimate shown when it was started
-CALIBRATION_VERSION = 1  # training/calibrate.py's figures of this version only
 MAX_AGE_S = 24 * 3600.0  # a stored calibration older than this is measured again
 TIMEOUT_S = 120.0  # the calibration process is killed after this
 

@@ -15,7 +15,7 @@ from lab.whatif.steering import MAX_SOURCE
 from lab.whatif.subject import Subject
 from translate.translator import DecodeOptions, Translator
 from views.map_chart import heatmap
-from views.whatif_tab import forced, log_prob_line
+from views.whatif_tab import forced, show_beside_original
 from viz.beam_tree import beam_tree_chart, tree_frame
 from viz.choices import choice_chart, choice_frame
 
@@ -174,15 +174,7 @@ def show_candidate_taken(subject: Subject, langs: Languages) -> None:
     piece, own = tok.tgt.id_to_piece(token), tok.tgt.id_to_piece(subject.tokens[step])
     taken_text = f"{piece} kept" if token == subject.tokens[step] else f"{piece} taken instead of {own}"
     st.markdown(f"**At step {step + 1}, {taken_text}; the model continues with the page's {subject.search_name}**")
-    left, right = st.columns(2)
-    left.code(tok.decode_tgt(list(subject.tokens)), language=None, wrap_lines=True)
-    left.text(log_prob_line(f"the model's {langs.tgt}", result.original_log_prob))
-    with right.container(key="step_forced_output"):
-        st.code(tok.decode_tgt(result.tokens), language=None, wrap_lines=True)
-    difference = result.log_prob - result.original_log_prob
-    right.text(f"{log_prob_line('with the candidate', result.log_prob)}  (Δ {difference:+.3f})")
-    if result.truncated:
-        right.warning("The continuation stopped at the output length limit.")
+    show_beside_original(subject, result, (f"the model's {langs.tgt}", "with the candidate"), "step_forced_output")
     st.caption(
         "Both log-probabilities are read from one teacher-forced pass each. Taking the model's own choice gives back "
         "its output (tested); the What if tab shows the maps of any forced output."

@@ -59,6 +59,26 @@ def log_prob_line(label: str, log_prob: float) -> str:
     return f"{label}: log p = {log_prob:.3f}"
 
 
+def show_beside_original(
+    subject: Subject, result: Forced, labels: tuple[str, str], key: str, titles: tuple[str, str] = ("", "")
+) -> None:
+    """The model's output and a forced one side by side, each with its teacher-forced log-probability and the
+    difference; ``key`` names the forced output's container (tests find it by it)."""
+    tok = subject.translator.tokenizer
+    left, right = st.columns(2)
+    for column, title in zip((left, right), titles, strict=True):
+        if title:
+            column.markdown(f"**{title}**")
+    left.code(tok.decode_tgt(list(subject.tokens)), language=None, wrap_lines=True)
+    left.text(log_prob_line(labels[0], result.original_log_prob))
+    with right.container(key=key):
+        st.code(tok.decode_tgt(result.tokens), language=None, wrap_lines=True)
+    difference = result.log_prob - result.original_log_prob
+    right.text(f"{log_prob_line(labels[1], result.log_prob)}  (Δ {difference:+.3f})")
+    if result.truncated:
+        right.warning("The continuation stopped at the output length limit.")
+
+
 def show_forced(subject: Subject, langs: Languages) -> None:
     """Force the English: the learner's prefix, then the model's continuation."""
     st.caption(
@@ -82,17 +102,13 @@ def show_forced(subject: Subject, langs: Languages) -> None:
     st.caption("Forced subwords: " + " ".join(tok.tgt_pieces(result.prefix)))
     if result.cut_prefix:
         st.warning("The prefix is longer than the output this sentence may have: only its beginning was forced.")
-    left, right = st.columns(2)
-    left.markdown("**The model's output**")
-    left.code(tok.decode_tgt(list(subject.tokens)), language=None, wrap_lines=True)
-    left.text(log_prob_line("original", result.original_log_prob))
-    right.markdown("**Forced, then continued**")
-    with right.container(key="whatif_forced_output"):
-        st.code(tok.decode_tgt(result.tokens), language=None, wrap_lines=True)
-    difference = result.log_prob - result.original_log_prob
-    right.text(f"{log_prob_line('forced', result.log_prob)}  (Δ {difference:+.3f})")
-    if result.truncated:
-        right.warning("The continuation stopped at the output length limit.")
+    show_beside_original(
+        subject,
+        result,
+        ("original", "forced"),
+        "whatif_forced_output",
+        ("The model's output", "Forced, then continued"),
+    )
     st.caption(
         "A lower log-probability means the model finds your version less likely, not that it is a worse "
         "translation. Forcing the model's own beginning gives back its own output (tested)."

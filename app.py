@@ -14,6 +14,7 @@ from functools import partial
 from pathlib import Path
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from data.languages import with_article
 from lab.attention.explain import Explanation, explain, maps_of, set_threads
@@ -31,11 +32,11 @@ from views.arithmetic_tab import show_arithmetic
 from views.downloads import show_downloads
 from views.head_summary import show_head_summary
 from views.input_check import show_example_hint, show_input_check
-from views.maps import display_controls, show_all_heads, show_views
+from views.maps import show_all_heads, show_maps
 from views.positional_tab import show_positional
-from views.reading_aids import follow_picker, show_legend
 from views.result import hypothesis_picker, sentence_picker, show_output
 from views.steps_tab import beam_settings, show_steps
+from views.whatif_tab import show_whatif
 
 
 @st.cache_resource(show_spinner="Loading the model…", max_entries=4)
@@ -111,8 +112,11 @@ def use_example() -> None:
 KEPT_SOURCE = "kept_source"  # the Spanish text, kept while the Train page runs
 
 
-def source_input(choice: ModelChoice, settings: tuple[int, float, int], langs: Languages) -> None:
-    st.selectbox(
+def source_input(choice: ModelChoice, settings: tuple[int, float, int], langs: Languages) -> DeltaGenerator:
+    """The example pickers in the sidebar, the text box and Translate; returns the column beside the box (for the
+    result): the maps below it then start high enough to be seen with it."""
+    st.sidebar.header("Examples")
+    st.sidebar.selectbox(
         "Pick a guided example",
         [e.source for e in EXAMPLES],
         index=None,
@@ -120,13 +124,15 @@ def source_input(choice: ModelChoice, settings: tuple[int, float, int], langs: L
         key="example",
         on_change=use_example,
     )
-    gold_picker(langs)
+    with st.sidebar:
+        gold_picker(langs)
+    box, beside = st.columns(2)
     if "source" not in st.session_state and KEPT_SOURCE in st.session_state:  # back from another page
         st.session_state["source"] = st.session_state[KEPT_SOURCE]
-    st.text_area(source_label(langs), key="source", height=80, max_chars=5000, placeholder=placeholder(langs))
+    box.text_area(source_label(langs), key="source", height=80, max_chars=5000, placeholder=placeholder(langs))
     # Streamlit forgets a widget's value while another page runs: keep the text under a key of our own.
     st.session_state[KEPT_SOURCE] = st.session_state["source"]
-    st.button(
+    box.button(
         "Translate",
         key="translate",
         type="primary",
@@ -134,6 +140,7 @@ def source_input(choice: ModelChoice, settings: tuple[int, float, int], langs: L
         on_click=submit,
         args=(choice, settings),
     )
+    return beside
 
 
 def translate_page() -> None:
@@ -143,38 +150,39 @@ def translate_page() -> None:
     langs = languages(choice.path)
     st.title(title(langs))
     settings = decoding_settings()
-    source_input(choice, settings, langs)
+    beside = source_input(choice, settings, langs)
     request = st.session_state.get("request")
     if not isinstance(request, Request):
-        st.info(f"Type {with_article(langs.src)} sentence (or pick an example) and press Translate.")
+        beside.info(f"Type {with_article(langs.src)} sentence (or pick an example in the sidebar) and press Translate.")
         return
     if not request.text.strip():
-        st.info(f"Nothing to translate yet: type {with_article(langs.src)} sentence first.")
+        beside.info(f"Nothing to translate yet: type {with_article(langs.src)} sentence first.")
         return
     langs = languages(Path(request.model))  # the result's model, which may no longer be the one picked
-    show_translation(request, page_request(choice, settings), langs)
+    show_translation(request, page_request(choice, settings), langs, beside)
 
 
-def show_translation(request: Request, current: Request, langs: Languages) -> None:
-    """The translation of ``request`` (``current``: what the page asks for now), its maps and the tabs."""
+def show_translation(request: Request, current: Request, langs: Languages, beside: DeltaGenerator) -> None:
+    """The translation of ``request`` (``current``: what the page asks for now) ``beside`` the text box, its maps and
+    the tabs."""
     try:
         result = translate(request.model, request.text, request.beam_size, request.length_penalty, request.n_best)
     except ModelLoadError as err:
         st.error(f"This model cannot be loaded: {err}")
         return
     translator = load_translator(request.model)
-    show_input_check(result, translator, langs)
-    show_output(result, request, current, langs)
-    show_example_hint(request.text)
+    with beside:
+        show_input_check(result, translator, langs)
+        show_output(result, request, current, langs)
     sentence = sentence_picker(result, langs)
     candidate = hypothesis_picker(sentence)
     maps = attention(request.model, tuple(sentence.src_ids), tuple(candidate.tokens))
     for problem in problems(maps):
         st.error(f"Broken attention invariant: {problem}")
-    enc, dec, head, words = display_controls(maps, langs)
-    followed = follow_picker(maps, langs)
-    show_legend(maps)
-    charts = show_views(maps, enc, dec, head, words, langs, followed)
+    display, charts, under = show_maps(maps, langs)  # a layer and a head per kind; other tabs follow cross's
+    enc, dec, head, words = display.layers["encoder"], display.layers["cross"], display.heads["cross"], display.words
+    with under:  # right under the maps it speaks of
+        show_example_hint(result, translator, request.model)
     tabs = (  # (tab title, view): the all-heads grid is heavy, so not first
         ("Alignment", partial(show_alignment, translator, request.model, request.text, maps, dec, head, words, langs)),
         (
@@ -193,8 +201,9 @@ def show_translation(request: Request, current: Request, langs: Languages) -> No
             ),
         ),
         ("Arithmetic of a weight", partial(show_arithmetic, translator, maps, enc, dec, head, langs)),
+        ("What if", partial(show_whatif, translator, request, sentence.src_ids, candidate.tokens, maps, dec, langs)),
         ("Head summary", partial(show_head_summary, maps, words, langs)),
-        ("All heads", partial(show_all_heads, maps, enc, dec, words, langs, followed)),
+        ("All heads", partial(show_all_heads, maps, display, langs)),
         ("Positional encoding", partial(show_positional, translator, maps)),
         ("Download", partial(show_downloads, sentence, candidate, maps, charts)),
     )

@@ -106,7 +106,7 @@ def take(url: str, out: Path) -> list[str]:
             s.settle()
             s.translate()
             s.tab("Step by step")
-            page.get_by_role("button", name="Next ▶").click()  # step 2 predicts "black", which looks at "negro"
+            page.get_by_role("button", name="Next →").click()  # step 2 predicts "black", which looks at "negro"
             s.settle()
             s.shot("07_step_by_step_beam", ".st-key-step")
             if page.locator(".st-key-gold").count():

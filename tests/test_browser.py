@@ -10,6 +10,8 @@ import pytest
 
 from bench.app_latency import long_input
 from bench.app_server import CHROMIUM, CHROMIUM_ARGS, running_app
+from translate.translator import Translator
+from viz.heatmap import MIN_HEIGHT
 
 PATIENCE_MS = 120_000  # generous: a loaded 2-core machine is slow to start Chromium and the app's first run
 RENDERED_VIEWS = """() => Array.from(document.querySelectorAll('.st-key-views [data-testid="stVegaLiteChart"]'))
@@ -109,3 +111,44 @@ def test_clicking_a_cell_follows_its_token_in_all_three_views(app_url: str, tmp_
             browser.close()
     assert "Spanish" not in before and followed.startswith("Spanish"), (before, followed)
     assert exceptions == 0 and not page_errors, page_errors
+
+
+FIRST_SCREEN = {"width": 1600, "height": 1000}
+BOXES = """() => Array.from(document.querySelectorAll('.st-key-views [data-testid="stVegaLiteChart"]'))
+    .map(chart => { const r = chart.getBoundingClientRect(); return [r.top, r.bottom, r.height]; })"""
+SCROLLED = """() => [window.scrollY, ...Array.from(document.querySelectorAll('[data-testid="stMain"], section.main'))
+    .map(e => e.scrollTop)].reduce((a, b) => a + b, 0)"""
+
+
+def test_the_translation_and_the_three_maps_fit_the_first_screen(
+    app_url: str, tiny_model_dir: Path, tmp_path: Path
+) -> None:
+    """After Translate at 1600×1000, the translation and all three maps are seen without scrolling, for maps at
+    least as tall as the shipped model's guided examples draw (at most 11 rows; a map's height grows with its rows)."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    text = "El gato rojo 3."
+    result = Translator.load(tiny_model_dir).translate(text)
+    rows = max(len(result.src_ids), len(result.hypotheses[0].tokens))  # the tallest of the three maps
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport=FIRST_SCREEN)
+            page.goto(app_url)
+            box = page.get_by_label("Spanish sentence")
+            box.wait_for(timeout=PATIENCE_MS)
+            box.fill(text)
+            page.get_by_role("button", name="Translate").click()
+            page.wait_for_function(f"({RENDERED_VIEWS})() >= 3 && ({SETTLED})()", timeout=PATIENCE_MS)
+            page.screenshot(path=str(tmp_path / "first_screen.png"))
+            translation = page.locator(".st-key-translation").bounding_box()
+            charts, scrolled = page.evaluate(BOXES), page.evaluate(SCROLLED)
+            exceptions = page.locator('[data-testid="stException"]').count()
+        finally:
+            browser.close()
+    assert exceptions == 0 and scrolled == 0
+    assert translation is not None and translation["y"] + translation["height"] <= FIRST_SCREEN["height"]
+    assert len(charts) == 3, charts
+    for top, bottom, height in charts:
+        assert top >= 0 and bottom <= FIRST_SCREEN["height"], charts  # the whole chart, axes and all
+        assert height >= MIN_HEIGHT, charts  # a real map, not a sliver
+    assert rows >= 12, rows  # taller maps than any guided example's with the shipped model: the test means something

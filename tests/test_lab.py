@@ -94,6 +94,15 @@ def test_word_rows_name_the_decoder_inputs_they_average() -> None:
     view = map_view(synthetic_maps(), "cross", words=True)
     assert view.rows == ["The", "red", "cat.", "</s>"]
     assert view.inputs == ["<s>", "▁The", "▁red ▁c at", "."]  # "cat." averages rows computed at ▁red, ▁c, at
+    assert view.row_labels == ["<s> → The", "The → red", "red → cat.", "cat. → </s>"]  # as subword rows read
+
+
+def test_decoder_rows_name_their_input_and_their_prediction() -> None:
+    maps = synthetic_maps()
+    for kind in ("decoder", "cross"):
+        view = map_view(maps, kind)
+        assert view.row_labels == [f"{a} → {b}" for a, b in zip(TGT_IN, TGT_OUT, strict=True)]
+    assert map_view(maps, "encoder").row_labels == SRC  # an encoder row is its own token
 
 
 def test_word_level_future_cells_stay_exactly_zero_and_masked() -> None:

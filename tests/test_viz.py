@@ -98,9 +98,8 @@ def test_decoder_tooltip_names_the_query_input_and_the_predicted_token_apart() -
     w, future = causal_weights()
     spec = attention_heatmap(attention_frame(w, ROWS, COLS, future, inputs=COLS), "Decoder", "p", "i").to_dict()
     titles = {t["field"]: t["title"] for t in spec["encoding"]["tooltip"]}
-    assert titles["row_input"] == "query: decoder input"  # row i is computed at input token i …
-    assert titles["row_label"] == "predicts next"  # … and predicts token i+1
-    assert "query" not in titles["row_label"]
+    assert titles["row_label"] == "query: input → predicts"  # the row's label names both: "<s> → ▁The" …
+    assert titles["row_input"] == "computed at decoder input"  # … and the input(s) a word row averages over
     encoder = attention_heatmap(attention_frame(np.full((4, 4), 0.25), COLS, COLS), "Encoder", "q", "k").to_dict()
     assert {t["field"]: t["title"] for t in encoder["encoding"]["tooltip"]}["row_label"] == "query token"
 

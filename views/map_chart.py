@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import altair as alt
 import numpy as np
 import streamlit as st
@@ -18,8 +20,12 @@ from viz.heatmap import attention_frame, attention_heatmap
 def heatmap(
     view: MapView, weights: np.ndarray, title: str, subtitle: str, langs: Languages, lit: Focus | None, shared: bool
 ) -> alt.Chart:
-    """One (rows, cols) map of ``view``, axes naming query and key, the followed token lit."""
-    frame = attention_frame(weights, view.rows, view.cols, view.future, view.inputs)
+    """One (rows, cols) map of ``view``, axes naming query and key, the followed token lit; on its own colour scale
+    (not ``shared``), its subtitle prints the map's largest weight, the darkest colour's meaning."""
+    frame = attention_frame(weights, view.row_labels, view.cols, view.future, view.inputs)
+    if not shared:
+        top = math.floor(float(np.max(weights, initial=0.0)) * 1000) / 1000  # never rounded up to a 1 it is not
+        subtitle = f"{subtitle} · own scale, max {top:.3f}"
     if lit is not None and (lit.rows or lit.cols):
         frame = focus_frame(frame, lit.rows, lit.cols)
     chart = attention_heatmap(frame, title, *axis_titles(view.kind, langs), subtitle=subtitle)
@@ -38,14 +44,6 @@ def cell_clicked(maps: SentenceMaps, kind: Kind, words: bool) -> None:
     point = picked(st.session_state.get(f"map_{kind}"), CELL_SELECTION)
     if point and "row" in point:
         st.session_state["follow"] = token_at(maps, kind, int(point["row"]), words)
-
-
-def panel_clicked(kind: Kind) -> None:
-    """A click on a panel of the all-heads grid makes that layer and head the main view."""
-    point = picked(st.session_state.get("grid"), PANEL_SELECTION)
-    if point and {"layer", "head"} <= set(point):
-        st.session_state["enc_layer" if kind == "encoder" else "dec_layer"] = int(point["layer"]) - 1
-        st.session_state["head"] = int(point["head"]) - 1
 
 
 def grid_aids(chart: alt.FacetChart, shared: bool) -> alt.FacetChart:

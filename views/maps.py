@@ -1,7 +1,9 @@
-"""The three attention maps side by side with their layer, head and word controls, and the all-heads grid."""
+"""The three attention maps side by side, each with its own layer and head, and the all-heads grid."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from functools import partial
 
 import altair as alt
@@ -10,98 +12,150 @@ from streamlit.delta_generator import DeltaGenerator
 
 from data.languages import with_article
 from lab.attention.map_views import grid_plan, map_view, too_big
-from lab.attention.sentence_maps import KIND_TITLES, KINDS, SentenceMaps, pick
+from lab.attention.sentence_maps import KIND_TITLES, KINDS, Kind, SentenceMaps, pick
 from lab.attention.token_focus import Followed, focus
 from lab.page.direction import Languages
 from lab.page.labels import captions, short_axis_titles
-from views.map_chart import cell_clicked, clickable_cells, grid_aids, heatmap, panel_clicked
-from viz.focus import CELL_SELECTION, PANEL_SELECTION, focus_frame
+from views.map_chart import cell_clicked, clickable_cells, grid_aids, heatmap
+from views.reading_aids import follow_picker, show_legend
+from viz.focus import CELL_SELECTION, PANEL_SELECTION, focus_frame, picked
 from viz.heatmap import attention_frame, heads_grid
 
+LAYER_KEYS: dict[Kind, str] = {"encoder": "enc_layer", "decoder": "dec_layer", "cross": "cross_layer"}
+# cross-attention's head keeps the key of the page's former single head: the head the other tabs follow
+HEAD_KEYS: dict[Kind, str] = {"encoder": "enc_head", "decoder": "dec_head", "cross": "head"}
+DISCLAIMER = "Attention shows where the model looked — one window into it, not an explanation of why it chose a word."
 
-def layer_select(column: DeltaGenerator, label: str, n_layers: int, key: str) -> int | None:
-    """A layer chooser (1-based labels), starting at the last layer."""
-    return column.selectbox(label, range(n_layers), index=n_layers - 1, format_func=lambda i: f"layer {i + 1}", key=key)
+
+@dataclass(frozen=True)
+class Display:
+    """What the maps show: a layer and a head (None: the mean of heads) per kind, subwords or whole words, the
+    followed token."""
+
+    layers: Mapping[Kind, int]
+    heads: Mapping[Kind, int | None]
+    words: bool
+    followed: Followed | None
+
+    def which(self, kind: Kind) -> str:
+        """The subtitle of a map of this kind: "layer 4, mean of heads"."""
+        head = self.heads[kind]
+        return f"layer {self.layers[kind] + 1}, {'mean of heads' if head is None else f'head {head + 1}'}"
 
 
-def display_controls(maps: SentenceMaps, langs: Languages) -> tuple[int, int, int | None, bool]:
-    """(encoder layer, decoder layer, head or None for the mean, word level) — never a hard-coded layer."""
-    a, b, c, d, e = st.columns(5)
-    enc = layer_select(a, "Encoder layer", maps.n_layers("encoder"), "enc_layer")
-    dec = layer_select(b, "Decoder layer", maps.n_layers("cross"), "dec_layer")
-    head = c.selectbox(
-        "Head", range(-1, maps.n_heads), key="head", format_func=lambda h: "mean of heads" if h < 0 else f"head {h + 1}"
+def map_choice(column: DeltaGenerator, maps: SentenceMaps, kind: Kind) -> tuple[int, int | None]:
+    """(layer, head or None for the mean) of one kind, chosen above its map; the last layer and the mean at first."""
+    n_layers = maps.n_layers(kind)
+    layer_box, head_box = column.columns([2, 3])  # room for "mean of heads"
+    layer = layer_box.selectbox(
+        f"{KIND_TITLES[kind]}: layer",
+        range(n_layers),
+        index=n_layers - 1,
+        format_func=lambda i: f"layer {i + 1}",
+        key=LAYER_KEYS[kind],
+        label_visibility="collapsed",  # the options say "layer 2", "head 3": no label row above the map
     )
-    words = d.toggle(
+    head = head_box.selectbox(
+        f"{KIND_TITLES[kind]}: head",
+        range(-1, maps.n_heads),
+        key=HEAD_KEYS[kind],
+        format_func=lambda h: "mean of heads" if h < 0 else f"head {h + 1}",
+        label_visibility="collapsed",
+    )
+    return layer or 0, None if head is None or head < 0 else head
+
+
+def reading_controls(maps: SentenceMaps, langs: Languages) -> tuple[bool, Followed | None]:
+    """(word level, followed token), chosen below the maps; the colour scale toggle beside them."""
+    follow, words, scale = st.columns([2, 1, 1], vertical_alignment="center")
+    with follow:
+        followed = follow_picker(maps, langs)
+    on = words.toggle(
         "Whole words",
         key="words",
         help=f"Sum over the subwords of {with_article(langs.src)} word (columns), average over "
         f"the subwords of {with_article(langs.tgt)} word (rows): rows still sum to 1.",
     )
-    e.toggle(
+    scale.toggle(
         "Same 0–1 colour scale",
         value=True,
         key="shared_scale",
         help="On: one colour is one weight in every view, so the maps side by side compare. Off: each map spreads "
-        "its colours over its own weights (faint patterns show, but the same shade means different weights).",
+        "its colours over its own weights and prints its largest weight (faint patterns show, but the same shade "
+        "means different weights).",
     )
-    return enc or 0, dec or 0, None if head is None or head < 0 else head, words
+    return on, followed
 
 
 def shared_scale() -> bool:
     return bool(st.session_state.get("shared_scale", True))
 
 
-def show_views(
-    maps: SentenceMaps, enc: int, dec: int, head: int | None, words: bool, langs: Languages, followed: Followed | None
-) -> list[alt.Chart]:
-    """The three kinds of attention side by side; returns the charts drawn (for download)."""
-    charts = []
-    which = "mean of heads" if head is None else f"head {head + 1}"
+def show_maps(maps: SentenceMaps, langs: Languages) -> tuple[Display, list[alt.Chart], DeltaGenerator]:
+    """The three kinds of attention side by side, each under its layer and head; below them the word, scale and
+    follow controls, the token legend and the one disclaimer. Returns what is shown, the charts (for download) and
+    an empty place right under the maps (for what to look for in them)."""
     with st.container(key="views"):
-        for column, kind in zip(st.columns(3), KINDS, strict=True):
-            with column:
-                view = map_view(maps, kind, words)
-                if too_big(view):
-                    st.info(too_big(view))
-                else:
-                    layer = enc if kind == "encoder" else dec
-                    lit = focus(maps, kind, followed, words)
-                    weights, subtitle = pick(view.weights, layer, head), f"layer {layer + 1}, {which}"
-                    chart = heatmap(view, weights, KIND_TITLES[kind], subtitle, langs, lit, shared_scale())
-                    charts.append(chart)
-                    st.altair_chart(
-                        clickable_cells(chart),
-                        key=f"map_{kind}",
-                        width="stretch",
-                        on_select=partial(cell_clicked, maps, kind, words),
-                        selection_mode=CELL_SELECTION,
-                    )
-                st.caption(captions(langs)[kind])  # below the map, so that the three titles line up
-    st.caption(
-        "Attention shows where the model looked — one window into it, not an explanation of why it chose a word."
+        columns = st.columns(3)
+    under = st.container()
+    chosen = {kind: map_choice(column, maps, kind) for column, kind in zip(columns, KINDS, strict=True)}
+    words, followed = reading_controls(maps, langs)
+    show_legend(maps)
+    st.caption(DISCLAIMER)
+    display = Display({k: c[0] for k, c in chosen.items()}, {k: c[1] for k, c in chosen.items()}, words, followed)
+    charts = []
+    for column, kind in zip(columns, KINDS, strict=True):
+        with column:
+            chart = draw_map(maps, kind, display, langs)
+            if chart is not None:
+                charts.append(chart)
+            st.caption(captions(langs, words)[kind])  # below the map, so that the three titles line up
+    return display, charts, under
+
+
+def draw_map(maps: SentenceMaps, kind: Kind, display: Display, langs: Languages) -> alt.Chart | None:
+    """One kind's map at its layer and head, clickable; None (and why) when it is too big to draw."""
+    view = map_view(maps, kind, display.words)
+    if too_big(view):
+        st.info(too_big(view))
+        return None
+    lit = focus(maps, kind, display.followed, display.words)
+    weights = pick(view.weights, display.layers[kind], display.heads[kind])
+    chart = heatmap(view, weights, KIND_TITLES[kind], display.which(kind), langs, lit, shared_scale())
+    st.altair_chart(
+        clickable_cells(chart),
+        key=f"map_{kind}",
+        width="stretch",
+        on_select=partial(cell_clicked, maps, kind, display.words),
+        selection_mode=CELL_SELECTION,
     )
-    return charts
+    return chart
 
 
-def show_all_heads(
-    maps: SentenceMaps, enc: int, dec: int, words: bool, langs: Languages, followed: Followed | None
-) -> None:
+def panel_clicked(kind: Kind) -> None:
+    """A click on a panel of the all-heads grid shows that layer and head in its own kind's map, and only there."""
+    point = picked(st.session_state.get("grid"), PANEL_SELECTION)
+    if point and {"layer", "head"} <= set(point):
+        st.session_state[LAYER_KEYS[kind]] = int(point["layer"]) - 1
+        st.session_state[HEAD_KEYS[kind]] = int(point["head"]) - 1
+
+
+def show_all_heads(maps: SentenceMaps, display: Display, langs: Languages) -> None:
     kind = st.radio("Kind", KINDS, format_func=KIND_TITLES.get, horizontal=True, key="grid_kind")
     st.caption(
         "Every layer (rows of panels) and head (columns of panels) at once: heads of one layer often "
-        "specialise in different patterns. Click a panel to show that layer and head above."
+        "specialise in different patterns. Click a panel to show that layer and head in the map of its kind above."
     )
-    view = map_view(maps, kind, words)
-    plan = grid_plan(view, enc if kind == "encoder" else dec)
+    view = map_view(maps, kind, display.words)
+    plan = grid_plan(view, display.layers[kind])
     if plan.note:
         st.info(plan.note)
     if not plan.layers:
         return
     frame = attention_frame(
-        view.weights[plan.layers], view.rows, view.cols, view.future, view.inputs, first_layer=plan.layers[0] + 1
+        view.weights[plan.layers], view.row_labels, view.cols, view.future, view.inputs, first_layer=plan.layers[0] + 1
     )
-    lit = focus(maps, kind, followed, words)
+    lit = focus(maps, kind, display.followed, display.words)
     if lit.rows or lit.cols:
         frame = focus_frame(frame, lit.rows, lit.cols)
     grid = heads_grid(frame, f"{KIND_TITLES[kind]}: all heads", *short_axis_titles(kind, langs))

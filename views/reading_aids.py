@@ -29,6 +29,7 @@ def follow_picker(maps: SentenceMaps, langs: Languages) -> Followed | None:
         "Follow a token",
         [None, *options(maps)],
         key="follow",
+        placeholder="nothing (click a row of a map)",  # None in the session reads as no choice: say what it means
         format_func=lambda t: (
             "nothing (click a row of a map)" if t is None else describe(maps, t, langs.src, langs.tgt)
         ),

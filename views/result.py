@@ -18,15 +18,14 @@ def show_output(result: Explanation, request: Request, now: Request, langs: Lang
     if note:
         with st.container(key="stale"):
             st.warning(note)
-    st.subheader(langs.tgt)
+    st.markdown(f"**{langs.tgt}**")  # a language name: no user text goes through markdown
     with st.container(key="translation"):
         st.code(result.text or EMPTY, language=None, wrap_lines=True)  # plain text: never rendered as HTML/markdown
     for notice in notices(result):
         st.warning(notice)
-    with st.container(key="provenance"):
+    with st.container(key="provenance"), st.expander("Computed from: the model, the decoding and the source"):
         st.text(f"Model: {request.model_label}  ·  decoding: {request.settings}")  # plain text, never markdown
-        with st.expander(f"{langs.src} source of this result", expanded=len(request.text) <= 400):
-            st.code(request.text, language=None, wrap_lines=True)
+        st.code(request.text, language=None, wrap_lines=True)
 
 
 def sentence_picker(result: Explanation, langs: Languages) -> Sentence:

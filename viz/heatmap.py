@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 
 MASKED_COLOUR = "#e6e6e6"  # masked (future) cells: drawn as blank grey, never as a low weight
-CELL = 18  # pixels per token (row) in a single map
-MIN_HEIGHT, MAX_HEIGHT = 160, 640
+CELL = 24  # pixels per token (row) in a single map
+MIN_HEIGHT, MAX_HEIGHT = 192, 640  # a short sentence's three maps and the translation fit one 1600×1000 screen
 SMALL_CELL = 16  # pixels per token in the small multiples: room for a 10-px token label per row
 MIN_PANEL = 100  # pixels: a panel is never shorter than its axis title ("query (English)"), or the titles run on
 MAX_GRID_LABELS = 20  # longer sentences: small multiples without token labels
@@ -60,9 +60,10 @@ def attention_frame(
     """(rows, cols) or (L, H, rows, cols) weights -> one tidy, compact row per cell.
 
     Columns: [layer, head,] row, col, row_label, col_label (unique axis labels), [row_input,] weight, masked.
-    ``inputs`` names the token each row's query is computed at when it differs from the row label: in the
-    decoder, row i is computed at input token i and predicts token i+1 (docs/attention-pitfalls.md §1). Layers are
-    numbered from ``first_layer`` (when only some layers are drawn), heads from 1.
+    ``inputs`` names the decoder input(s) each row's query is computed at, for the tooltip: in the decoder, row i is
+    computed at input token i and predicts token i+1, and its label names both ("<s> → ▁She",
+    docs/attention-pitfalls.md §1). Layers are numbered from ``first_layer`` (when only some layers are drawn),
+    heads from 1.
     """
     weights = np.asarray(weights, dtype=np.float32)
     n_rows, n_cols = weights.shape[-2:]
@@ -91,8 +92,8 @@ def _axis(labels: list[str], title: str, show: bool, x: bool) -> tuple[alt.Axis 
     if not show:
         return None, title
     values, step = thinned(labels)
-    angle = {"labelAngle": -60} if x else {}
-    axis = alt.Axis(values=values if step > 1 else alt.Undefined, labelLimit=120, labelOverlap=False, **angle)
+    angle = {"labelAngle": -45, "labelLimit": 80} if x else {"labelLimit": 130}  # columns: short, slanted tokens
+    axis = alt.Axis(values=values if step > 1 else alt.Undefined, labelOverlap=False, **angle)
     return axis, title if step == 1 else f"{title} (1 label in {step})"
 
 
@@ -100,8 +101,8 @@ def _tooltip(frame: pd.DataFrame) -> list[alt.Tooltip]:
     """Row, column, weight; a decoder row names both its query (the decoder input) and what it predicts."""
     if "row_input" in frame.columns:
         rows = [
-            alt.Tooltip("row_input:N", title="query: decoder input"),
-            alt.Tooltip("row_label:N", title="predicts next"),
+            alt.Tooltip("row_label:N", title="query: input → predicts"),
+            alt.Tooltip("row_input:N", title="computed at decoder input"),
         ]
     else:
         rows = [alt.Tooltip("row_label:N", title="query token")]
@@ -121,7 +122,7 @@ def _encodings(frame: pd.DataFrame, row_title: str, col_title: str, show_axes: b
         "weight:Q",
         title="weight",
         scale=alt.Scale(scheme=SCHEME, domainMin=0),
-        legend=alt.Legend(orient="bottom", direction="horizontal", gradientLength=140),
+        legend=alt.Legend(orient="right", title=None, gradientLength=120, gradientThickness=8, offset=6),  # beside
     )
     return {
         "x": alt.X("col_label:N", sort=cols, title=x_title, axis=x_axis),
@@ -135,7 +136,7 @@ def attention_heatmap(frame: pd.DataFrame, title: str, row_title: str, col_title
     """One map from ``attention_frame``: row i at the top is the first query; width follows the container."""
     n_rows = len(frame["row_label"].cat.categories)
     return (
-        alt.Chart(frame, title=alt.TitleParams(title, subtitle=subtitle or alt.Undefined, anchor="start"))
+        alt.Chart(frame, title=alt.TitleParams(title, subtitle=subtitle or alt.Undefined, anchor="start", offset=4))
         .mark_rect()
         .encode(**_encodings(frame, row_title, col_title))
         .properties(

@@ -24,6 +24,15 @@ class MapView:
     future: np.ndarray  # (rows, cols) True where masked (exactly 0 weight, drawn blank)
     col_excluded: list[bool]  # columns an alignment must skip (source EOS, padding)
     inputs: list[str] | None  # decoder and cross: the decoder input each row is computed at; None for the encoder
+    after: list[str] | None = None  # decoder and cross: the token each row comes after (its first piece's input)
+
+    @property
+    def row_labels(self) -> list[str]:
+        """Axis labels of the rows: the query token; a decoder row names the token it comes after and the one it
+        predicts, "<s> → ▁She", so that neither reading is off by one (docs/attention-pitfalls.md §1)."""
+        if self.after is None:
+            return list(self.rows)
+        return [f"{before} → {row}" for before, row in zip(self.after, self.rows, strict=True)]
 
     @property
     def cells(self) -> int:
@@ -59,19 +68,23 @@ def map_view(maps: SentenceMaps, kind: Kind, words: bool = False) -> MapView:
     col_excluded = [False] * len(cols) if kind == "decoder" else list(maps.src_special)
     inputs = None if kind == "encoder" else list(maps.tgt_in)
     if not words:
-        return MapView(kind, maps.weights(kind), list(rows), list(cols), maps.future(kind), col_excluded, inputs)
+        weights, future = maps.weights(kind), maps.future(kind)
+        return MapView(kind, weights, list(rows), list(cols), future, col_excluded, inputs, inputs)
     groups = words_of(maps)
     row_groups = groups.src if kind == "encoder" else groups.tgt_out
     col_groups = groups.tgt_in if kind == "decoder" else groups.src
     weights = merge_rows(merge_columns(maps.weights(kind), col_groups), row_groups)
+    word_rows = word_labels(rows, row_groups)
     return MapView(
         kind,
         weights,
-        word_labels(rows, row_groups),
+        word_rows,
         word_labels(cols, col_groups),
         merge_mask(maps.future(kind), row_groups, col_groups),
         merge_flags(col_excluded, col_groups) if kind != "decoder" else [False] * len(col_groups),
         None if inputs is None else row_inputs(inputs, row_groups),
+        # a word's first piece is computed at the last piece of the word before it (or at <s>)
+        None if inputs is None else [inputs[0], *word_rows[:-1]],
     )
 
 

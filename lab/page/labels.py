@@ -22,35 +22,36 @@ CASE_MARK_LEGEND = (
 
 
 def title(langs: Languages) -> str:
-    return f"{langs.src} → {langs.tgt}: look inside the Transformer"
+    return f"{langs.src} → {langs.tgt}: inside a Transformer"  # one line on a 1280-pixel screen
 
 
 def axis_titles(kind: Kind, langs: Languages) -> tuple[str, str]:
-    """(row title, column title): rows are queries, columns keys; decoder rows named by what they predict."""
+    """(row title, column title): rows are queries, columns keys; a decoder row names its input and its prediction."""
     if kind == "encoder":
         return f"query: {langs.src} token", f"key: {langs.src} token"
-    predicts = f"query → predicts {langs.tgt} token"
+    rows = f"query: input → predicts {langs.tgt}"  # no longer than a short map is high
     if kind == "decoder":
-        return predicts, f"key: {langs.tgt} input so far (<s> first)"
-    return predicts, f"key: {langs.src} token"
+        return rows, f"key: {langs.tgt} input so far"
+    return rows, f"key: {langs.src} token"
 
 
 def short_axis_titles(kind: Kind, langs: Languages) -> tuple[str, str]:
-    """(row title, column title) for small panels: "query (English)", "key (Spanish)"."""
-    rows = langs.src if kind == "encoder" else langs.tgt
+    """(row title, column title) for small panels: "query (Spanish)", "input → predicts (English)", "key (Spanish)"."""
+    rows = f"query ({langs.src})" if kind == "encoder" else f"input → predicts ({langs.tgt})"
     cols = langs.tgt if kind == "decoder" else langs.src
-    return f"query ({rows})", f"key ({cols})"
+    return rows, f"key ({cols})"
 
 
-def captions(langs: Languages) -> dict[Kind, str]:
+def captions(langs: Languages, words: bool = False) -> dict[Kind, str]:
     """One line under each view: what a row is, what a column is, what to notice."""
+    own_word = " With whole words, a row also sees the earlier pieces of its own word." if words else ""
     return {
-        "encoder": f"Each {langs.src} token (query, row) gathers information from every {langs.src} token "
-        "(keys, columns). Rows sum to 1.",
-        "decoder": f"Row i is computed at {langs.tgt} input token i (the key on the diagonal) and predicts the row's "
-        "label; it may look only at tokens already produced. Grey cells are the future: masked, exactly 0.",
-        "cross": f"Row i predicts {langs.tgt} token i and looks at the {langs.src} sentence. Much weight often lands "
-        "on </s> or the final period: a resting place, not a translation.",
+        "encoder": f"Each {langs.src} token (row) gathers information from every {langs.src} token (columns). "
+        "Rows sum to 1.",
+        "decoder": f"Row “a → b” is computed at input a and predicts b: it sees only the {langs.tgt} input so far. "
+        f"Grey cells are the future, masked to exactly 0.{own_word}",
+        "cross": f"Each row looks at the {langs.src} sentence while it predicts its {langs.tgt} token. Much weight "
+        "often lands on </s> or the final period: a resting place, not a translation.",
     }
 
 

@@ -28,6 +28,7 @@ from model.run_dir import runs_folder
 from model.weights import ModelLoadError
 from translate.translator import DEFAULT_MODEL, DecodeOptions, Translator
 from views.alignment_tab import gold_picker, show_alignment
+from views.architecture import show_architecture_tab
 from views.arithmetic_tab import show_arithmetic
 from views.downloads import show_downloads
 from views.head_summary import show_head_summary
@@ -59,12 +60,13 @@ def attention(directory: str, src_ids: tuple[int, ...], tokens: tuple[int, ...])
 
 
 def model_picker() -> ModelChoice:
-    """The shipped default (LAB_MODEL_DIR overrides it) and every finished run."""
+    """The shipped default (LAB_MODEL_DIR overrides it) and every finished run; the Train page may have made one of
+    them the default (after the regression gate)."""
     default = Path(os.environ.get("LAB_MODEL_DIR") or DEFAULT_MODEL)
     runs = runs_folder()  # LAB_RUNS_DIR, read as the Train page reads it
     choices = find_models(default, runs)
     choice = st.sidebar.selectbox(
-        "Model", choices, index=default_index(choices), key="model", format_func=lambda c: c.label
+        "Model", choices, index=default_index(choices, runs), key="model", format_func=lambda c: c.label
     )
     if not choice.available:
         st.warning(
@@ -202,6 +204,7 @@ def show_translation(request: Request, current: Request, langs: Languages, besid
         ),
         ("Arithmetic of a weight", partial(show_arithmetic, translator, maps, enc, dec, head, langs)),
         ("What if", partial(show_whatif, translator, request, sentence.src_ids, candidate.tokens, maps, dec, langs)),
+        ("Architecture", partial(show_architecture_tab, translator.model.config, display.layers)),
         ("Head summary", partial(show_head_summary, maps, words, langs)),
         ("All heads", partial(show_all_heads, maps, display, langs)),
         ("Positional encoding", partial(show_positional, translator, maps)),

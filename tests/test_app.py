@@ -20,8 +20,9 @@ from data.case_markup import MARK
 from data.tokenizer import JOINT_FILE
 from lab.attention.explain import EMPTY, Explanation, maps_of
 from lab.attention.sentence_maps import KIND_TITLES
-from lab.page.model_choices import MODEL_FILES
+from lab.page.model_choices import MODEL_FILES, record_default
 from translate.translator import DEFAULT_MODEL, DecodeOptions, Translator
+from views.maps import LAYER_KEYS
 from viz.arithmetic import weight_text
 from viz.heatmap import MAX_AXIS_LABELS
 
@@ -589,3 +590,25 @@ def test_each_kind_has_its_own_layer_and_head(model_env: Path) -> None:
     decoder = title_of(view(at, "decoder"))
     at.selectbox(key="cross_layer").select(0).run()
     assert "layer 1" in title_of(view(at, "cross")) and title_of(view(at, "decoder")) == decoder
+
+
+def test_the_architecture_tab_lights_the_block_of_the_map_shown(model_env: Path) -> None:
+    at = translate(start(), "El gato rojo 3.")
+    at.session_state["view"] = "Architecture"
+    at.run()
+    for kind in ("cross", "encoder"):
+        at.radio(key="architecture_kind").set_value(kind).run()
+        assert not at.exception
+        layer = at.selectbox(key=LAYER_KEYS[kind]).value
+        (spec,) = [s for s in specs(at) if "encoder +" in title_of(s)]
+        assert f"lit: {KIND_TITLES[kind]}, layer {layer + 1} " in spec["title"]["subtitle"]
+
+
+def test_the_run_the_train_pages_gate_made_the_default_is_picked_first(model_env: Path, tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    shutil.copytree(model_env, runs / "mine", ignore=shutil.ignore_patterns("checkpoints", "train_state.pt"))
+    at = start()
+    assert at.selectbox(key="model").value.label.startswith("shipped")
+    record_default(runs, runs / "mine")
+    at = start()
+    assert at.selectbox(key="model").value.label == "run: mine"

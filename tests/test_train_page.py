@@ -569,7 +569,7 @@ def test_the_estimate_before_start_is_within_twice_what_the_run_takes(runs: Path
 def test_the_recorded_default_is_read_only_when_it_names_a_model_of_the_runs_folder(runs: Path, tmp_path: Path) -> None:
     from lab.page.model_choices import (
         DEFAULT_CHOICE_FILE,
-        default_index_in,
+        default_index,
         find_models,
         record_default,
         recorded_default,
@@ -581,14 +581,14 @@ def test_the_recorded_default_is_read_only_when_it_names_a_model_of_the_runs_fol
         for name in ("config.json", "model.safetensors"):
             (folder / name).write_text("{}")
     choices = find_models(shipped, runs)
-    assert recorded_default(runs) is None and default_index_in(choices, runs) == 0
+    assert recorded_default(runs) is None and default_index(choices, runs) == 0
     record_default(runs, model)
-    assert recorded_default(runs) == model and choices[default_index_in(choices, runs)].label == "run: mine"
+    assert recorded_default(runs) == model and choices[default_index(choices, runs)].label == "run: mine"
     (runs / "link").symlink_to(tmp_path / "outside", target_is_directory=True)
     for bad in ("{not json", "[1]", json.dumps({"run": "../outside"}), json.dumps({"run": "link"}),
                 json.dumps({"run": "missing"}), json.dumps({"run": 3}), json.dumps({"run": ".uploads"})):  # fmt: skip
         (runs / DEFAULT_CHOICE_FILE).write_text(bad)
-        assert recorded_default(runs) is None and default_index_in(choices, runs) == 0, bad
+        assert recorded_default(runs) is None and default_index(choices, runs) == 0, bad
 
 
 @pytest.mark.slow

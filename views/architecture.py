@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import streamlit as st
 
-from lab.attention.sentence_maps import KIND_TITLES, Kind
+from lab.attention.sentence_maps import KIND_TITLES, KINDS, Kind
 from model.config import ModelConfig
 from viz.architecture_diagram import architecture_chart, architecture_frame
 
@@ -26,3 +28,12 @@ def show_architecture(config: ModelConfig, kind: Kind, layer: int) -> None:
     )
     with st.container(key="architecture", horizontal_alignment="center"):
         st.altair_chart(architecture_chart(frame, architecture_title(config), lit), key="architecture_chart")
+
+
+def show_architecture_tab(config: ModelConfig, layers: Mapping[Kind, int]) -> None:
+    """The diagram, lit at the block of the kind the learner picks, at the layer its map above shows."""
+    kind = st.radio(
+        "Light up the block of", KINDS, index=len(KINDS) - 1, format_func=lambda k: KIND_TITLES[k],
+        key="architecture_kind", horizontal=True,
+    )  # fmt: skip
+    show_architecture(config, kind, layers[kind])

@@ -39,8 +39,14 @@ def find_models(default: Path, runs: Path) -> list[ModelChoice]:
     return choices
 
 
-def default_index(choices: list[ModelChoice]) -> int:
-    """The first available model (the shipped one when it exists), else 0."""
+def default_index(choices: list[ModelChoice], runs: Path | None = None) -> int:
+    """The run recorded as the default in ``runs`` (the Train page's gate), when it is among ``choices``; else the
+    first available model (the shipped one when it exists), else 0."""
+    chosen = recorded_default(runs) if runs is not None else None
+    if chosen is not None:
+        for i, choice in enumerate(choices):
+            if choice.available and choice.path.resolve() == chosen.resolve():
+                return i
     return next((i for i, choice in enumerate(choices) if choice.available), 0)
 
 
@@ -63,13 +69,3 @@ def recorded_default(runs: Path) -> Path | None:
 def record_default(runs: Path, run_dir: Path) -> None:
     """Make ``run_dir`` (a folder of ``runs``) the translate page's default model; only after the gate passed."""
     (runs / DEFAULT_CHOICE_FILE).write_text(json.dumps({"run": run_dir.name}) + "\n", encoding="utf-8")
-
-
-def default_index_in(choices: list[ModelChoice], runs: Path) -> int:
-    """The recorded default run's index among ``choices`` when there is one, else ``default_index``."""
-    chosen = recorded_default(runs)
-    if chosen is not None:
-        for i, choice in enumerate(choices):
-            if choice.available and choice.path.resolve() == chosen.resolve():
-                return i
-    return default_index(choices)

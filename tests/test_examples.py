@@ -16,6 +16,7 @@ from lab.page.language_check import MIN_TOKEN_PROB, evidence, unsure, warnings
 from lab.page.map_claims import MapClaim
 from model.run_dir import REPO_ROOT
 from translate.translator import DEFAULT_MODEL, Translator
+from views.maps import HEAD_KEYS, LAYER_KEYS
 
 APP = str(REPO_ROOT / "app.py")
 
@@ -111,6 +112,11 @@ def test_the_shipped_model_shows_each_hint_the_test_checks(monkeypatch: pytest.M
         at.button(key="translate").click().run()
         assert not at.exception
         assert keyed(at, "look_for") == [f"What to look for: {EXAMPLES[index].look_for}"] and not keyed(at, "no_hint")
+        claim = EXAMPLES[index].claim
+        at.button(key="show_hint_view").click().run()  # the maps then show the view the hint speaks of
+        assert at.selectbox(key=LAYER_KEYS[claim.kind]).value == claim.layer
+        assert at.selectbox(key=HEAD_KEYS[claim.kind]).value == (-1 if claim.head is None else claim.head)
+        assert at.toggle(key="words").value == claim.words
 
 
 def test_a_model_that_translates_the_example_otherwise_shows_no_hint(

@@ -252,10 +252,6 @@ def show_alignment(
     if stored is not None or pair is not None:
         with st.container(key="scores_defined"):
             st.caption(SCORES_DEFINED)
-    st.info(
-        "Attention is not explanation: an alignment read from attention is a window into the model, not proof "
-        "of why it chose a word."
-    )
     method = aligner_choice(maps, directory, stored, dec, head)
     show_own_alignment(translator, directory, maps, method, words, langs)
     if pair is not None:

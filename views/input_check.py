@@ -9,7 +9,9 @@ from lab.attention.explain import Explanation, maps_of
 from lab.page.direction import Languages
 from lab.page.examples import by_source, is_accepted
 from lab.page.language_check import evidence, unsure, warnings
+from lab.page.map_claims import MapClaim
 from translate.translator import Translator
+from views.maps import HEAD_KEYS, LAYER_KEYS
 
 
 def show_input_check(result: Explanation, translator: Translator, langs: Languages) -> None:
@@ -50,6 +52,14 @@ def show_example_hint(result: Explanation, translator: Translator, directory: st
     else:
         with st.container(key="look_for"):
             st.info(f"What to look for: {example.look_for}")
+            st.button("Show this view in the maps", key="show_hint_view", on_click=show_view, args=(example.claim,))
         return
     with st.container(key="no_hint"):
         st.caption(f"No hint for this example: this model {why}.")
+
+
+def show_view(claim: MapClaim) -> None:
+    """Set the maps' layer, head and word level to the view a hint speaks of (before the page runs again)."""
+    st.session_state[LAYER_KEYS[claim.kind]] = claim.layer
+    st.session_state[HEAD_KEYS[claim.kind]] = -1 if claim.head is None else claim.head
+    st.session_state["words"] = claim.words

@@ -103,3 +103,12 @@ def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory, toy_corpus: Path) -
     )
     assert rc == 0
     return out
+
+
+@pytest.fixture
+def model_env(monkeypatch: pytest.MonkeyPatch, tiny_model_dir: Path, tmp_path: Path) -> Path:
+    """Point the app at the tiny model (as the shipped default), an empty runs folder and one thread (AppTests)."""
+    monkeypatch.setenv("LAB_MODEL_DIR", str(tiny_model_dir))
+    monkeypatch.setenv("LAB_RUNS_DIR", str(tmp_path / "runs"))
+    monkeypatch.setenv("LAB_THREADS", "1")
+    return tiny_model_dir

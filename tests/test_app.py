@@ -29,15 +29,6 @@ from viz.heatmap import MAX_AXIS_LABELS
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 
 
-@pytest.fixture
-def model_env(monkeypatch: pytest.MonkeyPatch, tiny_model_dir: Path, tmp_path: Path) -> Path:
-    """Point the app at the tiny model (as the shipped default) and an empty runs folder."""
-    monkeypatch.setenv("LAB_MODEL_DIR", str(tiny_model_dir))
-    monkeypatch.setenv("LAB_RUNS_DIR", str(tmp_path / "runs"))
-    monkeypatch.setenv("LAB_THREADS", "1")
-    return tiny_model_dir
-
-
 def start() -> AppTest:
     at = AppTest.from_file(APP, default_timeout=60).run()
     assert not at.exception

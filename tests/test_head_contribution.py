@@ -173,14 +173,6 @@ def test_the_terms_of_the_weighted_sum_add_up_to_the_context_and_the_charts_buil
     assert head_norm_bars(heads, "h").to_dict()["mark"]["type"] == "bar"
 
 
-@pytest.fixture
-def model_env(monkeypatch: pytest.MonkeyPatch, tiny_model_dir: Path, tmp_path: Path) -> Path:
-    monkeypatch.setenv("LAB_MODEL_DIR", str(tiny_model_dir))
-    monkeypatch.setenv("LAB_RUNS_DIR", str(tmp_path / "runs"))
-    monkeypatch.setenv("LAB_THREADS", "1")
-    return tiny_model_dir
-
-
 def test_the_arithmetic_tab_continues_past_the_softmax_to_the_logit(model_env: Path) -> None:
     at = AppTest.from_file(APP, default_timeout=60).run()
     at.text_area(key="source").set_value("El gato rojo 3.")

@@ -45,14 +45,6 @@ def test_the_top_candidate_gives_back_the_greedy_output_and_another_starts_with_
         assert other.tokens[-1] == tok.tgt.eos_id() or other.truncated
 
 
-@pytest.fixture
-def model_env(monkeypatch: pytest.MonkeyPatch, tiny_model_dir: Path, tmp_path: Path) -> Path:
-    monkeypatch.setenv("LAB_MODEL_DIR", str(tiny_model_dir))
-    monkeypatch.setenv("LAB_RUNS_DIR", str(tmp_path / "runs"))
-    monkeypatch.setenv("LAB_THREADS", "1")
-    return tiny_model_dir
-
-
 def test_the_step_view_continues_from_the_candidate_taken(model_env: Path) -> None:
     text = "El perro azul 7."
     at = AppTest.from_file(APP, default_timeout=60).run()

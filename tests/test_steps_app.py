@@ -5,19 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 from streamlit.testing.v1 import AppTest
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 STEP_MAPS = ("Masked self-attention at this step", "Cross-attention at this step")
-
-
-@pytest.fixture
-def model_env(monkeypatch: pytest.MonkeyPatch, tiny_model_dir: Path, tmp_path: Path) -> Path:
-    monkeypatch.setenv("LAB_MODEL_DIR", str(tiny_model_dir))
-    monkeypatch.setenv("LAB_RUNS_DIR", str(tmp_path / "runs"))
-    monkeypatch.setenv("LAB_THREADS", "1")
-    return tiny_model_dir
 
 
 def opened(tab: str, text: str = "El perro azul 7.", beam: bool = False) -> AppTest:

@@ -152,3 +152,32 @@ def test_the_translation_and_the_three_maps_fit_the_first_screen(
         assert top >= 0 and bottom <= FIRST_SCREEN["height"], charts  # the whole chart, axes and all
         assert height >= MIN_HEIGHT, charts  # a real map, not a sliver
     assert rows >= 12, rows  # taller maps than any guided example's with the shipped model: the test means something
+
+
+def test_in_step_by_step_the_next_button_and_the_top_5_chart_share_one_screen(app_url: str, tmp_path: Path) -> None:
+    """Press Next and see the chart it changes: the button and the step's top-5 chart lie within one 1600×1000
+    screen of each other."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport=FIRST_SCREEN)
+            page.goto(app_url)
+            box = page.get_by_label("Spanish sentence")
+            box.wait_for(timeout=PATIENCE_MS)
+            box.fill("El gato rojo 3.")
+            page.get_by_role("button", name="Translate").click()
+            page.locator(".st-key-translation code").first.wait_for(timeout=PATIENCE_MS)
+            page.get_by_role("tab", name="Step by step").click()
+            chart = page.locator(".st-key-step_top canvas, .st-key-step_top svg").first
+            chart.wait_for(timeout=PATIENCE_MS)
+            next_button = page.locator(".st-key-step_next button")
+            next_button.scroll_into_view_if_needed()
+            page.wait_for_function(f"({SETTLED})()", timeout=PATIENCE_MS)
+            boxes = [next_button.bounding_box(), chart.bounding_box()]
+            page.screenshot(path=str(tmp_path / "steps.png"))
+        finally:
+            browser.close()
+    assert all(b is not None for b in boxes), boxes
+    top, bottom = min(b["y"] for b in boxes), max(b["y"] + b["height"] for b in boxes)
+    assert bottom - top <= FIRST_SCREEN["height"], boxes

@@ -89,9 +89,10 @@ def step_choice(maps: SentenceMaps, choice: Choice, step: int, beam: bool) -> No
         st.code(maps.tgt_out[step], language=None)
     st.caption(chosen_caption(choice, beam))
     frame = choice_frame(choice.top, choice.token, choice.prob)
-    st.altair_chart(
-        choice_chart(frame, f"Step {step + 1}: the top {len(choice.top)}"), key="step_choice", width="stretch"
-    )
+    with st.container(key="step_top"):  # named for the browser test: Next and this chart share one screen
+        st.altair_chart(
+            choice_chart(frame, f"Step {step + 1}: the top {len(choice.top)}"), key="step_choice", width="stretch"
+        )
 
 
 def step_body(

@@ -1,9 +1,10 @@
-"""Screenshots of every view of the lab at 1600×1000, for describing them in a note (issue 13).
+"""Screenshots of every view of the lab at 1600×1000 (the first screen at 1280×800 too), for a note or the docs.
 
 Starts ``streamlit run app.py`` on a free port (the shipped model unless LAB_MODEL_DIR says otherwise), drives
 Debian's Chromium with Playwright and saves one PNG per view: the three maps for the first guided example, a
-followed token, the all-heads grid, the arithmetic of one weight, the positional encoding, decoding step by step
-with beam search, the alignment tab for a gold sentence, and the Train page. Prints the files it wrote.
+followed token, the all-heads grid, the arithmetic of one weight, the positional encoding, the architecture, the
+What if tab, decoding step by step with beam search, the alignment tab for a gold sentence, and the Train page.
+Prints the files it wrote.
 
     python -m bench.screenshots --out /tmp/shots
 """
@@ -26,6 +27,7 @@ except ImportError:  # reported in main
 
 PATIENCE_MS = 240_000  # a loaded 2-core machine: the first translation alone can take half a minute
 VIEWPORT = {"width": 1600, "height": 1000}
+SMALL_VIEWPORT = {"width": 1280, "height": 800}
 DRAWN = """() => {
     const running = document.querySelector('[data-testid="stStatusWidget"]')?.innerText.includes('Running');
     const stale = document.querySelectorAll('[data-stale="true"]').length;
@@ -93,6 +95,11 @@ def take(url: str, out: Path) -> list[str]:
             s.pick("example", EXAMPLES[0].source)
             s.translate()
             s.shot("01_translate_result", "h1")
+            page.set_viewport_size(SMALL_VIEWPORT)  # the smaller screen: at least the translation and cross-attention
+            s.settle()
+            s.shot("01_translate_result_1280x800", "h1")
+            page.set_viewport_size(VIEWPORT)
+            s.settle()
             s.shot("02_three_views", ".st-key-views")
             s.pick("follow", "negro")  # a Spanish token: lit in the encoder map and as a column of cross-attention
             s.shot("03_follow_token", ".st-key-follow")
@@ -102,6 +109,10 @@ def take(url: str, out: Path) -> list[str]:
             s.shot("05_arithmetic", "[role='tablist']")
             s.tab("Positional encoding")
             s.shot("06_positional", "[role='tablist']")
+            s.tab("Architecture")
+            s.shot("06b_architecture", "[role='tablist']")
+            s.tab("What if")
+            s.shot("06c_what_if", "[role='tablist']")
             page.locator('[data-testid="stSidebar"]').get_by_text("beam search").click()
             s.settle()
             s.translate()

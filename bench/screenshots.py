@@ -19,6 +19,7 @@ from pathlib import Path
 
 from bench.app_server import CHROMIUM, CHROMIUM_ARGS, running_app
 from lab.page.examples import EXAMPLES
+from views.whatif_tab import TOOLS
 
 try:
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
@@ -82,6 +83,19 @@ class Shooter:
         self.written.append(f"{path}" + (f"  ({errors} exception box(es) on the page)" if errors else ""))
 
 
+def what_if_shots(s: Shooter, page) -> None:  # page: playwright's Page
+    """One shot per What if tool, the forced English typed in first."""
+    s.tab("What if")
+    page.locator(".st-key-whatif_prefix input").fill("The dog")
+    page.locator(".st-key-whatif_prefix input").press("Enter")
+    s.settle()
+    for i, tool in enumerate(TOOLS):
+        if i:
+            page.locator(".st-key-whatif_tool").get_by_text(tool).click()
+            s.settle()
+        s.shot(f"06c_what_if_{i + 1}_{tool.split()[0].lower()}", "[role='tablist']")
+
+
 def take(url: str, out: Path) -> list[str]:
     from playwright.sync_api import sync_playwright
 
@@ -111,8 +125,7 @@ def take(url: str, out: Path) -> list[str]:
             s.shot("06_positional", "[role='tablist']")
             s.tab("Architecture")
             s.shot("06b_architecture", "[role='tablist']")
-            s.tab("What if")
-            s.shot("06c_what_if", "[role='tablist']")
+            what_if_shots(s, page)
             page.locator('[data-testid="stSidebar"]').get_by_text("beam search").click()
             s.settle()
             s.translate()

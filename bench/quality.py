@@ -17,7 +17,6 @@ import argparse
 import dataclasses
 import json
 import shutil
-import subprocess
 import time
 from pathlib import Path
 
@@ -31,6 +30,7 @@ from model.run_dir import DATA_REPORT_FILE, TRAIN_CONFIG_FILE
 from training.phrases import EVERYDAY, read_phrases, score_phrases
 from training.prepare import load_and_split, model_split, split_fingerprint
 from training.train_config import TrainConfig
+from translate import apertium
 from translate.translator import DEFAULT_MODEL, DecodeOptions, Translator
 
 
@@ -48,18 +48,6 @@ def test_pairs(model_dir: Path, corpus: str | None) -> list[Pair]:
         return model_split(model_dir).test
     except CorpusError as err:
         raise SystemExit(f"error: {err}") from None
-
-
-def apertium(sources: list[str]) -> list[str] | None:
-    """Apertium's spa-eng translations, one per source line (None when Apertium is not installed)."""
-    if shutil.which("apertium") is None:
-        return None
-    text = "\n".join(s.replace("\n", " ") for s in sources) + "\n"
-    out = subprocess.run(["apertium", "-u", "spa-eng"], input=text, capture_output=True, text=True, check=True).stdout
-    lines = out.rstrip("\n").split("\n")
-    if len(lines) != len(sources):
-        raise RuntimeError(f"apertium returned {len(lines)} lines for {len(sources)} sources")
-    return [line.strip() for line in lines]
 
 
 def score_rows(systems: dict[str, tuple[list[str], float]], refs: list[str]) -> list[dict]:
@@ -91,7 +79,7 @@ def translate_systems(translator: Translator, sources: list[str], beams: list[in
         hyps = translator.translate_many(sources, DecodeOptions(beam_size=beam), progress=True)
         systems[f"this model, {'greedy' if beam == 1 else f'beam {beam}'}"] = (hyps, time.perf_counter() - start)
     start = time.perf_counter()
-    apertium_hyps = apertium(sources)
+    apertium_hyps = apertium.translate(sources)
     if apertium_hyps is not None:
         systems["Apertium spa-eng"] = (apertium_hyps, time.perf_counter() - start)
     return systems

@@ -399,12 +399,12 @@ def shipped_model() -> Path:
 
 
 def show_reference_points(run_dir: Path) -> None:
-    """The run's dev score beside a floor (the source copied) and the shipped model, scored when asked."""
+    """The run's dev score beside a floor (the source copied), the shipped model and Apertium, scored when asked."""
     points = reference_points(run_dir)
     if points is None:
         if st.button("Compare with reference points", key="references",
-                     help="The same dev sentences translated by this model, by the shipped model (es→en) and "
-                     "copied unchanged (the floor)"):  # fmt: skip
+                     help="The same dev sentences translated by this model, by the shipped model and by Apertium "
+                     "(es→en, where installed), and copied unchanged (the floor)"):  # fmt: skip
             with st.spinner("Translating the dev sentences with each model…"):
                 problem = score_reference_points(run_dir, shipped_model())
             if problem:

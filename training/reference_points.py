@@ -1,7 +1,7 @@
 """``python -m training.reference_points --run DIR``: is this score good? The run's model beside reference points on
 the same dev sentences: a floor (the source copied as the translation) and, where the pair is es→en, the shipped
-model (which may have trained on some of these sentences: a yardstick, not a contest). Writes ``REFERENCES_FILE``
-into the run folder."""
+model (which may have trained on some of these sentences: a yardstick, not a contest) and Apertium, the rule-based
+translator, where it is installed (``translate/apertium.py``). Writes ``REFERENCES_FILE`` into the run folder."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from model.run_dir import CONFIG_FILE, WEIGHTS_FILE, split_file
 from model.weights import ModelLoadError
 from training.evaluate import corpus_scores, score
 from training.prepare import model_data
+from translate import apertium
 from translate.translator import DEFAULT_MODEL, Translator
 
 REFERENCES_FILE = "reference_points.json"
@@ -33,6 +34,11 @@ def reference_points(run_dir: Path, shipped: Path = DEFAULT_MODEL, n: int = MAX_
     usable = all((shipped / name).is_file() for name in (CONFIG_FILE, WEIGHTS_FILE))
     if data is not None and data.direction == SHIPPED_PAIR and usable and shipped.resolve() != run_dir.resolve():
         rows[f"shipped model ({shipped.name})"] = score(Translator.load(shipped), dev)
+    rule_based = (
+        apertium.translate([p.src for p in dev]) if data is not None and data.direction == apertium.PAIR else None
+    )
+    if rule_based is not None:
+        rows["Apertium spa-eng (rule-based)"] = corpus_scores(rule_based, [p.tgt for p in dev])
     scores = {name: {"bleu": row["bleu"], "chrf": row["chrf"]} for name, row in rows.items()}
     return {"sentences": len(dev), "scores": scores}
 

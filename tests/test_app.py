@@ -22,7 +22,7 @@ from lab.attention.explain import EMPTY, Explanation, maps_of
 from lab.attention.sentence_maps import KIND_TITLES
 from lab.page.model_choices import MODEL_FILES, record_default
 from translate.translator import DEFAULT_MODEL, DecodeOptions, Translator
-from views.maps import LAYER_KEYS
+from views.maps import DISCLAIMER, LAYER_KEYS
 from viz.arithmetic import weight_text
 from viz.heatmap import MAX_AXIS_LABELS
 
@@ -259,7 +259,8 @@ def test_alignment_tab_says_what_it_excludes_and_offers_both_readings(model_env:
     at.session_state["view"] = "Alignment"
     at.run()
     assert any("</s>" in c.value and "Left out" in c.value for c in at.caption)
-    assert any("not explanation" in info.value for info in at.info)
+    said = [e.value for e in [*at.caption, *at.info] if "not an explanation" in e.value or "not explanation" in e.value]
+    assert said == [DISCLAIMER]  # once on the page, under the maps, not again in the tab
     table = at.dataframe[-1].value
     assert list(table.columns) == ["English", "Spanish", "weight"] and "</s>" not in set(table["Spanish"])
     at.radio(key="reading").set_value("shift").run()

@@ -65,12 +65,12 @@ if TYPE_CHECKING:  # the page reads presets through jobs.control
 POLL_S = 2.0
 LIVE = ("running", "external")  # states whose panel refreshes itself every POLL_S seconds
 SOURCES = ("Upload a TSV, CSV or TMX file", "Upload a pair of line-aligned files", "A file on the server")
-STATE_TEXT = {
-    "running": "🟢 training",
-    "external": "🟢 training (started outside the app)",
-    "finished": "✅ finished",
-    "stopped": "⏸️ stopped",
-    "crashed": "❌ crashed",
+STATE_TEXT = {  # Streamlit's coloured text, not emoji: emoji render as boxes where no emoji font is installed
+    "running": ":green[training]",
+    "external": ":green[training] (started outside the app)",
+    "finished": ":blue[finished]",
+    "stopped": ":orange[stopped]",
+    "crashed": ":red[crashed]",
     "new": "not started",
 }
 

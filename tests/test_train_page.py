@@ -288,6 +288,8 @@ def test_a_crashed_run_shows_the_end_of_its_log(runs: Path) -> None:
     at = page()
     assert "exit code 1" in errors(at)
     assert any("ValueError: bad shape" in c.value for c in at.code)
+    states = [m.value for m in at.markdown if m.value.startswith("**broken**")]
+    assert states == ["**broken** — :red[crashed]"]  # words, not emoji (boxes without an emoji font)
     assert not any(b.key == "resume" for b in at.button)
     assert any("cannot be resumed" in c.value for c in at.caption)
     (run_dir / control.STATE_FILE).write_bytes(b"state")

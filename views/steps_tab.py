@@ -15,7 +15,7 @@ from lab.whatif.steering import MAX_SOURCE
 from lab.whatif.subject import Subject
 from translate.translator import DecodeOptions, Translator
 from views.map_chart import heatmap
-from views.whatif_tab import forced, show_beside_original
+from views.whatif_tab import forced_for, show_beside_original
 from viz.beam_tree import beam_tree_chart, tree_frame
 from viz.choices import choice_chart, choice_frame
 
@@ -163,14 +163,7 @@ def show_candidate_taken(subject: Subject, langs: Languages) -> None:
         return
     _, _, step, token = taken
     prefix = prefix_with(list(subject.tokens), step, token)
-    result = forced(
-        subject.directory,
-        subject.src_ids,
-        tuple(prefix),
-        subject.tokens,
-        subject.options,
-        _translator=subject.translator,
-    )
+    result = forced_for(subject, prefix)
     tok = subject.translator.tokenizer
     piece, own = tok.tgt.id_to_piece(token), tok.tgt.id_to_piece(subject.tokens[step])
     taken_text = f"{piece} kept" if token == subject.tokens[step] else f"{piece} taken instead of {own}"

@@ -37,6 +37,18 @@ def forced(
     return force(_translator.model, list(src_ids), list(prefix), list(original), options)
 
 
+def forced_for(subject: Subject, prefix: list[int]) -> Forced:
+    """``forced`` for the page's sentence, output and search."""
+    return forced(
+        subject.directory,
+        subject.src_ids,
+        tuple(prefix),
+        subject.tokens,
+        subject.options,
+        _translator=subject.translator,
+    )
+
+
 @st.cache_data(show_spinner=False, max_entries=32)
 def forced_maps(
     directory: str, src_ids: tuple[int, ...], tokens: tuple[int, ...], _translator: Translator
@@ -91,14 +103,7 @@ def show_forced(subject: Subject, langs: Languages) -> None:
         st.info(f"Type the start of an {langs.tgt} translation above.")
         return
     prefix = prefix_ids(tok, text)
-    result = forced(
-        subject.directory,
-        subject.src_ids,
-        tuple(prefix),
-        subject.tokens,
-        subject.options,
-        _translator=subject.translator,
-    )
+    result = forced_for(subject, prefix)
     st.caption("Forced subwords: " + " ".join(tok.tgt_pieces(result.prefix)))
     if result.cut_prefix:
         st.warning("The prefix is longer than the output this sentence may have: only its beginning was forced.")

@@ -112,10 +112,7 @@ def page(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, tiny_m
     return at
 
 
-def test_the_app_opens_the_what_if_tab(monkeypatch: pytest.MonkeyPatch, tiny_model_dir: Path, tmp_path: Path) -> None:
-    monkeypatch.setenv("LAB_MODEL_DIR", str(tiny_model_dir))
-    monkeypatch.setenv("LAB_RUNS_DIR", str(tmp_path / "runs"))
-    monkeypatch.setenv("LAB_THREADS", "1")
+def test_the_app_opens_the_what_if_tab(model_env: Path) -> None:
     at = AppTest.from_file(APP, default_timeout=120).run()
     at.text_area(key="source").set_value(TEXT)
     at.button(key="translate").click().run()

@@ -84,6 +84,18 @@ def _gradients(
     return f.detach(), src_g, tgt_g
 
 
+def token_vectors(model: Transformer, src_ids: list[int], prefix: list[int]) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    """(src (1, S), tgt_in (1, P + 1) = <s> + prefix, and their √d_model-scaled token vectors (1, ·, d_model), detached):
+    what attribution differentiates with respect to. Refuses a model in training mode (dropout would add noise)."""
+    if model.training:
+        raise ValueError("the model is in training mode (dropout): call .eval() first")
+    device = next(model.parameters()).device
+    scale = math.sqrt(model.config.d_model)
+    src = torch.tensor([src_ids], device=device)  # (1, S)
+    tgt_in = torch.tensor([[model.config.bos_id, *prefix]], device=device)  # (1, P + 1)
+    return src, tgt_in, (model.src_embed(src) * scale).detach(), (model.tgt_embed(tgt_in) * scale).detach()
+
+
 def attribute(
     model: Transformer,
     src_ids: list[int],
@@ -93,15 +105,9 @@ def attribute(
     steps: int = IG_STEPS,
 ) -> Attribution:
     """Attributions of output token ``out_ids[step]`` (minus ``contrast``'s log-probability when given)."""
-    if model.training:
-        raise ValueError("the model is in training mode (dropout): call .eval() first")
     steps = max(1, min(steps, MAX_IG_STEPS))
     device = next(model.parameters()).device
-    scale = math.sqrt(model.config.d_model)
-    src = torch.tensor([src_ids], device=device)  # (1, S)
-    tgt_in = torch.tensor([[model.config.bos_id, *out_ids[:step]]], device=device)  # (1, step + 1)
-    x_src = (model.src_embed(src) * scale).detach()  # (1, S, d_model)
-    x_tgt = (model.tgt_embed(tgt_in) * scale).detach()  # (1, step + 1, d_model)
+    src, tgt_in, x_src, x_tgt = token_vectors(model, src_ids, out_ids[:step])  # tgt_in: (1, step + 1)
     tokens = (out_ids[step],) if contrast is None else (out_ids[step], contrast)
     ids = (src, tgt_in)
     value, g_src, g_tgt = _gradients(model, ids, (x_src, x_tgt), step, tokens)
@@ -164,15 +170,9 @@ def source_rows(model: Transformer, src_ids: list[int], out_ids: list[int], step
     Each step t is its own sequence, reading position t of the teacher-forced input <s> y1 … (causal masking makes
     the later positions irrelevant, as ``attribute``'s shorter prefix does): T·(1 + steps) passes, ``ROW_BATCH``
     at a time."""
-    if model.training:
-        raise ValueError("the model is in training mode (dropout): call .eval() first")
     steps = max(0, min(steps, MAX_IG_STEPS))
     device = next(model.parameters()).device
-    scale = math.sqrt(model.config.d_model)
-    src = torch.tensor([src_ids], device=device)  # (1, S)
-    tgt_in = torch.tensor([[model.config.bos_id, *out_ids[:-1]]], device=device)  # (1, T)
-    x_src = (model.src_embed(src) * scale).detach()  # (1, S, d_model)
-    x_tgt = (model.tgt_embed(tgt_in) * scale).detach()  # (1, T, d_model)
+    src, tgt_in, x_src, x_tgt = token_vectors(model, src_ids, out_ids[:-1])  # tgt_in: (1, T)
     n = len(out_ids)
     alphas = [1.0] + [(k + 0.5) / steps for k in range(steps)]  # the input itself, then the path's midpoints
     jobs = [(t, a) for a in range(len(alphas)) for t in range(n)]  # (output step, point), in order of steps

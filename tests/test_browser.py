@@ -39,6 +39,15 @@ def app_url(tiny_model_dir: Path, tmp_path: Path) -> Iterator[str]:
         yield url
 
 
+def translate_in(page, url: str, text: str) -> None:  # page: playwright's Page
+    """Open the app, type ``text`` in the Spanish box and press Translate (what follows is each test's own)."""
+    page.goto(url)
+    box = page.get_by_label("Spanish sentence")
+    box.wait_for(timeout=PATIENCE_MS)
+    box.fill(text)
+    page.get_by_role("button", name="Translate").click()
+
+
 def test_translate_in_a_real_browser(app_url: str, tmp_path: Path) -> None:
     sync_api = pytest.importorskip("playwright.sync_api")
     page_errors: list[str] = []
@@ -89,11 +98,7 @@ def test_clicking_a_cell_follows_its_token_in_all_three_views(app_url: str, tmp_
         try:
             page = browser.new_page(viewport={"width": 1600, "height": 1000})
             page.on("pageerror", lambda error: page_errors.append(str(error)))
-            page.goto(app_url)
-            box = page.get_by_label("Spanish sentence")
-            box.wait_for(timeout=PATIENCE_MS)
-            box.fill("El gato rojo 3.")
-            page.get_by_role("button", name="Translate").click()
+            translate_in(page, app_url, "El gato rojo 3.")
             page.wait_for_function(f"({RENDERED_VIEWS})() >= 3 && ({SETTLED})()", timeout=PATIENCE_MS)
             picker = page.locator(".st-key-follow input")  # the selectbox shows its value in an input
             before = picker.input_value()
@@ -133,11 +138,7 @@ def test_the_translation_and_the_three_maps_fit_the_first_screen(
         browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
         try:
             page = browser.new_page(viewport=FIRST_SCREEN)
-            page.goto(app_url)
-            box = page.get_by_label("Spanish sentence")
-            box.wait_for(timeout=PATIENCE_MS)
-            box.fill(text)
-            page.get_by_role("button", name="Translate").click()
+            translate_in(page, app_url, text)
             page.wait_for_function(f"({RENDERED_VIEWS})() >= 3 && ({SETTLED})()", timeout=PATIENCE_MS)
             page.screenshot(path=str(tmp_path / "first_screen.png"))
             translation = page.locator(".st-key-translation").bounding_box()
@@ -162,11 +163,7 @@ def test_in_step_by_step_the_next_button_and_the_top_5_chart_share_one_screen(ap
         browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
         try:
             page = browser.new_page(viewport=FIRST_SCREEN)
-            page.goto(app_url)
-            box = page.get_by_label("Spanish sentence")
-            box.wait_for(timeout=PATIENCE_MS)
-            box.fill("El gato rojo 3.")
-            page.get_by_role("button", name="Translate").click()
+            translate_in(page, app_url, "El gato rojo 3.")
             page.locator(".st-key-translation code").first.wait_for(timeout=PATIENCE_MS)
             page.get_by_role("tab", name="Step by step").click()
             chart = page.locator(".st-key-step_top canvas, .st-key-step_top svg").first

@@ -22,11 +22,11 @@ from lab.attention.sentence_maps import SentenceMaps, problems
 from lab.page.direction import Languages, languages
 from lab.page.examples import EXAMPLES
 from lab.page.labels import placeholder, source_label, title
-from lab.page.model_choices import ModelChoice, default_index, find_models
+from lab.page.model_choices import ModelChoice, default_index, find_models, shipped_model
 from lab.page.request import Request
 from model.run_dir import runs_folder
 from model.weights import ModelLoadError
-from translate.translator import DEFAULT_MODEL, DecodeOptions, Translator
+from translate.translator import DecodeOptions, Translator
 from views.alignment_tab import gold_picker, show_alignment
 from views.architecture import show_architecture_tab
 from views.arithmetic_tab import show_arithmetic
@@ -62,9 +62,8 @@ def attention(directory: str, src_ids: tuple[int, ...], tokens: tuple[int, ...])
 def model_picker() -> ModelChoice:
     """The shipped default (LAB_MODEL_DIR overrides it) and every finished run; the Train page may have made one of
     them the default (after the regression gate)."""
-    default = Path(os.environ.get("LAB_MODEL_DIR") or DEFAULT_MODEL)
     runs = runs_folder()  # LAB_RUNS_DIR, read as the Train page reads it
-    choices = find_models(default, runs)
+    choices = find_models(shipped_model(), runs)
     choice = st.sidebar.selectbox(
         "Model", choices, index=default_index(choices, runs), key="model", format_func=lambda c: c.label
     )

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import collections
 import dataclasses
-import os
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,8 +52,7 @@ from jobs.uploads import (
     size_problem,
     stage_files,
 )
-from lab.page.model_choices import find_models, record_default, recorded_default
-from translate.translator import DEFAULT_MODEL
+from lab.page.model_choices import find_models, record_default, recorded_default, shipped_model
 from views.train_estimate import duration, show_estimate, show_outcome
 from views.train_probes import show_probes
 from viz.training_charts import loss_chart, score_chart
@@ -275,8 +273,7 @@ def stopping_rules(preset: str, optim: OptimConfig, run: RunConfig) -> list[str]
 def starting_point(runs_dir: Path) -> list[str] | str:
     """Random weights, or fine-tuning a finished model (the shipped one or a run) with a small learning rate: the
     overrides, or why the choice cannot be used."""
-    shipped = Path(os.environ.get("LAB_MODEL_DIR") or DEFAULT_MODEL)
-    models = [c for c in find_models(shipped, runs_dir) if c.available]
+    models = [c for c in find_models(shipped_model(), runs_dir) if c.available]
     labels = ["random weights (a new model)", *(c.label for c in models)]
     chosen = st.selectbox("Start from", range(len(labels)), key="init_from", format_func=lambda i: labels[i],
                           help="Fine-tuning keeps the model's tokenizer and shape and continues from its weights "
@@ -391,11 +388,6 @@ def show_result(run_dir: Path) -> None:
     show_reference_points(run_dir)
     st.success(f"Pick “run: {run_dir.name}” in the model picker of the Translate page to use this model.")
     default_model_gate(run_dir)
-
-
-def shipped_model() -> Path:
-    """The shipped model directory (``LAB_MODEL_DIR`` overrides it, as on the translate page)."""
-    return Path(os.environ.get("LAB_MODEL_DIR") or DEFAULT_MODEL)
 
 
 def show_reference_points(run_dir: Path) -> None:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from model.run_dir import CONFIG_FILE, WEIGHTS_FILE
+from translate.translator import DEFAULT_MODEL
 
 MODEL_FILES = (CONFIG_FILE, WEIGHTS_FILE)  # what makes a directory loadable by Translator.load
 
@@ -16,6 +18,11 @@ class ModelChoice:
     label: str
     path: Path
     available: bool  # False for the shipped default before it exists
+
+
+def shipped_model() -> Path:
+    """The shipped model directory, read by both pages: ``LAB_MODEL_DIR`` when set, else ``DEFAULT_MODEL``."""
+    return Path(os.environ.get("LAB_MODEL_DIR") or DEFAULT_MODEL)
 
 
 def is_model_dir(path: Path) -> bool:

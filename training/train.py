@@ -17,6 +17,7 @@ from data.corpus import CorpusError, Pair, read_pairs_file
 from data.tokenizer import Tokenizer, TokenizerError
 from jobs.run_lock import RunLocked, acquire
 from model.config import ConfigError, ModelConfig
+from model.grow import GROWABLE, check_growable, grow
 from model.run_dir import (
     AVERAGED_DIR,
     BEST_DIR,
@@ -174,15 +175,24 @@ def new_config(args: argparse.Namespace, overrides: list[str]) -> TrainConfig:
         log.warning("%s: the earlier run ended before its first save; starting it again from the beginning", args.out)
     if config.run.init_from:
         parent = Path(config.run.init_from)
-        config = dataclasses.replace(config, model=parent_shape(parent, overrides, config.data.case_markup))
+        config = dataclasses.replace(
+            config, model=parent_shape(parent, overrides, config.data.case_markup, config.model)
+        )
     return config
 
 
-def parent_shape(parent: Path, overrides: list[str], case_markup: bool = False) -> ModelConfig:
-    """With run.init_from, the model's shape is the parent's: a --model.* override would contradict its weights."""
+def parent_shape(
+    parent: Path, overrides: list[str], case_markup: bool = False, asked: ModelConfig | None = None
+) -> ModelConfig:
+    """With run.init_from, the model's shape is the parent's: a --model.* override would contradict its weights,
+    except more layers (``model.grow``: the parent's layers are kept and new ones start as zeroed copies)."""
     changed = [item.split("=")[0] for item in overrides if item.startswith("model.")]
-    if changed:
-        raise ConfigError(f"{', '.join(changed)}: the model's shape comes from run.init_from ({parent / CONFIG_FILE})")
+    fixed = [key for key in changed if key.removeprefix("model.") not in GROWABLE]
+    if fixed:
+        raise ConfigError(
+            f"{', '.join(fixed)}: the model's shape comes from run.init_from ({parent / CONFIG_FILE}); only "
+            f"{' and '.join(f'model.{n}' for n in GROWABLE)} may grow"
+        )
     if not (parent / WEIGHTS_FILE).is_file():
         raise ConfigError(f"run.init_from: {parent / WEIGHTS_FILE} not found (expected a model directory)")
     try:
@@ -191,7 +201,12 @@ def parent_shape(parent: Path, overrides: list[str], case_markup: bool = False) 
         raise ConfigError(f"run.init_from: {err}") from None
     if tokenizer.case_markup and not case_markup:
         raise ConfigError(f"run.init_from: {parent} reads its source with case markup; set data.case_markup = true")
-    return ModelConfig.from_json_file(parent / CONFIG_FILE)
+    shape = ModelConfig.from_json_file(parent / CONFIG_FILE)
+    if asked is None or not changed:
+        return shape
+    grown = dataclasses.replace(shape, **{name: getattr(asked, name) for name in GROWABLE})
+    check_growable(shape, grown)
+    return grown
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -261,8 +276,15 @@ def build_model(config: TrainConfig, tokenizer: Tokenizer, env: distributed.Env,
     model = Transformer(model_config(config, tokenizer))
     if config.run.init_from and not resume:
         # data.case_markup on a parent without it: the vocabulary gained the mark, one embedding row more.
-        load_weights(model, Path(config.run.init_from) / WEIGHTS_FILE, new_rows=config.data.case_markup)
-        log.info("initial weights: %s", Path(config.run.init_from) / WEIGHTS_FILE)
+        parent = Path(config.run.init_from)
+        layers = {name: getattr(ModelConfig.from_json_file(parent / CONFIG_FILE), name) for name in GROWABLE}
+        shape = dataclasses.replace(model.config, **layers)
+        smaller = Transformer(shape) if shape != model.config else model
+        load_weights(smaller, parent / WEIGHTS_FILE, new_rows=config.data.case_markup)
+        if smaller is not model:
+            model = grow(smaller, model.config)
+            log.info("grown from the parent's %s layers (new layers: zeroed copies, model/grow.py)", layers)
+        log.info("initial weights: %s", parent / WEIGHTS_FILE)
     model = model.to(env.device)
     log.info("model: %.2fM parameters on %s (%s), %d process(es)", model.num_parameters() / 1e6, env.device,
              env.autocast_dtype or "fp32", env.world_size)  # fmt: skip

@@ -42,6 +42,8 @@ def _check_value(name: str, value: Any, annotation: Any) -> Any:
         return tuple(_check_value(f"{name}[{i}]", v, item_type) for i, v in enumerate(value))
     if annotation is Any:
         return value
+    if dataclasses.is_dataclass(annotation) and isinstance(value, dict):  # e.g. one item of a list of tables
+        return from_dict(annotation, value, name)
     if annotation is float and isinstance(value, int) and not isinstance(value, bool):
         return float(value)
     if annotation is int and isinstance(value, bool):

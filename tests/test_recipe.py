@@ -1,5 +1,6 @@
-"""The recipe script end to end on the tiny preset: teacher, distillation, student, export; every step's minutes
-recorded; a second run skips what is done; a recipe stopped after a step continues from there."""
+"""The recipe script end to end on the tiny preset: a teacher, its distillation, a student, a grown child, a soup
+and the export; every step's minutes recorded; a second run skips what is done; a recipe stopped after a step
+continues from there; a bad recipe is refused naming the file, the step and the key."""
 
 from __future__ import annotations
 
@@ -8,20 +9,44 @@ from pathlib import Path
 
 import pytest
 
-from training.recipe import RECIPE_FILE, STEPS, load_recipe, main
+from model.config import ModelConfig
+from training.recipe import RECIPE_FILE, load_recipe, main
 from translate.translator import Translator
 
 RECIPE = """
 corpus = ["{corpus}"]
-beam = 2
-mix = "both"
-[teacher]
+[[steps]]
+name = "teacher"
+kind = "train"
 config = "configs/tiny.toml"
 overrides = ["optim.max_steps=60", "run.eval_every=30", "model.d_model=48", "model.d_ff=96"]
-[student]
+[[steps]]
+name = "distilled"
+kind = "distill"
+models = ["teacher"]
+beam = 2
+[[steps]]
+name = "student"
+kind = "train"
 config = "configs/tiny.toml"
 overrides = ["optim.max_steps=40", "run.eval_every=20"]
+distilled = "distilled"
+[[steps]]
+name = "deeper"
+kind = "train"
+config = "configs/tiny.toml"
+init_from = "student"
+overrides = ["model.n_encoder_layers=2", "optim.max_steps=10", "run.eval_every=10"]
+[[steps]]
+name = "soup"
+kind = "average"
+models = ["deeper", "deeper"]
+[[steps]]
+name = "model"
+kind = "export"
+run = "soup"
 """
+NAMES = ["teacher", "distilled", "student", "deeper", "soup", "model"]
 
 
 @pytest.mark.slow
@@ -30,29 +55,67 @@ def test_the_recipe_runs_step_by_step_and_records_its_minutes(
 ) -> None:
     recipe, out = tmp_path / "recipe.toml", tmp_path / "recipe"
     recipe.write_text(RECIPE.format(corpus=toy_corpus), encoding="utf-8")
-    assert main(["--recipe", str(recipe), "--out", str(out), "--until", "distill"]) == 0
+    assert main(["--recipe", str(recipe), "--out", str(out), "--until", "distilled"]) == 0
     assert not (out / "student").exists()
     assert main(["--recipe", str(recipe), "--out", str(out)]) == 0  # continues with the student
     record = json.loads((out / RECIPE_FILE).read_text())
-    assert list(record["steps"]) == list(STEPS) and all(
-        e["minutes"] >= 0 and e["machines"] for e in record["steps"].values()
-    )
+    assert list(record["steps"]) == NAMES
+    assert all(e["minutes"] >= 0 and e["machines"] for e in record["steps"].values())
     report = json.loads((out / "student" / "data_report.json").read_text())
     assert report["added"]["distilled pairs (data.distilled, data.mix = 'both')"] > 0
-    assert (out / "teacher" / "splits" / "dev.tsv").read_bytes() == (
-        out / "student" / "splits" / "dev.tsv"
-    ).read_bytes()
+    dev = (out / "teacher" / "splits" / "dev.tsv").read_bytes()
+    assert (
+        dev
+        == (out / "student" / "splits" / "dev.tsv").read_bytes()
+        == (out / "deeper" / "splits" / "dev.tsv").read_bytes()
+    )
+    assert ModelConfig.from_json_file(out / "model" / "config.json").n_encoder_layers == 2  # grown from 1
+    deeper, model = Translator.load(out / "deeper"), Translator.load(out / "model")
+    text = "El gato rojo 3."
+    assert model.translate(text).text == deeper.translate(text).text  # the soup of a model with itself, in fp16
     card = (out / "model" / "MODEL_CARD.md").read_text()
-    assert "| teacher |" in card and "| student |" in card and "beam 2" in card
-    assert Translator.load(out / "model").translate("El gato rojo 3.").text
+    assert all(f"| {name} |" in card for name in NAMES)
     capsys.readouterr()
     assert main(["--recipe", str(recipe), "--out", str(out)]) == 0
-    assert capsys.readouterr().out.count("done already") == len(STEPS)
+    assert capsys.readouterr().out.count("done already") == len(NAMES)
 
 
-def test_a_bad_recipe_names_the_file_and_key(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+def write(tmp_path: Path, text: str) -> Path:
     recipe = tmp_path / "recipe.toml"
-    recipe.write_text("beam = 'four'\n", encoding="utf-8")
+    recipe.write_text(text, encoding="utf-8")
+    return recipe
+
+
+@pytest.mark.parametrize(
+    ("text", "named"),
+    [
+        ("[[steps]]\nname = 'd'\nkind = 'distill'\nmodels = ['x']\nbeam = 'four'\n", "steps[0].beam"),
+        ("[[steps]]\nname = 'a'\nkind = 'bake'\n", "steps[0].kind"),
+        ("corpus = ['c']\n[[steps]]\nname = 's'\nkind = 'train'\ndistilled = 'nowhere'\n", "steps[0] ('s').distilled"),
+        (
+            "[[steps]]\nname = 'm'\nkind = 'export'\nrun = 'later'\n[[steps]]\nname = 'later'\nkind = 'train'\n",
+            "steps[0] ('m').run",
+        ),
+        ("[[steps]]\nname = 'm'\nkind = 'average'\nmodels = ['checkpoints/es-en']\n", "two models or more"),
+        (
+            "corpus = ['c']\n[[steps]]\nname = 't'\nkind = 'train'\n[[steps]]\nname = 't'\nkind = 'train'\n",
+            "steps[1] ('t')",
+        ),
+        ("beam = 4\n", "unknown key beam"),
+    ],
+)
+def test_a_bad_recipe_names_the_file_the_step_and_the_key(
+    tmp_path: Path, capsys: pytest.CaptureFixture, text: str, named: str
+) -> None:
+    recipe = write(tmp_path, text)
     assert main(["--recipe", str(recipe), "--out", str(tmp_path / "out")]) == 2
-    assert f"{recipe}: beam" in capsys.readouterr().err
-    assert load_recipe(Path("configs/recipes/distilled.toml")).teacher.overrides  # the shipped recipe parses
+    err = capsys.readouterr().err
+    assert f"{recipe}: " in err and named in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_shipped_recipes_parse_and_until_names_a_step(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    for path in sorted(Path("configs/recipes").glob("*.toml")):
+        assert load_recipe(path).steps, path
+    assert main(["--recipe", "configs/recipes/distilled.toml", "--out", str(tmp_path), "--until", "nope"]) == 2
+    assert "no such step" in capsys.readouterr().err

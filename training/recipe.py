@@ -1,14 +1,19 @@
-"""``python -m training.recipe``: the whole recipe of a distilled model, from the corpus, step by step.
+"""``python -m training.recipe``: a model's whole recipe, from the corpus, as named steps run in order.
 
-1. **teacher**: train a (wider) teacher, or take existing model directories as an ensemble teacher;
-2. **distill**: the teacher re-translates the training sources (``training.distill``);
-3. **student**: train the shipped shape on them (``data.distilled``, ``data.mix``), on the teacher's split;
-4. **export**: the student as a model directory (float16), whose MODEL_CARD.md records the recipe.
+A recipe is a TOML file (``configs/recipes/``): the corpus and a list of ``[[steps]]``. Each step writes
+``OUT/NAME`` and may use the output of an earlier step by its name:
 
-Each step is skipped when its output is complete and continued when it was stopped (training resumes exactly;
-distillation continues after its last line), so the recipe can run across sessions. The minutes of every step, and
-the machine they ran on, are printed and kept in ``OUT/recipe.json``. A recipe is a TOML file
-(``configs/recipes/distilled.toml``); ``--until STEP`` stops after that step.
+- **train**: a training run (``training.train``) from a preset and overrides; ``init_from`` the model it starts from
+  (its split is kept), ``distilled`` a distill step whose translations it also learns from (``data.mix``);
+- **distill**: a teacher (``models``: one, or several as an ensemble) re-translates the training pairs of
+  ``pairs`` (default: the first teacher's) into ``OUT/NAME.tsv`` (``training.distill``);
+- **average**: the mean of ``models``' weights (``training.average``: a model soup);
+- **export**: a run as a shippable model directory (``training.export``, float16 by default).
+
+A step whose output is complete is skipped, a stopped one continued (training resumes exactly; distillation
+continues after its last line), so a recipe runs across sessions with the same command. The minutes of every step,
+and the machine they ran on (GPU name or CPU model), are printed and kept in ``OUT/recipe.json``; the last step's
+model gets them in its ``MODEL_CARD.md``. ``--until NAME`` stops after that step.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ import sys
 import time
 import tomllib
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
@@ -29,41 +34,82 @@ import torch
 from data.corpus import write_pairs
 from data.readers import ReadReport
 from model.config import ConfigError
-from model.run_dir import CONFIG_FILE, RESULT_FILE, STATE_FILE, TRAIN_CONFIG_FILE, split_file
+from model.run_dir import CONFIG_FILE, MODEL_CARD_FILE, RESULT_FILE, STATE_FILE, TRAIN_CONFIG_FILE, split_file
 from model.typed_config import from_dict
+from training.average import main as average
 from training.distill import main as distill
 from training.export import main as export
 from training.prepare import load_and_split
 from training.train import main as train
 from training.train_config import build_train_config
+from translate.ct2 import CT2_DIR
 
-STEPS = ("teacher", "distill", "student", "export")
 RECIPE_FILE = "recipe.json"
+DEFAULT_RECIPE = Path("configs/recipes/distilled.toml")
 
 
 @dataclass(frozen=True)
-class TrainStep:
-    config: str = "configs/small.toml"  # the preset
-    overrides: tuple[str, ...] = ()  # section.key=value, as on training.train's command line
-    models: tuple[str, ...] = ()  # teacher only: existing model directories (an ensemble) instead of training one
+class Step:
+    name: str  # its output: OUT/NAME (a run or model directory; OUT/NAME.tsv for distill)
+    kind: Literal["train", "distill", "average", "export"]
+    config: str = "configs/small.toml"  # train: the preset
+    overrides: tuple[str, ...] = ()  # train: section.key=value, as on training.train's command line
+    init_from: str = ""  # train: the model it starts from (an earlier step's name, or a directory)
+    distilled: str = ""  # train: a distill step's name: data.distilled, with data.mix = mix
+    mix: Literal["original", "distilled", "both"] = "both"
+    models: tuple[str, ...] = ()  # distill: the teacher (several: an ensemble); average: the members
+    pairs: str = ""  # distill: the run whose training pairs are translated (default: the first teacher)
+    beam: int = 4  # distill
+    engine: Literal["pytorch", "ctranslate2"] = "pytorch"  # distill; ctranslate2 exports the teacher first (int8)
+    run: str = ""  # export: the run
+    dtype: Literal["float16", "float32", "bfloat16"] = "float16"  # export
 
 
 @dataclass(frozen=True)
 class Recipe:
     corpus: tuple[str, ...] = ()
-    teacher: TrainStep = field(default_factory=TrainStep)
-    student: TrainStep = field(default_factory=TrainStep)
-    beam: int = 4  # the teacher's beam when distilling
-    mix: Literal["original", "distilled", "both"] = "both"  # data.mix of the student
+    steps: tuple[Step, ...] = ()
 
 
 def load_recipe(path: Path) -> Recipe:
+    """The recipe in ``path``, checked: known keys and types, unique names, each reference to an earlier step or an
+    existing directory. Raises ConfigError naming the file and the step."""
     try:
-        return from_dict(Recipe, tomllib.loads(Path(path).read_text(encoding="utf-8")))
+        recipe = from_dict(Recipe, tomllib.loads(Path(path).read_text(encoding="utf-8")))
+        check_references(recipe)
     except FileNotFoundError:
         raise ConfigError(f"{path}: recipe not found") from None
     except (tomllib.TOMLDecodeError, ConfigError) as err:
         raise ConfigError(f"{path}: {err}") from None
+    return recipe
+
+
+def check_references(recipe: Recipe) -> None:
+    if not recipe.steps:
+        raise ConfigError("no [[steps]]")
+    earlier: dict[str, str] = {}  # name → kind
+    for i, step in enumerate(recipe.steps):
+        where = f"steps[{i}] ({step.name!r})"
+        if not step.name or "/" in step.name or step.name in earlier:
+            raise ConfigError(f"{where}: a step needs a name of its own (a folder name, unique in the recipe)")
+        wanted = {
+            "train": [("init_from", step.init_from, False), ("distilled", step.distilled, True)],
+            "distill": [("models", m, False) for m in step.models] + [("pairs", step.pairs, False)],
+            "average": [("models", m, False) for m in step.models],
+            "export": [("run", step.run, False)],
+        }[step.kind]
+        for key, ref, distilled in wanted:
+            if ref and ref not in earlier and (distilled or not Path(ref).is_dir()):
+                raise ConfigError(f"{where}.{key}: {ref!r} is neither an earlier step nor a directory")
+            if ref in earlier and (earlier[ref] == "distill") != distilled:
+                raise ConfigError(f"{where}.{key}: {ref!r} is a {earlier[ref]} step")
+        if step.kind in ("distill", "average") and len(step.models) < (1 if step.kind == "distill" else 2):
+            raise ConfigError(f"{where}.models: a {step.kind} step needs {'a teacher' if step.kind == 'distill' else 'two models or more'}")  # fmt: skip
+        if step.kind == "export" and not step.run:
+            raise ConfigError(f"{where}.run: which run to export")
+        if step.kind == "train" and not (recipe.corpus or any(o.startswith("data.corpora") for o in step.overrides)):
+            raise ConfigError(f"{where}: no corpus (set corpus = [...] at the top of the recipe)")
+        earlier[step.name] = step.kind
 
 
 def machine() -> str:
@@ -81,121 +127,127 @@ class Steps:
 
     def __init__(self, recipe: Recipe, out: Path) -> None:
         self.recipe, self.out = recipe, out
+        self.names = {step.name for step in recipe.steps}
         self.record_file = out / RECIPE_FILE
         self.record = json.loads(self.record_file.read_text()) if self.record_file.is_file() else {"steps": {}}
 
-    @property
-    def teacher_dirs(self) -> list[Path]:
-        return [Path(m) for m in self.recipe.teacher.models] or [self.out / "teacher"]
+    def path(self, ref: str) -> Path:
+        """Where a step's output lies (OUT/NAME, or OUT/NAME.tsv for distill), or ``ref`` itself, a directory."""
+        if ref not in self.names:
+            return Path(ref)
+        kind = next(s.kind for s in self.recipe.steps if s.name == ref)
+        return self.out / (f"{ref}.tsv" if kind == "distill" else ref)
 
-    @property
-    def distilled(self) -> Path:
-        return self.out / "distilled.tsv"
-
-    def done(self, step: str) -> bool:
+    def done(self, step: Step) -> bool:
         """Whether ``step``'s output is complete (a stopped step is continued, not skipped)."""
-        if step == "teacher":
-            return bool(self.recipe.teacher.models) or (self.out / "teacher" / RESULT_FILE).is_file()
-        if step == "distill":
-            meta = self.distilled.with_name(self.distilled.name + ".json")
+        out = self.path(step.name)
+        if step.kind == "train":
+            return (out / RESULT_FILE).is_file()
+        if step.kind == "distill":
+            meta = out.with_name(out.name + ".json")
             return meta.is_file() and json.loads(meta.read_text(encoding="utf-8")).get("complete", False)
-        if step == "student":
-            return (self.out / "student" / RESULT_FILE).is_file()
-        return (self.out / "model" / CONFIG_FILE).is_file()
+        return (out / CONFIG_FILE).is_file()  # average and export write their folder whole, at the end
 
-    def run(self, step: str) -> int:
+    def run(self, step: Step) -> int:
         """Run ``step`` (or report it done); its minutes are added to the record."""
         if self.done(step):
-            print(f"[recipe] {step}: done already ({self.record['steps'].get(step, {}).get('minutes', '?')} min)")
+            minutes = self.record["steps"].get(step.name, {}).get("minutes", "?")
+            print(f"[recipe] {step.name}: done already ({minutes} min)")
             return 0
-        action: Callable[[], int] = getattr(self, f"_{step}")
+        action: Callable[[Step], int] = getattr(self, f"_{step.kind}")
+        print(f"[recipe] {step.name}: {step.kind} …")
         start = time.perf_counter()
-        status = action()
+        status = action(step)
         minutes = (time.perf_counter() - start) / 60
-        entry = self.record["steps"].setdefault(step, {"minutes": 0.0, "machines": []})
+        entry = self.record["steps"].setdefault(step.name, {"kind": step.kind, "minutes": 0.0, "machines": []})
         entry["minutes"] = round(entry["minutes"] + minutes, 2)
         if machine() not in entry["machines"]:
             entry["machines"].append(machine())
         self.out.mkdir(parents=True, exist_ok=True)
         self.record_file.write_text(json.dumps(self.record, indent=2) + "\n", encoding="utf-8")
-        print(f"[recipe] {step}: {'finished' if status == 0 else f'stopped (exit {status})'} in {minutes:.1f} min "
-              f"on {machine()}")  # fmt: skip
+        print(f"[recipe] {step.name}: {'finished' if status == 0 else f'stopped (exit {status})'} in "
+              f"{minutes:.1f} min on {machine()}")  # fmt: skip
+        if status == 0 and step.kind == "export" and step is self.recipe.steps[-1]:
+            self.write_card(self.path(step.name) / MODEL_CARD_FILE)
         return status
 
-    def _train(self, step: TrainStep, run_dir: Path, extra: list[str]) -> int:
+    def _train(self, step: Step) -> int:
+        run_dir = self.path(step.name)
         if (run_dir / STATE_FILE).is_file():
             return train(["--out", str(run_dir), "--resume"])
+        extra = [f"run.init_from={str(self.path(step.init_from))!r}"] if step.init_from else []
+        if step.distilled:
+            extra += [f"data.distilled={str(self.path(step.distilled))!r}", f"data.mix={step.mix!r}"]
         corpora = [a for c in self.recipe.corpus for a in ("--corpus", c)]
         overrides = [f"--{o.removeprefix('--')}" for o in (*step.overrides, *extra)]
         return train(["--config", step.config, *corpora, "--out", str(run_dir), *overrides])
 
-    def _teacher(self) -> int:
-        return self._train(self.recipe.teacher, self.out / "teacher", [])
+    def _distill(self, step: Step) -> int:
+        teachers = [self.path(m) for m in step.models]
+        if step.engine == "ctranslate2" and not (teachers[0] / CT2_DIR).is_dir():
+            status = export(["--run", str(teachers[0]), "--format", "ctranslate2", "--quantization", "int8"])
+            if status != 0:
+                return status
+        args = [a for t in teachers for a in ("--teacher", str(t))]
+        pairs = self.training_pairs(self.path(step.pairs) if step.pairs else teachers[0])
+        return distill([*args, "--pairs", str(pairs), "--out", str(self.path(step.name)), "--beam", str(step.beam),
+                        "--engine", step.engine])  # fmt: skip
 
-    def _distill(self) -> int:
-        pairs = self.teacher_pairs()
-        teachers = [a for d in self.teacher_dirs for a in ("--teacher", str(d))]
-        return distill(
-            [*teachers, "--pairs", str(pairs), "--out", str(self.distilled), "--beam", str(self.recipe.beam)]
-        )
-
-    def teacher_pairs(self) -> Path:
-        """The training pairs the teacher translates: its run's ``splits/train.tsv``; for a shipped model directory
-        (no splits), its split made again from its ``train_config.json`` into ``OUT/train.tsv``."""
-        first = self.teacher_dirs[0]
-        if split_file(first, "train").is_file():
-            return split_file(first, "train")
-        config = build_train_config(json.loads((first / TRAIN_CONFIG_FILE).read_text(encoding="utf-8")))
+    def training_pairs(self, model: Path) -> Path:
+        """The training pairs of ``model``: its run's ``splits/train.tsv``; for a model directory without splits,
+        its split made again from its ``train_config.json`` into ``OUT/train.tsv``."""
+        if split_file(model, "train").is_file():
+            return split_file(model, "train")
+        config = build_train_config(json.loads((model / TRAIN_CONFIG_FILE).read_text(encoding="utf-8")))
         pairs = self.out / "train.tsv"
         self.out.mkdir(parents=True, exist_ok=True)
         write_pairs(load_and_split(config.data, ReadReport()).train, pairs)
         return pairs
 
-    def _student(self) -> int:
-        extra = [f"data.distilled={str(self.distilled)!r}", f"data.mix={self.recipe.mix!r}"]
-        return self._train(self.recipe.student, self.out / "student", extra)
+    def _average(self, step: Step) -> int:
+        members = [a for m in step.models for a in ("--model", str(self.path(m)))]
+        return average([*members, "--out", str(self.path(step.name))])
 
-    def _export(self) -> int:
-        status = export(["--run", str(self.out / "student"), "--out", str(self.out / "model")])
-        if status == 0:
-            self.write_card(self.out / "model" / "MODEL_CARD.md")
-        return status
+    def _export(self, step: Step) -> int:
+        return export(["--run", str(self.path(step.run)), "--out", str(self.path(step.name)), "--dtype", step.dtype])
 
     def write_card(self, path: Path) -> None:
         """The recipe section of the exported model's card: what each step took, on which machine."""
-        rows = [f"| {step} | {e['minutes']:.1f} | {', '.join(e['machines'])} |"
-                for step, e in self.record["steps"].items()]  # fmt: skip
-        teacher = ", ".join(map(str, self.teacher_dirs))
+        rows = [f"| {name} | {e['kind']} | {e['minutes']:.1f} | {', '.join(e['machines'])} |"
+                for name, e in self.record["steps"].items()]  # fmt: skip
+        total = sum(e["minutes"] for e in self.record["steps"].values())
         text = "\n".join([
             "# Model card", "", "## Recipe (python -m training.recipe)", "",
-            f"Teacher: {teacher}; distilled with beam {self.recipe.beam}; student data.mix = {self.recipe.mix!r}.",
-            "", "| step | minutes | machine |", "|---|---:|---|", *rows, "",
+            "| step | kind | minutes | machine |", "|---|---|---:|---|", *rows, f"| all | | {total:.1f} | |", "",
         ])  # fmt: skip
         path.write_text(text, encoding="utf-8")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m training.recipe", description=__doc__.splitlines()[0])
-    parser.add_argument("--recipe", type=Path, default=Path("configs/recipes/distilled.toml"), help="the recipe (TOML)")
+    parser.add_argument("--recipe", type=Path, default=DEFAULT_RECIPE, help="the recipe (TOML)")
     parser.add_argument("--out", type=Path, required=True, help="folder of the recipe's runs and files")
-    parser.add_argument("--until", choices=STEPS, default=STEPS[-1], help="stop after this step")
+    parser.add_argument("--until", metavar="NAME", help="stop after this step (default: the last)")
     args = parser.parse_args(argv)
     try:
         recipe = load_recipe(args.recipe)
     except ConfigError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    names = [step.name for step in recipe.steps]
+    if args.until and args.until not in names:
+        print(
+            f"error: --until {args.until}: no such step in {args.recipe} (steps: {', '.join(names)})", file=sys.stderr
+        )
+        return 2
     steps = Steps(recipe, args.out)
-    for step in STEPS[: STEPS.index(args.until) + 1]:
-        if step == "teacher" and recipe.teacher.models:
-            print(f"[recipe] teacher: the ensemble of {', '.join(recipe.teacher.models)}")
-            continue
+    for step in recipe.steps[: names.index(args.until or names[-1]) + 1]:
         status = steps.run(step)
         if status != 0:
             return status
     total = sum(e["minutes"] for e in steps.record["steps"].values())
     print(f"[recipe] {total:.1f} minutes in all: " + ", ".join(
-        f"{s} {e['minutes']:.1f}" for s, e in steps.record["steps"].items()))  # fmt: skip
+        f"{name} {e['minutes']:.1f}" for name, e in steps.record["steps"].items()))  # fmt: skip
     return 0
 
 

@@ -1,0 +1,61 @@
+"""Averaging models (training.average): the weights are the mean, the first member's files come along, and what
+cannot be averaged is refused naming the model."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import torch
+from safetensors.torch import load_file, save_file
+
+from model.run_dir import WEIGHTS_FILE
+from training.average import main
+from translate.translator import Translator
+
+
+def perturbed(model_dir: Path, out: Path, seed: int) -> Path:
+    """A copy of ``model_dir`` with every weight moved by a little seeded noise."""
+    shutil.copytree(model_dir, out)
+    generator = torch.Generator().manual_seed(seed)
+    tensors = load_file(str(out / WEIGHTS_FILE))
+    moved = {k: (t.float() + 0.01 * torch.randn(t.shape, generator=generator)).contiguous() for k, t in tensors.items()}
+    save_file(moved, str(out / WEIGHTS_FILE))
+    return out
+
+
+def test_the_average_is_the_mean_of_the_weights(tmp_path: Path, tiny_model_dir: Path) -> None:
+    a, b = perturbed(tiny_model_dir, tmp_path / "a", 1), perturbed(tiny_model_dir, tmp_path / "b", 2)
+    assert main(["--model", str(a), "--model", str(b), "--out", str(tmp_path / "soup")]) == 0
+    soup, wa, wb = (load_file(str(d / WEIGHTS_FILE)) for d in (tmp_path / "soup", a, b))
+    assert soup.keys() == wa.keys()
+    assert all(torch.allclose(soup[k], (wa[k] + wb[k]) / 2, atol=1e-7) for k in soup)
+    assert (tmp_path / "soup" / "spm.model").read_bytes() == (a / "spm.model").read_bytes()
+    assert Translator.load(tmp_path / "soup").translate("El gato rojo.").text
+
+
+def test_a_model_averaged_with_itself_translates_as_itself(tmp_path: Path, tiny_model_dir: Path) -> None:
+    out = tmp_path / "self"
+    assert main(["--model", str(tiny_model_dir), "--model", str(tiny_model_dir), "--out", str(out)]) == 0
+    for text in ("El gato rojo.", "El perro azul 2."):
+        assert Translator.load(out).translate(text).text == Translator.load(tiny_model_dir).translate(text).text
+
+
+def test_models_that_cannot_be_averaged_are_refused(
+    tmp_path: Path, tiny_model_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    other = tmp_path / "other"
+    shutil.copytree(tiny_model_dir, other)
+    config = json.loads((other / "config.json").read_text())
+    (other / "config.json").write_text(json.dumps({**config, "dropout": config["dropout"] + 0.25}))
+    assert main(["--model", str(tiny_model_dir), "--model", str(other), "--out", str(tmp_path / "x")]) == 2
+    assert f"{other}: config.json differs" in capsys.readouterr().err
+    assert main(["--model", str(tiny_model_dir), "--out", str(tmp_path / "x")]) == 2
+    assert "at least two" in capsys.readouterr().err
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "keep.txt").write_text("mine")
+    assert main(["--model", str(tiny_model_dir), "--model", str(tiny_model_dir), "--out", str(tmp_path / "notes")]) == 2
+    assert "not a model directory" in capsys.readouterr().err and (tmp_path / "notes" / "keep.txt").exists()
+    assert not (tmp_path / "x").exists()

@@ -1,0 +1,95 @@
+"""``python -m training.average``: one model whose weights are the mean of several models' weights.
+
+A "model soup" (Wortsman et al. 2022): models of one lineage (a parent and its fine-tuned children, or two cycles
+of one run) averaged weight by weight often keep what each learned; checkpoint averaging within a run is the same
+arithmetic. The shipped v8 is the average of v4 and v7. The members must have one shape (``config.json``) and one
+tokenizer (byte for byte); the output holds the float32 mean and the first member's other files (config,
+tokenizer, training config, data report, split), so it is scored, gated and fine-tuned on the first member's
+split. Written in a new folder and renamed into place when complete; an existing ``--out`` model is replaced whole.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import uuid
+from pathlib import Path
+
+import torch
+from safetensors.torch import load_file, save_file
+
+from model.config import ConfigError, ModelConfig
+from model.run_dir import CONFIG_FILE, DATA_REPORT_FILE, SPLITS_DIR, TRAIN_CONFIG_FILE, WEIGHTS_FILE
+from model.weights import ModelLoadError, replace_dir, upgrade_layout
+from translate.model_dir import load_model
+
+COPIED = (CONFIG_FILE, TRAIN_CONFIG_FILE, DATA_REPORT_FILE)  # from the first member, with its tokenizer and split
+
+
+def check_members(models: list[Path]) -> None:
+    """Raise ModelLoadError unless every model loads and they share one shape and one tokenizer."""
+    if len(models) < 2:
+        raise ModelLoadError("averaging needs at least two models")
+    first = load_model(models[0])
+    for other in models[1:]:
+        loaded = load_model(other)
+        if loaded.model.config != first.model.config:
+            raise ModelLoadError(f"{other}: {CONFIG_FILE} differs from {models[0]}'s (the shapes must be equal)")
+        if loaded.tokenizer.proto() != first.tokenizer.proto():
+            raise ModelLoadError(f"{other}: its tokenizer differs from {models[0]}'s (the vocabularies must be equal)")
+
+
+def mean_weights(models: list[Path]) -> dict[str, torch.Tensor]:
+    """The float32 mean of the models' tensors, name by name."""
+    total: dict[str, torch.Tensor] = {}
+    for path in models:
+        for name, tensor in upgrade_layout(load_file(str(path / WEIGHTS_FILE))).items():
+            total[name] = total.get(name, 0) + tensor.float()
+    return {name: (tensor / len(models)).contiguous() for name, tensor in total.items()}
+
+
+def average(models: list[Path], out: Path) -> Path:
+    """Write the average of ``models`` to ``out``; returns ``out``."""
+    check_members(models)
+    if out.exists() and not (out / CONFIG_FILE).is_file():
+        raise ModelLoadError(f"--out {out} exists and is not a model directory ({CONFIG_FILE} missing); not replaced")
+    if out.resolve() in {m.resolve() for m in models}:
+        raise ModelLoadError(f"--out {out} is one of the models averaged; write to a new directory")
+    dest = out.resolve()
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dest.with_name(f".{dest.name}.average-{uuid.uuid4().hex[:8]}")
+    tmp.mkdir()
+    try:
+        save_file(mean_weights(models), str(tmp / WEIGHTS_FILE), metadata={"format": "pt"})
+        first = models[0]
+        load_model(first).tokenizer.save(tmp)
+        for name in COPIED:
+            if (first / name).is_file():
+                shutil.copy(first / name, tmp / name)
+        if (first / SPLITS_DIR).is_dir():
+            shutil.copytree(first / SPLITS_DIR, tmp / SPLITS_DIR)
+        load_model(tmp)  # what we write must load
+        replace_dir(tmp, dest)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m training.average", description=__doc__.splitlines()[0])
+    parser.add_argument("--model", type=Path, action="append", required=True, help="a model directory (repeat)")
+    parser.add_argument("--out", type=Path, required=True, help="the averaged model's directory")
+    args = parser.parse_args(argv)
+    try:
+        average(args.model, args.out)
+    except (ModelLoadError, ConfigError, OSError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    print(f"{args.out}: the mean of {', '.join(map(str, args.model))} "
+          f"({ModelConfig.from_json_file(args.out / CONFIG_FILE).n_encoder_layers} encoder layers)")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

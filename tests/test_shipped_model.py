@@ -88,14 +88,8 @@ def everyday_share(translator: Translator) -> tuple[float, list[tuple[str, str]]
     return result["share"], [(r["source"], r["translation"]) for r in result["rows"] if not r["accepted"]]
 
 
-def test_the_everyday_phrases_stay_above_three_quarters(translator: Translator) -> None:
-    """A shipped model that drops below three quarters is a regression (the history: the model card)."""
-    share, wrong = everyday_share(translator)
-    assert share >= 0.75, wrong
-
-
-@pytest.mark.xfail(strict=True, reason="the shipped model accepts fewer than 90 % (its MODEL_CARD.md says which)")
 def test_the_everyday_phrases_are_at_least_90_percent_right(translator: Translator) -> None:
+    """The goal set for the shipped model, met since v10 (60/66); the misses are in its MODEL_CARD.md."""
     share, wrong = everyday_share(translator)
     assert share >= 0.9, wrong
 

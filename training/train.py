@@ -185,7 +185,7 @@ def parent_shape(
     parent: Path, overrides: list[str], case_markup: bool = False, asked: ModelConfig | None = None
 ) -> ModelConfig:
     """With run.init_from, the model's shape is the parent's: a --model.* override would contradict its weights,
-    except more layers (``model.grow``: the parent's layers are kept and new ones start as zeroed copies)."""
+    except more layers (model/grow.py: the parent's layers are kept and new ones start as zeroed copies)."""
     changed = [item.split("=")[0] for item in overrides if item.startswith("model.")]
     fixed = [key for key in changed if key.removeprefix("model.") not in GROWABLE]
     if fixed:

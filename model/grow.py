@@ -72,6 +72,6 @@ def _copied(layer: nn.Module, zeroed: bool) -> dict[str, torch.Tensor]:
     state = {name: tensor.clone() for name, tensor in layer.state_dict().items()}
     if zeroed:
         for name in state:
-            if ".out_proj." in name or name.startswith("out_proj.") or name.startswith("ffn.w2."):
+            if ".out_proj." in name or name.startswith("ffn.w2."):
                 state[name].zero_()
     return state

@@ -17,41 +17,43 @@ import uuid
 from pathlib import Path
 
 import torch
-from safetensors.torch import load_file, save_file
 
-from model.config import ConfigError, ModelConfig
-from model.run_dir import CONFIG_FILE, DATA_REPORT_FILE, SPLITS_DIR, TRAIN_CONFIG_FILE, WEIGHTS_FILE
-from model.weights import ModelLoadError, replace_dir, upgrade_layout
-from translate.model_dir import load_model
+from model.config import ConfigError
+from model.run_dir import CONFIG_FILE, DATA_REPORT_FILE, SPLITS_DIR, TRAIN_CONFIG_FILE
+from model.transformer import Transformer
+from model.weights import ModelLoadError, replace_dir, save_model
+from translate.model_dir import LoadedModel, load_model
 
-COPIED = (CONFIG_FILE, TRAIN_CONFIG_FILE, DATA_REPORT_FILE)  # from the first member, with its tokenizer and split
+COPIED = (TRAIN_CONFIG_FILE, DATA_REPORT_FILE)  # from the first member, with its config, tokenizer and split
 
 
-def check_members(models: list[Path]) -> None:
-    """Raise ModelLoadError unless every model loads and they share one shape and one tokenizer."""
+def load_members(models: list[Path]) -> list[LoadedModel]:
+    """Every model, loaded once; raises ModelLoadError unless they share one shape and one tokenizer."""
     if len(models) < 2:
         raise ModelLoadError("averaging needs at least two models")
-    first = load_model(models[0])
-    for other in models[1:]:
-        loaded = load_model(other)
-        if loaded.model.config != first.model.config:
-            raise ModelLoadError(f"{other}: {CONFIG_FILE} differs from {models[0]}'s (the shapes must be equal)")
-        if loaded.tokenizer.proto() != first.tokenizer.proto():
-            raise ModelLoadError(f"{other}: its tokenizer differs from {models[0]}'s (the vocabularies must be equal)")
+    loaded = [load_model(path) for path in models]
+    first = loaded[0]
+    for path, other in zip(models[1:], loaded[1:], strict=True):
+        if other.model.config != first.model.config:
+            raise ModelLoadError(f"{path}: {CONFIG_FILE} differs from {models[0]}'s (the shapes must be equal)")
+        if other.tokenizer.proto() != first.tokenizer.proto():
+            raise ModelLoadError(f"{path}: its tokenizer differs from {models[0]}'s (the vocabularies must be equal)")
+    return loaded
 
 
-def mean_weights(models: list[Path]) -> dict[str, torch.Tensor]:
-    """The float32 mean of the models' tensors, name by name."""
-    total: dict[str, torch.Tensor] = {}
-    for path in models:
-        for name, tensor in upgrade_layout(load_file(str(path / WEIGHTS_FILE))).items():
-            total[name] = total.get(name, 0) + tensor.float()
-    return {name: (tensor / len(models)).contiguous() for name, tensor in total.items()}
+def mean_model(members: list[LoadedModel]) -> Transformer:
+    """The first member's model, its parameters replaced by the float32 mean of every member's, name by name."""
+    model = members[0].model
+    others = [dict(m.model.named_parameters()) for m in members[1:]]
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            p.copy_(torch.stack([p, *(o[name] for o in others)]).float().mean(0))
+    return model
 
 
 def average(models: list[Path], out: Path) -> Path:
     """Write the average of ``models`` to ``out``; returns ``out``."""
-    check_members(models)
+    members = load_members(models)
     if out.exists() and not (out / CONFIG_FILE).is_file():
         raise ModelLoadError(f"--out {out} exists and is not a model directory ({CONFIG_FILE} missing); not replaced")
     if out.resolve() in {m.resolve() for m in models}:
@@ -61,9 +63,9 @@ def average(models: list[Path], out: Path) -> Path:
     tmp = dest.with_name(f".{dest.name}.average-{uuid.uuid4().hex[:8]}")
     tmp.mkdir()
     try:
-        save_file(mean_weights(models), str(tmp / WEIGHTS_FILE), metadata={"format": "pt"})
+        save_model(mean_model(members), tmp)  # config.json and the weights
+        members[0].tokenizer.save(tmp)
         first = models[0]
-        load_model(first).tokenizer.save(tmp)
         for name in COPIED:
             if (first / name).is_file():
                 shutil.copy(first / name, tmp / name)
@@ -86,8 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     except (ModelLoadError, ConfigError, OSError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    print(f"{args.out}: the mean of {', '.join(map(str, args.model))} "
-          f"({ModelConfig.from_json_file(args.out / CONFIG_FILE).n_encoder_layers} encoder layers)")  # fmt: skip
+    print(f"{args.out}: the mean of {', '.join(map(str, args.model))}")
     return 0
 
 

@@ -46,6 +46,7 @@ from translate.ct2 import CT2_DIR
 
 RECIPE_FILE = "recipe.json"
 DEFAULT_RECIPE = Path("configs/recipes/distilled.toml")
+MEMBERS = {"distill": (1, "a teacher"), "average": (2, "two models or more")}  # kind → fewest models, in words
 
 
 @dataclass(frozen=True)
@@ -103,8 +104,9 @@ def check_references(recipe: Recipe) -> None:
                 raise ConfigError(f"{where}.{key}: {ref!r} is neither an earlier step nor a directory")
             if ref in earlier and (earlier[ref] == "distill") != distilled:
                 raise ConfigError(f"{where}.{key}: {ref!r} is a {earlier[ref]} step")
-        if step.kind in ("distill", "average") and len(step.models) < (1 if step.kind == "distill" else 2):
-            raise ConfigError(f"{where}.models: a {step.kind} step needs {'a teacher' if step.kind == 'distill' else 'two models or more'}")  # fmt: skip
+        least, what = MEMBERS.get(step.kind, (0, ""))
+        if len(step.models) < least:
+            raise ConfigError(f"{where}.models: a {step.kind} step needs {what}")
         if step.kind == "export" and not step.run:
             raise ConfigError(f"{where}.run: which run to export")
         if step.kind == "train" and not (recipe.corpus or any(o.startswith("data.corpora") for o in step.overrides)):
@@ -127,16 +129,15 @@ class Steps:
 
     def __init__(self, recipe: Recipe, out: Path) -> None:
         self.recipe, self.out = recipe, out
-        self.names = {step.name for step in recipe.steps}
+        self.by_name = {step.name: step for step in recipe.steps}
         self.record_file = out / RECIPE_FILE
         self.record = json.loads(self.record_file.read_text()) if self.record_file.is_file() else {"steps": {}}
 
     def path(self, ref: str) -> Path:
         """Where a step's output lies (OUT/NAME, or OUT/NAME.tsv for distill), or ``ref`` itself, a directory."""
-        if ref not in self.names:
+        if ref not in self.by_name:
             return Path(ref)
-        kind = next(s.kind for s in self.recipe.steps if s.name == ref)
-        return self.out / (f"{ref}.tsv" if kind == "distill" else ref)
+        return self.out / (f"{ref}.tsv" if self.by_name[ref].kind == "distill" else ref)
 
     def done(self, step: Step) -> bool:
         """Whether ``step``'s output is complete (a stopped step is continued, not skipped)."""

@@ -16,6 +16,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -41,13 +42,14 @@ MAX_SAMPLE = 2000  # pairs of the corpus the calibration reads (every k-th): eno
 MAX_TIMED_SENTENCES = 20  # dev sentences translated to time one translation
 
 
-def prepared(config: TrainConfig, corpus: Path) -> tuple[TrainConfig, Tokenizer, Any]:
-    """The sample's split and tokenizer, as ``prepare_data`` makes them (no noised extras for the vocabulary)."""
+def prepared(config: TrainConfig, corpus: Path, overrides: Sequence[str] = ()) -> tuple[TrainConfig, Tokenizer, Any]:
+    """The sample's split and tokenizer, as ``prepare_data`` makes them (no noised extras for the vocabulary); with
+    ``run.init_from``, the parent's shape, grown as ``overrides`` ask (as ``training.train`` does)."""
     d = dataclasses.replace(config.data, corpora=(str(corpus),), format="tsv", columns=(), exclude=(), distilled="")
     parts = load_and_split(d, ReadReport())
     if config.run.init_from:
         parent = Path(config.run.init_from)
-        config = dataclasses.replace(config, model=parent_shape(parent, [], d.case_markup))
+        config = dataclasses.replace(config, model=parent_shape(parent, list(overrides), d.case_markup, config.model))
         tokenizer = Tokenizer.load(parent)
         tokenizer = tokenizer.with_case_markup() if d.case_markup and not tokenizer.case_markup else tokenizer
     else:
@@ -95,12 +97,18 @@ def sample_file(corpus: Path, n: int, folder: Path) -> tuple[Path, int]:
     return path, len(sample)
 
 
-def measure(config: TrainConfig, corpus: Path, budget_s: float = DEFAULT_BUDGET_S, steps: int = DEFAULT_STEPS) -> dict:
+def measure(
+    config: TrainConfig,
+    corpus: Path,
+    budget_s: float = DEFAULT_BUDGET_S,
+    steps: int = DEFAULT_STEPS,
+    overrides: Sequence[str] = (),
+) -> dict:
     """Time ``steps`` real steps (within ``budget_s``), one dev loss and a few greedy translations of a sample."""
     start = time.perf_counter()
     with tempfile.TemporaryDirectory() as folder:
         sample, sample_pairs = sample_file(corpus, MAX_SAMPLE, Path(folder))
-        config, tokenizer, parts = prepared(config, sample)
+        config, tokenizer, parts = prepared(config, sample, overrides)
     env = distributed.setup(config.run.device, config.run.precision)
     if config.run.threads > 0:
         torch.set_num_threads(config.run.threads)
@@ -179,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("overrides look like --optim.lr=5e-4; --steps and --budget-s must be positive")
     try:
         config = load_train_config(args.config, overrides)
-        figures = measure(config, args.corpus, args.budget_s, args.steps)
+        figures = measure(config, args.corpus, args.budget_s, args.steps, overrides)
     except (ConfigError, CorpusError, TokenizerError, ModelLoadError, ValueError, OSError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

@@ -16,6 +16,7 @@ import numpy as np
 
 from data.batch import Example
 from data.tokenizer import Tokenizer
+from lab.attention.sentence_maps import KINDS
 from model.attention_maps import inspect
 from model.transformer import Transformer
 
@@ -24,7 +25,6 @@ PROBE_TOKENS_FILE = "tokens.json"
 PROBE_SENTENCES = 3
 MAX_PROBE_TOKENS = 24  # pieces a side, </s> included
 MAX_PROBE_STEPS = 200
-KINDS = ("encoder", "decoder", "cross")
 
 
 def probe_file(run_dir: Path, step: int) -> Path:

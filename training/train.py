@@ -204,7 +204,9 @@ def parent_shape(
     shape = ModelConfig.from_json_file(parent / CONFIG_FILE)
     if asked is None or not changed:
         return shape
-    grown = dataclasses.replace(shape, **{name: getattr(asked, name) for name in GROWABLE})
+    grown = dataclasses.replace(
+        shape, **{name: getattr(asked, name) for name in GROWABLE if f"model.{name}" in changed}
+    )
     check_growable(shape, grown)
     return grown
 

@@ -43,6 +43,20 @@ def test_a_model_averaged_with_itself_translates_as_itself(tmp_path: Path, tiny_
         assert Translator.load(out).translate(text).text == Translator.load(tiny_model_dir).translate(text).text
 
 
+def test_an_average_is_scored_on_its_test_split_as_a_run_is(tmp_path: Path, tiny_model_dir: Path) -> None:
+    out = tmp_path / "self"
+    assert main(["--model", str(tiny_model_dir), "--model", str(tiny_model_dir), "--out", str(out)]) == 0
+    run, soup = (json.loads((d / "metrics.json").read_text()) for d in (tiny_model_dir, out))
+    for entry in ("test_greedy", "test_greedy_typed"):  # the same weights: the same translations, the same scores
+        for key in ("bleu", "chrf", "sentences", "hyp_ref_len_ratio", "truncated_lines", "bleu_signature"):
+            assert soup[entry][key] == run[entry][key], (entry, key)
+    assert str(tiny_model_dir) in soup["final"]
+    bare = tmp_path / "bare"  # a model without a split has nothing to be scored on
+    shutil.copytree(tiny_model_dir, bare, ignore=shutil.ignore_patterns("splits", "metrics.json"))
+    assert main(["--model", str(bare), "--model", str(bare), "--out", str(tmp_path / "bare-soup")]) == 0
+    assert not (tmp_path / "bare-soup" / "metrics.json").exists()
+
+
 def test_models_that_cannot_be_averaged_are_refused(
     tmp_path: Path, tiny_model_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -5,12 +5,15 @@ of one run) averaged weight by weight often keep what each learned; checkpoint a
 arithmetic. The shipped v8 is the average of v4 and v7. The members must have one shape (``config.json``) and one
 tokenizer (byte for byte); the output holds the float32 mean and the first member's other files (config,
 tokenizer, training config, data report, split), so it is scored, gated and fine-tuned on the first member's
-split. Written in a new folder and renamed into place when complete; an existing ``--out`` model is replaced whole.
+split; when that split has a test part, the average is scored on it (greedy, as written and typed) into
+``metrics.json``, as a training run is. Written in a new folder and renamed into place when complete; an existing
+``--out`` model is replaced whole.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import sys
 import uuid
@@ -18,11 +21,14 @@ from pathlib import Path
 
 import torch
 
+from data.corpus import Pair, read_pairs_file
 from model.config import ConfigError
-from model.run_dir import CONFIG_FILE, DATA_REPORT_FILE, SPLITS_DIR, TRAIN_CONFIG_FILE
+from model.run_dir import CONFIG_FILE, DATA_REPORT_FILE, RESULT_FILE, SPLITS_DIR, TRAIN_CONFIG_FILE, split_file
 from model.transformer import Transformer
 from model.weights import ModelLoadError, replace_dir, save_model
+from training.evaluate import test_scores
 from translate.model_dir import LoadedModel, load_model
+from translate.translator import Translator
 
 COPIED = (TRAIN_CONFIG_FILE, DATA_REPORT_FILE)  # from the first member, with its config, tokenizer and split
 
@@ -51,6 +57,13 @@ def mean_model(members: list[LoadedModel]) -> Transformer:
     return model
 
 
+def write_test_result(averaged: LoadedModel, test: list[Pair], models: list[Path], out: Path) -> None:
+    """``out/metrics.json``: the average scored on its test split, as training writes it for a run."""
+    tests, _ = test_scores(Translator(averaged.model, averaged.tokenizer), test, progress=True)
+    final = f"the mean of the weights of {', '.join(map(str, models))} (a model soup)"
+    (out / RESULT_FILE).write_text(json.dumps({"final": final, "dev_loss": {}, **tests}, indent=2) + "\n")
+
+
 def average(models: list[Path], out: Path) -> Path:
     """Write the average of ``models`` to ``out``; returns ``out``."""
     members = load_members(models)
@@ -71,7 +84,9 @@ def average(models: list[Path], out: Path) -> Path:
                 shutil.copy(first / name, tmp / name)
         if (first / SPLITS_DIR).is_dir():
             shutil.copytree(first / SPLITS_DIR, tmp / SPLITS_DIR)
-        load_model(tmp)  # what we write must load
+        averaged = load_model(tmp)  # what we write must load
+        if split_file(first, "test").is_file():
+            write_test_result(averaged, read_pairs_file(split_file(first, "test")), models, tmp)
         replace_dir(tmp, dest)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

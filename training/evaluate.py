@@ -67,6 +67,16 @@ def score(
     }
 
 
+def test_scores(translator: Translator, pairs: list[Pair], progress: bool = False) -> tuple[dict[str, Any], list[str]]:
+    """A model's test split scored greedy, as written and typed: the ``test_greedy`` and ``test_greedy_typed``
+    entries of a run's result file (``metrics.json``), and the hypotheses as written."""
+    as_written = score(translator, pairs, progress=progress)
+    hyps = as_written.pop("hypotheses")
+    as_typed = score(translator, typed_pairs(pairs), progress=progress)
+    as_typed.pop("hypotheses")
+    return {"test_greedy": as_written, "test_greedy_typed": as_typed}, hyps
+
+
 def typed_pairs(pairs: list[Pair]) -> list[Pair]:
     """The same test set with each source as people type it (data/noise.py ``typed``); references unchanged."""
     return [Pair(typed(p.src), p.tgt) for p in pairs]

@@ -33,7 +33,7 @@ from model.run_dir import (
 from model.transformer import Transformer
 from model.weights import ModelLoadError, load_weights, save_model
 from training import checkpoint, distributed
-from training.evaluate import score, typed_pairs
+from training.evaluate import test_scores
 from training.guided_alignment import check_aligner, read_alignments
 from training.metrics import MetricsLog
 from training.prepare import SPLITS, prepare_data
@@ -91,16 +91,11 @@ def finish(
     load_weights(model, candidates[chosen] / WEIGHTS_FILE)
     model.eval()
     save_model(model, run_dir)
-    translator = Translator(model, tokenizer)
-    test = score(translator, test_pairs, progress=True)
-    hyps = test.pop("hypotheses")
+    tests, hyps = test_scores(Translator(model, tokenizer), test_pairs, progress=True)
     (run_dir / TEST_HYPOTHESES_FILE).write_text("\n".join(hyps) + "\n", encoding="utf-8")
-    test_typed = score(translator, typed_pairs(test_pairs), progress=True)
-    test_typed.pop("hypotheses")
     kept = {"checkpoint": chosen, "dev_loss": dev_losses[chosen], "last_step": progress.step}
     kept |= {"best_step": progress.best_step} if chosen == BEST_DIR else {"steps": averaged_steps}
-    result = {"final": chosen, "dev_loss": dev_losses, "kept": kept, "stopped": progress.stopped,
-              "test_greedy": test, "test_greedy_typed": test_typed}  # fmt: skip
+    result = {"final": chosen, "dev_loss": dev_losses, "kept": kept, "stopped": progress.stopped, **tests}
     (run_dir / RESULT_FILE).write_text(json.dumps(result, indent=2) + "\n")
     return result
 

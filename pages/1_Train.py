@@ -427,6 +427,11 @@ def default_model_gate(run_dir: Path) -> None:
         rows = [{"check": c.get("name"), "this run": c.get("candidate"), "shipped": c.get("baseline"),
                  "rule": c.get("rule"), "passed": c.get("passed")} for c in result.checks]  # fmt: skip
         st.dataframe(pd.DataFrame(rows), hide_index=True)
+        wrong = [{"check": c.get("name"), "what this run said": line} for c in result.checks if not c.get("passed")
+                 for line in c.get("detail") or () if isinstance(line, str)]  # fmt: skip
+        if wrong:
+            st.caption("The sentences behind each failed check (this run's translation; the shipped model's):")
+            st.dataframe(pd.DataFrame(wrong), hide_index=True)
     if result.passed:
         record_default(runs_dir, run_dir)
         st.success(f"Passed: “run: {run_dir.name}” is now the translate page's default model.")

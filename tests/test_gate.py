@@ -44,7 +44,8 @@ def test_a_model_passes_against_itself(lists: tuple) -> None:
     checks = gate.gate(translator, translator, dev, gate.GateLists(phrases, phrases, set()))
     assert all(c.passed for c in checks) and all(c.candidate == c.baseline for c in checks)
     assert [c.name for c in checks][:3] == ["dev BLEU as written", "dev outputs that loop", "dev BLEU typed"]
-    assert "PASS" in gate.report(checks)
+    assert "PASS" in gate.report(checks) and "wrong:" not in gate.report(checks)
+    assert all(c.detail == () for c in checks)
 
 
 def test_a_broken_model_fails_and_the_report_says_which_checks(lists: tuple) -> None:
@@ -52,7 +53,12 @@ def test_a_broken_model_fails_and_the_report_says_which_checks(lists: tuple) -> 
     checks = gate.gate(broken(translator), translator, dev, gate.GateLists(phrases, phrases, set()))
     failed = {c.name for c in checks if not c.passed}
     assert {"dev BLEU as written", "dev BLEU typed", "canaries right"} <= failed
-    assert gate.report(checks).endswith("FAIL")
+    text = gate.report(checks)
+    assert text.endswith("FAIL")
+    (canaries,) = [c for c in checks if c.name == "canaries right"]
+    said = broken(translator).translate_many([p.source for p in phrases])
+    assert canaries.detail == tuple(f'"{p.source}" → "{t}" (baseline: "{p.accepted[0]}")' for p, t in zip(phrases, said))
+    assert "canaries right, wrong:" in text and all(line in text for line in canaries.detail)
 
 
 def test_phrases_seen_in_training_are_told_apart(lists: tuple) -> None:

@@ -611,6 +611,8 @@ def test_the_gate_refuses_a_bad_run_as_the_default(
     assert not at.exception and "The gate refused this run" in errors(at)
     checks = next(t.value for t in at.dataframe if "check" in t.value.columns)
     assert not checks.loc[checks["check"] == "canaries right", "passed"].item()
+    wrong = next(t.value for t in at.dataframe if "what this run said" in t.value.columns)
+    assert (wrong["check"] == "canaries right").sum() == 8  # each canary it gets wrong, named with its output
     assert recorded_default(runs) is None  # still not the default, and still listed for the picker
     dev = runs / "bad" / "splits" / "dev.tsv"
     dev.write_text("".join(dev.read_text().splitlines(keepends=True)[1:]))  # another dev split: not comparable

@@ -52,6 +52,19 @@ class Check:
     baseline: float
     passed: bool
     rule: str
+    detail: tuple[str, ...] = ()  # the sentences behind a failing count: what the candidate said, and the baseline
+
+
+def lost(candidate: dict[str, object], baseline: dict[str, object], only: set[int] | None = None) -> tuple[str, ...]:
+    """Each phrase the candidate gets wrong (among ``only``, the row indices, when given): its translation, and the
+    baseline's when the baseline got it right ("Hola mundo" → "Hide world." (baseline: "Hi, world."))."""
+    lines = []
+    for i, (c, b) in enumerate(zip(candidate["rows"], baseline["rows"], strict=True)):
+        if c["accepted"] or (only is not None and i not in only):
+            continue
+        was = f' (baseline: "{b["translation"]}")' if b["accepted"] else " (baseline wrong too)"
+        lines.append(f'"{c["source"]}" → "{c["translation"]}"{was}')
+    return tuple(lines)
 
 
 def dev_pairs(candidate: Path, baseline: Path) -> list[Pair]:
@@ -104,17 +117,17 @@ def gate(
                                 f"<= baseline + {rule.max_extra_loops}"))  # fmt: skip
     c_rows, b_rows = (score_phrases(t, phrases) for t in (candidate, baseline))
     checks.append(Check("everyday phrases right", c_rows["accepted"], b_rows["accepted"],
-                        c_rows["accepted"] >= b_rows["accepted"], ">= baseline"))  # fmt: skip
+                        c_rows["accepted"] >= b_rows["accepted"], ">= baseline", lost(c_rows, b_rows)))  # fmt: skip
     if seen is not None:
         marked = mark_seen(c_rows, seen)
         new = [i for i, row in enumerate(marked["rows"]) if not row["seen"]]
         c_new = sum(c_rows["rows"][i]["accepted"] for i in new)
         b_new = sum(b_rows["rows"][i]["accepted"] for i in new)
         checks.append(Check(f"everyday phrases not in its training ({len(new)}) right", c_new, b_new,
-                            c_new >= b_new, ">= baseline"))  # fmt: skip
-    c_can = score_phrases(candidate, canaries)
-    checks.append(Check("canaries right", c_can["accepted"], score_phrases(baseline, canaries)["accepted"],
-                        c_can["accepted"] == len(canaries), f"all {len(canaries)}"))  # fmt: skip
+                            c_new >= b_new, ">= baseline", lost(c_rows, b_rows, set(new))))  # fmt: skip
+    c_can, b_can = (score_phrases(t, canaries) for t in (candidate, baseline))
+    checks.append(Check("canaries right", c_can["accepted"], b_can["accepted"],
+                        c_can["accepted"] == len(canaries), f"all {len(canaries)}", lost(c_can, b_can)))  # fmt: skip
     return checks
 
 
@@ -129,10 +142,13 @@ def run_gate(candidate_dir: Path, baseline_dir: Path = DEFAULT_MODEL, rule: Gate
 
 
 def report(checks: list[Check]) -> str:
+    """The checks as a table, then, under each failing check, the sentences behind it, then PASS or FAIL."""
     rows = [f"| {c.name} | {c.candidate:g} | {c.baseline:g} | {c.rule} | {'pass' if c.passed else 'FAIL'} |"
             for c in checks]  # fmt: skip
+    wrong = [line for c in checks if not c.passed and c.detail for line in (f"{c.name}, wrong:", *c.detail)]
     verdict = "PASS" if all(c.passed for c in checks) else "FAIL"
-    return "\n".join(["| check | candidate | baseline | rule | |", "|---|---:|---:|---|---|", *rows, verdict])
+    table = ["| check | candidate | baseline | rule | |", "|---|---:|---:|---|---|", *rows]
+    return "\n".join([*table, *(["", *wrong, ""] if wrong else []), verdict])
 
 
 def main(argv: list[str] | None = None) -> int:

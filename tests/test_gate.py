@@ -57,7 +57,8 @@ def test_a_broken_model_fails_and_the_report_says_which_checks(lists: tuple) -> 
     assert text.endswith("FAIL")
     (canaries,) = [c for c in checks if c.name == "canaries right"]
     said = broken(translator).translate_many([p.source for p in phrases])
-    assert canaries.detail == tuple(f'"{p.source}" → "{t}" (baseline: "{p.accepted[0]}")' for p, t in zip(phrases, said))
+    expected = [f'"{p.source}" → "{t}" (baseline: "{p.accepted[0]}")' for p, t in zip(phrases, said, strict=True)]
+    assert canaries.detail == tuple(expected)
     assert "canaries right, wrong:" in text and all(line in text for line in canaries.detail)
 
 

@@ -56,6 +56,10 @@ class DataConfig:
     # made again from its train_config.json and checked against its sha256), so a child is never scored on pairs
     # its parent trained on. false: a new split, refused if its dev or test pairs overlap the parent's training.
     pin_parent_split: bool = True
+    # A model or run folder whose dev and test pairs a run without run.init_from keeps exactly, as a child keeps
+    # its parent's (same corpora, same direction): a teacher trained from scratch beside a lineage is then scored on
+    # the lineage's dev and test pairs and never trains on them. Empty: the run's own split (data.split_seed).
+    split_from: str = ""
     # Sequence-level distillation: a file of source<TAB>teacher translation (python -m training.distill) and what
     # the student trains on: the original pairs, the teacher's, or both. Typing noise still applies to the source.
     distilled: str = ""

@@ -17,6 +17,7 @@ from conftest import toy_pairs, write_tsv
 
 from data.corpus import CorpusError
 from jobs.run_lock import acquire
+from model.config import ConfigError
 from model.run_dir import DATA_REPORT_FILE, METRICS_LOG_FILE, RUN_LOCK_FILE, SPLITS_DIR, split_file
 from training import prepare
 from training.train import main
@@ -179,3 +180,32 @@ def test_a_reversed_child_keeps_its_reversed_parents_split(tmp_path: Path, toy_c
     }
     train = [line.split("\t")[0] for line in split_file(child, "train").read_text().splitlines()]
     assert train and train[0].startswith("The ") and not held & set(train)  # English first, no dev/test sentence
+
+
+def test_a_run_from_scratch_keeps_the_dev_and_test_pairs_of_the_model_it_names(
+    tmp_path: Path, tiny_model_dir: Path, capsys: pytest.CaptureFixture
+) -> None:
+    corpus = json.loads((tiny_model_dir / "train_config.json").read_text())["data"]["corpora"][0]
+    shipped = tmp_path / "shipped"  # a model folder: no splits/, only the split's sha256
+    shutil.copytree(tiny_model_dir, shipped, ignore=shutil.ignore_patterns(SPLITS_DIR))
+    teacher = tmp_path / "teacher"  # another split seed and size, and no --init-from: its own weights and tokenizer
+    other = ["--data.split_seed=99", "--data.dev_size=30", "--optim.max_steps=2", f"--data.split_from={shipped}"]
+    assert main([*TINY, "--corpus", corpus, "--out", str(teacher), *other]) == 0
+    for name in ("dev", "test"):
+        assert split_file(teacher, name).read_bytes() == split_file(tiny_model_dir, name).read_bytes(), name
+    held = {
+        line.split("\t")[0] for name in ("dev", "test") for line in split_file(teacher, name).read_text().splitlines()
+    }
+    assert held and not held & {line.split("\t")[0] for line in split_file(teacher, "train").read_text().splitlines()}
+    moved = tmp_path / "moved"  # the teacher as a model folder: its split made again and checked by sha256
+    shutil.copytree(teacher, moved, ignore=shutil.ignore_patterns(SPLITS_DIR))
+    rebuilt = prepare.model_split(moved)
+    assert prepare.pair_lines(rebuilt.test) == split_file(tiny_model_dir, "test").read_text()
+
+    with pytest.raises(ConfigError, match="give one"):  # a child already keeps its parent's split
+        load_train_config(Path("configs/tiny.toml"), [f"data.split_from={shipped!r}", f"run.init_from={shipped!r}"])
+    elsewhere = write_tsv(tmp_path / "other.tsv", toy_pairs(50, seed=3))
+    assert main([*TINY, "--corpus", str(elsewhere), "--out", str(tmp_path / "x"), *other]) == 2
+    assert "was trained on other corpora" in capsys.readouterr().err
+    assert main([*TINY, "--corpus", corpus, "--out", str(tmp_path / "y"), "--data.split_from=nowhere"]) == 2
+    assert "data.split_from = 'nowhere': no train_config.json there" in capsys.readouterr().err

@@ -202,6 +202,28 @@ def parent_split(parent: Path, d: DataConfig) -> Split | None:
         ) from None
 
 
+def split_source(d: DataConfig, parent: Path | None) -> tuple[Path | None, Split | None, bool]:
+    """Where a run's dev and test pairs come from: (the model, its split, whether they are kept exactly).
+
+    ``data.split_from`` (a run without a parent) must name a model trained on these corpora; a ``parent``'s split
+    is kept unless ``data.pin_parent_split`` is false (then it is returned to check the new split against)."""
+    if d.split_from:
+        source = Path(d.split_from)
+        if not (source / TRAIN_CONFIG_FILE).is_file():
+            raise CorpusError(
+                f"data.split_from = {d.split_from!r}: no {TRAIN_CONFIG_FILE} there (a model or run folder)"
+            )
+        pinned = parent_split(source, d)
+        if pinned is None:
+            raise CorpusError(
+                f"data.split_from = {d.split_from!r} was trained on other corpora, or the other way round "
+                f"({source / TRAIN_CONFIG_FILE}): it has no dev and test pairs of this corpus to keep"
+            )
+        return source, pinned, True
+    pinned = parent_split(parent, d) if parent is not None else None
+    return parent, pinned, pinned is not None and d.pin_parent_split
+
+
 def _resolved(corpus: str) -> str:
     return str(Path(corpus).expanduser().resolve())
 
@@ -224,11 +246,12 @@ def prepare_data(
     when fine-tuning) and, with ``align``, write guided alignment's links; everything goes into ``run_dir``.
 
     With a ``parent`` model on the same corpora its dev and test pairs are kept exactly (``data.pin_parent_split``);
-    a new split whose dev or test pairs the parent trained on is refused: its scores would mean nothing."""
+    a new split whose dev or test pairs the parent trained on is refused: its scores would mean nothing. Without a
+    parent, ``data.split_from`` names the model whose dev and test pairs are kept."""
     report = ReadReport()
-    pinned = parent_split(parent, d) if parent is not None else None
-    parts = load_and_split(d, report, pinned if d.pin_parent_split else None)
-    if pinned is not None and not d.pin_parent_split and (shared := overlap(parts, pinned)):
+    source, pinned, keep = split_source(d, parent)
+    parts = load_and_split(d, report, pinned if keep else None)
+    if pinned is not None and not keep and (shared := overlap(parts, pinned)):
         raise CorpusError(
             f"{shared} of the new split's {len(parts.dev) + len(parts.test)} dev and test pairs share a sentence "
             f"with {parent}'s training pairs: their scores would mean nothing. Keep data.pin_parent_split = true "
@@ -236,13 +259,13 @@ def prepare_data(
         )
     if d.distilled and d.mix != "original":
         parts = mix_distilled(parts, d, report)
-    if pinned is not None and d.pin_parent_split:
-        log.info("dev and test pinned to %s's split (%d and %d pairs)", parent, len(parts.dev), len(parts.test))
+    if keep:
+        log.info("dev and test pinned to %s's split (%d and %d pairs)", source, len(parts.dev), len(parts.test))
     sizes = {name: len(getattr(parts, name)) for name in SPLITS}
     fingerprints = {name: split_fingerprint(getattr(parts, name)) for name in SPLITS}
     summary = {**report.as_dict(), "splits": sizes, "sha256": fingerprints}
-    if pinned is not None and d.pin_parent_split:  # how to make these dev and test pairs again, without the parent
-        summary[DEV_TEST_FROM] = dataclasses.asdict(dev_test_config(parent))
+    if keep:  # how to make these dev and test pairs again, without the model they came from
+        summary[DEV_TEST_FROM] = dataclasses.asdict(dev_test_config(source))
     log.info("pairs: read %d, kept %d, skipped %s; split %s", report.read, report.kept, dict(report.skipped), sizes)
     if tokenizer is None:
         # With source noise on, the vocabulary also sees one noised draw of the source side (the forms training sees).

@@ -85,6 +85,11 @@ class TrainConfig:
     run: RunConfig = field(default_factory=RunConfig)
 
     def __post_init__(self) -> None:
+        if self.data.split_from and self.run.init_from:
+            raise ConfigError(
+                f"data.split_from = {self.data.split_from!r} with run.init_from = {self.run.init_from!r}: a run "
+                "started from a model keeps that model's dev and test pairs (data.pin_parent_split); give one"
+            )
         guided, m = self.optim.guided_alignment, self.model
         if not guided.enabled:
             return

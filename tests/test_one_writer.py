@@ -209,3 +209,9 @@ def test_a_run_from_scratch_keeps_the_dev_and_test_pairs_of_the_model_it_names(
     assert "was trained on other corpora" in capsys.readouterr().err
     assert main([*TINY, "--corpus", corpus, "--out", str(tmp_path / "y"), "--data.split_from=nowhere"]) == 2
     assert "data.split_from = 'nowhere': no train_config.json there" in capsys.readouterr().err
+    report = json.loads((shipped / DATA_REPORT_FILE).read_text())
+    report["sha256"]["test"] = "0" * 64  # its split can no longer be made again
+    (shipped / DATA_REPORT_FILE).write_text(json.dumps(report))
+    assert main([*TINY, "--corpus", corpus, "--out", str(tmp_path / "z"), *other]) == 2
+    err = capsys.readouterr().err
+    assert f"{shipped}: its test split could not be made again" in err and "pin_parent_split" not in err

@@ -188,10 +188,7 @@ def parent_split(parent: Path, d: DataConfig) -> Split | None:
     """The split a parent model (``run.init_from``) was trained and scored on (``model_split``), when the child
     reads the same corpora the same way round; ``None`` otherwise (another corpus: nothing to pin)."""
     parent_data = model_data(parent)
-    if parent_data is None:
-        return None
-    same_corpora = sorted(map(_resolved, parent_data.corpora)) == sorted(map(_resolved, d.corpora))
-    if not same_corpora or parent_data.direction != d.direction:
+    if parent_data is None or not _same_corpora(parent_data, d):
         return None
     try:
         return model_split(parent)
@@ -213,15 +210,19 @@ def split_source(d: DataConfig, parent: Path | None) -> tuple[Path | None, Split
             raise CorpusError(
                 f"data.split_from = {d.split_from!r}: no {TRAIN_CONFIG_FILE} there (a model or run folder)"
             )
-        pinned = parent_split(source, d)
-        if pinned is None:
+        if not _same_corpora(model_data(source), d):
             raise CorpusError(
                 f"data.split_from = {d.split_from!r} was trained on other corpora, or the other way round "
                 f"({source / TRAIN_CONFIG_FILE}): it has no dev and test pairs of this corpus to keep"
             )
-        return source, pinned, True
+        return source, model_split(source), True  # CorpusError, naming the folder, if it cannot be made again
     pinned = parent_split(parent, d) if parent is not None else None
     return parent, pinned, pinned is not None and d.pin_parent_split
+
+
+def _same_corpora(a: DataConfig, b: DataConfig) -> bool:
+    """Whether two runs read the same corpus files (wherever named from) the same way round."""
+    return sorted(map(_resolved, a.corpora)) == sorted(map(_resolved, b.corpora)) and a.direction == b.direction
 
 
 def _resolved(corpus: str) -> str:

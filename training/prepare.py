@@ -206,11 +206,12 @@ def split_source(d: DataConfig, parent: Path | None) -> tuple[Path | None, Split
     is kept unless ``data.pin_parent_split`` is false (then it is returned to check the new split against)."""
     if d.split_from:
         source = Path(d.split_from)
-        if not (source / TRAIN_CONFIG_FILE).is_file():
+        source_data = model_data(source)
+        if source_data is None:
             raise CorpusError(
                 f"data.split_from = {d.split_from!r}: no {TRAIN_CONFIG_FILE} there (a model or run folder)"
             )
-        if not _same_corpora(model_data(source), d):
+        if not _same_corpora(source_data, d):
             raise CorpusError(
                 f"data.split_from = {d.split_from!r} was trained on other corpora, or the other way round "
                 f"({source / TRAIN_CONFIG_FILE}): it has no dev and test pairs of this corpus to keep"

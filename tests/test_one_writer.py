@@ -197,6 +197,8 @@ def test_a_run_from_scratch_keeps_the_dev_and_test_pairs_of_the_model_it_names(
         line.split("\t")[0] for name in ("dev", "test") for line in split_file(teacher, name).read_text().splitlines()
     }
     assert held and not held & {line.split("\t")[0] for line in split_file(teacher, "train").read_text().splitlines()}
+    skipped = json.loads((teacher / DATA_REPORT_FILE).read_text())["skipped"]
+    assert skipped["in the pinned dev or test split"] >= len(held)  # each dev and test pair is a corpus pair left out
     moved = tmp_path / "moved"  # the teacher as a model folder: its split made again and checked by sha256
     shutil.copytree(teacher, moved, ignore=shutil.ignore_patterns(SPLITS_DIR))
     rebuilt = prepare.model_split(moved)

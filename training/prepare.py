@@ -91,7 +91,7 @@ def without(pairs: list[Pair], avoid: list[Pair], report: ReadReport) -> list[Pa
     kept = []
     for index, pair in enumerate(pairs):
         if match_key(pair.src) in src_keys or match_key(pair.tgt) in tgt_keys:
-            report.skip("in the parent's dev or test split", pair.origin or f"pair {index + 1}")
+            report.skip("in the pinned dev or test split", pair.origin or f"pair {index + 1}")
         else:
             kept.append(pair)
     report.kept -= len(pairs) - len(kept)

@@ -209,16 +209,20 @@ def test_bench_scores_the_head_guided_alignment_taught(tmp_path: Path) -> None:
     for name in ("config.json", "model.safetensors", "spm.model"):
         (model / name).symlink_to(SHIPPED / name)
     saved = json.loads((SHIPPED / "train_config.json").read_text(encoding="utf-8"))
-    assert guided_head(SHIPPED, 3) is None  # trained without it
+    n_layers = json.loads((SHIPPED / "config.json").read_text(encoding="utf-8"))["n_decoder_layers"]
+    saved["optim"].pop("guided_alignment", None)  # trained without it
+    (model / "train_config.json").write_text(json.dumps(saved), encoding="utf-8")
+    assert guided_head(model, n_layers) is None
     saved["optim"]["guided_alignment"] = {"weight": 0.05, "layer": -2, "head": 0}
     (model / "train_config.json").write_text(json.dumps(saved), encoding="utf-8")
-    assert guided_head(model, 3) == Method("argmax", 1, 0, "predicts")
+    assert guided_head(model, n_layers) == Method("argmax", n_layers - 2, 0, "predicts")
     gold = tmp_path / "gold.tsv"
     gold.write_text("The black cat is sleeping .\tEl gato negro está durmiendo .\t0-0 1-2 2-1 3-3 4-4 5-5\n")
     out = tmp_path / "alignment.json"
     assert main(["--model", str(model), "--gold", str(gold), "--no-eflomal", "--json", str(out)]) == 0
     records = json.loads(out.read_text(encoding="utf-8"))
     (taught,) = [r for r in records if r.get("guided_alignment")]
-    assert taught["method"] == "guided alignment's head: layer 2, head 1, predicts: argmax"
-    (cell,) = [r for r in records if r["method"] == "layer 2, head 1, predicts: argmax"]
+    name = f"layer {n_layers - 1}, head 1, predicts: argmax"  # layer -2, 1-based
+    assert taught["method"] == f"guided alignment's head: {name}"
+    (cell,) = [r for r in records if r["method"] == name]
     assert (taught["precision"], taught["recall"], taught["aer"]) == (cell["precision"], cell["recall"], cell["aer"])

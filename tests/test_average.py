@@ -43,7 +43,9 @@ def test_a_model_averaged_with_itself_translates_as_itself(tmp_path: Path, tiny_
         assert Translator.load(out).translate(text).text == Translator.load(tiny_model_dir).translate(text).text
 
 
-def test_an_average_is_scored_on_its_test_split_as_a_run_is(tmp_path: Path, tiny_model_dir: Path) -> None:
+def test_an_average_is_scored_on_its_test_split_as_a_run_is(
+    tmp_path: Path, tiny_model_dir: Path, capsys: pytest.CaptureFixture
+) -> None:
     out = tmp_path / "self"
     assert main(["--model", str(tiny_model_dir), "--model", str(tiny_model_dir), "--out", str(out)]) == 0
     run, soup = (json.loads((d / "metrics.json").read_text()) for d in (tiny_model_dir, out))
@@ -51,10 +53,18 @@ def test_an_average_is_scored_on_its_test_split_as_a_run_is(tmp_path: Path, tiny
         for key in ("bleu", "chrf", "sentences", "hyp_ref_len_ratio", "truncated_lines", "bleu_signature"):
             assert soup[entry][key] == run[entry][key], (entry, key)
     assert str(tiny_model_dir) in soup["final"]
-    bare = tmp_path / "bare"  # a model without a split has nothing to be scored on
-    shutil.copytree(tiny_model_dir, bare, ignore=shutil.ignore_patterns("splits", "metrics.json"))
+    folder = tmp_path / "folder"  # a model folder, as exported: no splits/, its split made again from its config
+    shutil.copytree(tiny_model_dir, folder, ignore=shutil.ignore_patterns("splits", "metrics.json"))
+    assert main(["--model", str(folder), "--model", str(folder), "--out", str(tmp_path / "folder-soup")]) == 0
+    rebuilt = json.loads((tmp_path / "folder-soup" / "metrics.json").read_text())
+    assert all(rebuilt[entry]["bleu"] == run[entry]["bleu"] for entry in ("test_greedy", "test_greedy_typed"))
+    bare = tmp_path / "bare"  # weights and tokenizer only: nothing to make a split from, so nothing to score on
+    shutil.copytree(tiny_model_dir, bare, ignore=shutil.ignore_patterns("splits", "metrics.json", "train_config.json"))
     assert main(["--model", str(bare), "--model", str(bare), "--out", str(tmp_path / "bare-soup")]) == 0
     assert not (tmp_path / "bare-soup" / "metrics.json").exists()
+    assert (
+        f"{tmp_path / 'bare-soup'}: not scored: {bare}: no splits/ and no train_config.json" in capsys.readouterr().err
+    )
 
 
 def test_models_that_cannot_be_averaged_are_refused(

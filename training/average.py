@@ -5,8 +5,9 @@ of one run) averaged weight by weight often keep what each learned; checkpoint a
 arithmetic. The shipped v8 is the average of v4 and v7. The members must have one shape (``config.json``) and one
 tokenizer (byte for byte); the output holds the float32 mean and the first member's other files (config,
 tokenizer, training config, data report, split), so it is scored, gated and fine-tuned on the first member's
-split; when that split has a test part, the average is scored on it (greedy, as written and typed) into
-``metrics.json``, as a training run is. Written in a new folder and renamed into place when complete; an existing
+split; the average is scored on that split's test part (greedy, as written and typed) into ``metrics.json``, as a
+training run is: read from the first member's ``splits/``, or, for a model folder without them, made again from its
+training configuration (``model_split``); a member whose split cannot be had is averaged unscored, and says why. Written in a new folder and renamed into place when complete; an existing
 ``--out`` model is replaced whole.
 """
 
@@ -21,12 +22,13 @@ from pathlib import Path
 
 import torch
 
-from data.corpus import Pair, read_pairs_file
+from data.corpus import CorpusError, Pair
 from model.config import ConfigError
-from model.run_dir import CONFIG_FILE, DATA_REPORT_FILE, RESULT_FILE, SPLITS_DIR, TRAIN_CONFIG_FILE, split_file
+from model.run_dir import CONFIG_FILE, DATA_REPORT_FILE, RESULT_FILE, SPLITS_DIR, TRAIN_CONFIG_FILE
 from model.transformer import Transformer
 from model.weights import ModelLoadError, replace_dir, save_model
 from training.evaluate import test_scores
+from training.prepare import model_split
 from translate.model_dir import LoadedModel, load_model
 from translate.translator import Translator
 
@@ -64,8 +66,16 @@ def write_test_result(averaged: LoadedModel, test: list[Pair], models: list[Path
     (out / RESULT_FILE).write_text(json.dumps({"final": final, "dev_loss": {}, **tests}, indent=2) + "\n")
 
 
-def average(models: list[Path], out: Path) -> Path:
-    """Write the average of ``models`` to ``out``; returns ``out``."""
+def test_pairs(model_dir: Path) -> tuple[list[Pair], str]:
+    """The test pairs a model was scored on (``model_split``), or none and why."""
+    try:
+        return model_split(model_dir).test, ""
+    except (CorpusError, OSError) as err:
+        return [], f"not scored: {err}"
+
+
+def average(models: list[Path], out: Path) -> str:
+    """Write the average of ``models`` to ``out``; returns why it was not scored on a test split ("" when it was)."""
     members = load_members(models)
     if out.exists() and not (out / CONFIG_FILE).is_file():
         raise ModelLoadError(f"--out {out} exists and is not a model directory ({CONFIG_FILE} missing); not replaced")
@@ -85,12 +95,13 @@ def average(models: list[Path], out: Path) -> Path:
         if (first / SPLITS_DIR).is_dir():
             shutil.copytree(first / SPLITS_DIR, tmp / SPLITS_DIR)
         averaged = load_model(tmp)  # what we write must load
-        if split_file(first, "test").is_file():
-            write_test_result(averaged, read_pairs_file(split_file(first, "test")), models, tmp)
+        test, unscored = test_pairs(first)
+        if test:
+            write_test_result(averaged, test, models, tmp)
         replace_dir(tmp, dest)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    return out
+    return unscored
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -99,11 +110,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, required=True, help="the averaged model's directory")
     args = parser.parse_args(argv)
     try:
-        average(args.model, args.out)
+        unscored = average(args.model, args.out)
     except (ModelLoadError, ConfigError, OSError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     print(f"{args.out}: the mean of {', '.join(map(str, args.model))}")
+    if unscored:
+        print(f"{args.out}: {unscored}", file=sys.stderr)
     return 0
 
 

@@ -7,8 +7,8 @@ tokenizer (byte for byte); the output holds the float32 mean and the first membe
 tokenizer, training config, data report, split), so it is scored, gated and fine-tuned on the first member's
 split; the average is scored on that split's test part (greedy, as written and typed) into ``metrics.json``, as a
 training run is: read from the first member's ``splits/``, or, for a model folder without them, made again from its
-training configuration (``model_split``); a member whose split cannot be had is averaged unscored, and says why. Written in a new folder and renamed into place when complete; an existing
-``--out`` model is replaced whole.
+training configuration (``model_split``); when neither can be had the average is written unscored, and says why.
+Written in a new folder and renamed into place when complete; an existing ``--out`` model is replaced whole.
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ def write_test_result(averaged: LoadedModel, test: list[Pair], models: list[Path
     (out / RESULT_FILE).write_text(json.dumps({"final": final, "dev_loss": {}, **tests}, indent=2) + "\n")
 
 
-def test_pairs(model_dir: Path) -> tuple[list[Pair], str]:
+def held_out_test(model_dir: Path) -> tuple[list[Pair], str]:
     """The test pairs a model was scored on (``model_split``), or none and why."""
     try:
         return model_split(model_dir).test, ""
@@ -95,7 +95,7 @@ def average(models: list[Path], out: Path) -> str:
         if (first / SPLITS_DIR).is_dir():
             shutil.copytree(first / SPLITS_DIR, tmp / SPLITS_DIR)
         averaged = load_model(tmp)  # what we write must load
-        test, unscored = test_pairs(first)
+        test, unscored = held_out_test(first)
         if test:
             write_test_result(averaged, test, models, tmp)
         replace_dir(tmp, dest)

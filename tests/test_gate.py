@@ -71,6 +71,21 @@ def test_phrases_seen_in_training_are_told_apart(lists: tuple) -> None:
     assert "(2)" in new.name and new.candidate == new.baseline == 2
 
 
+def test_a_phrase_both_everyday_checks_miss_is_named_once_and_marked_when_new(lists: tuple) -> None:
+    translator, dev, phrases = lists
+    from data.corpus import typed_key
+
+    seen = {typed_key(phrases[0].source)}
+    checks = gate.gate(broken(translator), translator, dev, gate.GateLists(phrases, phrases, seen))
+    overall, new = (c for c in checks if c.name.startswith("everyday phrases"))
+    assert not overall.passed and not new.passed  # every phrase wrong: both checks fail
+    assert len(overall.detail) == len(phrases) and new.detail == ()  # the unseen ones are in the overall list
+    marked = [line.endswith(gate.NOT_IN_TRAINING) for line in overall.detail]
+    assert marked == [False] + [True] * (len(phrases) - 1)
+    alone = gate.gate(broken(translator), translator, dev, gate.GateLists(phrases, phrases, None))
+    assert not any(gate.NOT_IN_TRAINING in line for c in alone for line in c.detail)  # unknown training: no marks
+
+
 def test_loops_are_counted_by_repeated_words() -> None:
     assert gate.loops(["I am am am am here.", "I am here.", "No, no, no, no!", "a b a b"]) == 2
 

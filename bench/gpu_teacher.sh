@@ -23,7 +23,7 @@ device=${DEVICE:-cuda}
 export PYTHONUNBUFFERED=1
 mkdir -p "$out" runs
 teacher=runs/gpu-teacher
-# d_model 512, 8 heads, 6+6 layers (Transformer base, 44 M parameters), dropout 0.3 for a 120k-pair corpus.
+# d_model 512, 8 heads, 6+6 layers (Transformer base, 48 M parameters), dropout 0.3 for a 120k-pair corpus.
 shape=${TEACHER_SHAPE:-"--config configs/small.toml --model.d_model=512 --model.n_heads=8 --model.d_ff=2048
   --model.n_encoder_layers=6 --model.n_decoder_layers=6 --model.dropout=0.3 --optim.max_tokens=16384
   --optim.lr=7e-4 --optim.warmup_steps=800 --run.precision=bf16"}

@@ -14,8 +14,10 @@
 # With the device tool: copy the corpus into the (ignored) corpora/ folder here, then run
 #   command: bash bench/gpu_teacher.sh corpora/tatoeba-spa-eng/spa-eng.tsv $OUT 6   carry: ["corpora"]
 # (the script puts the corpus where checkpoints/es-en's train_config.json names it, ../shared/data/…, on the device).
-# Dry run on a CPU (the whole path, tiny and short; 2 m 41 s on the 2-core EPYC): TEACHER_SHAPE="--config configs/tiny.toml" DISTILL_LINES=50
-# DEVICE=cpu bash bench/gpu_teacher.sh CORPUS OUT 0.2
+# The teacher's run folder is runs/gpu-teacher; a second call refuses to write over it (training.train's own check):
+# remove it, or continue it with training.train --resume.
+# Dry run on a CPU (the whole path, tiny and short; 2 m 41 s on the 2-core EPYC):
+#   TEACHER_SHAPE="--config configs/tiny.toml" DISTILL_LINES=50 DEVICE=cpu bash bench/gpu_teacher.sh CORPUS OUT 0.2
 set -eu
 corpus=$1 out=$2 minutes=${3:-6}
 py=${PYTHON:-python3}
@@ -52,8 +54,10 @@ grep -E "parameters on|pinned|done:" runs/gpu-teacher.log || true
 echo "== dev: greedy and beam 4"
 for beam in 1 4; do
   name=$([ "$beam" = 1 ] && echo greedy || echo "beam$beam")
+  log=runs/gpu-dev-$name.log
   $py -m training.evaluate --model "$teacher" --pairs "$teacher/splits/dev.tsv" --beam "$beam" --device "$device" \
-      --json "$out/dev-$name.json" 2>/dev/null | grep -E "^\| (as written|typed)" || true
+      --json "$out/dev-$name.json" > "$log" 2>&1 || { tail -n 20 "$log"; echo "dev scoring ($name) failed"; }
+  grep -E "^\| (as written|typed)" "$log" || true
 done
 
 echo "== distillation: every training source, beam 4"
@@ -63,5 +67,5 @@ $py -m training.distill --teacher "$teacher" --pairs "$pairs" --out "$out/distil
     --batch-size 256 > runs/gpu-distill.log 2>&1 || { tail -n 20 runs/gpu-distill.log; exit 1; }
 wc -l "$out/distilled.tsv"
 tar czf "$out/teacher.tar.gz" --exclude='*.safetensors' --exclude='*.pt' --exclude=checkpoints --exclude=averaged \
-    --exclude=best runs/gpu-teacher.log runs/gpu-distill.log "$teacher"
+    --exclude=best runs/gpu-teacher.log runs/gpu-dev-*.log runs/gpu-distill.log "$teacher"
 ls -la "$out"

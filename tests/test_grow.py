@@ -13,7 +13,10 @@ from test_training import records, tiny
 from model.config import ConfigError, ModelConfig
 from model.grow import check_growable, grow, parent_layers
 from model.transformer import Transformer
+from training.average import main as average_main
+from training.grow import main as grow_main
 from training.train import main
+from translate.translator import Translator
 
 
 def test_parent_layers_spread_in_order_and_cover_every_parent_layer() -> None:
@@ -80,3 +83,42 @@ def test_a_run_started_from_a_parent_with_more_layers_evaluates_like_the_parent(
     assert records(child, "eval")[-1]["dev_loss"] == pytest.approx(records(parent, "eval")[-1]["dev_loss"], abs=1e-5)
     assert main(tiny(toy_corpus, tmp_path / "fewer", "--init-from", str(child), "--model.n_encoder_layers=1")) == 2
     assert "3 → 1" in capsys.readouterr().err
+
+
+def test_a_grown_folder_translates_as_its_parent_and_averages_with_a_child_of_its_shape(
+    tmp_path: Path, tiny_model_dir: Path
+) -> None:
+    grown = tmp_path / "grown"
+    assert (
+        grow_main(
+            ["--model", str(tiny_model_dir), "--encoder-layers", "3", "--decoder-layers", "3", "--out", str(grown)]
+        )
+        == 0
+    )
+    assert ModelConfig.from_json_file(grown / "config.json").n_encoder_layers == 3
+    parent, child = Translator.load(tiny_model_dir), Translator.load(grown)
+    for text in ("El gato rojo.", "El perro azul 2."):
+        a, b = parent.translate(text), child.translate(text)
+        assert b.text == a.text
+        assert b.hypotheses[0].log_prob == pytest.approx(a.hypotheses[0].log_prob, abs=1e-4)
+    # The mean of the grown parent and itself is itself: training.average accepts the grown shape.
+    assert average_main(["--model", str(grown), "--model", str(grown), "--out", str(tmp_path / "soup")]) == 0
+    assert Translator.load(tmp_path / "soup").translate("El gato rojo.").text == parent.translate("El gato rojo.").text
+
+
+def test_growing_a_folder_refuses_fewer_layers_and_a_folder_that_is_not_a_model(
+    tmp_path: Path, tiny_model_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def grow_to(model: Path, encoder: int, out: Path) -> int:
+        return grow_main(
+            ["--model", str(model), "--encoder-layers", str(encoder), "--decoder-layers", "1", "--out", str(out)]
+        )
+
+    assert grow_to(tiny_model_dir, 3, tmp_path / "deep") == 0
+    assert grow_to(tmp_path / "deep", 2, tmp_path / "shallow") == 2
+    assert "3 → 2" in capsys.readouterr().err and not (tmp_path / "shallow").exists()
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "keep.txt").write_text("mine")
+    assert grow_to(tiny_model_dir, 3, tmp_path / "notes") == 2
+    assert "not a model directory" in capsys.readouterr().err
+    assert (tmp_path / "notes" / "keep.txt").read_text() == "mine"

@@ -4,8 +4,10 @@ before anything is allocated, older layouts converted on load; and whole-folder 
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import torch
@@ -144,3 +146,20 @@ def replace_dir(new: Path, out: Path) -> None:
         old.rename(out)
         raise
     shutil.rmtree(old, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def staged_dir(out: Path, purpose: str) -> Iterator[Path]:
+    """A new empty folder beside ``out`` to write into; when the block ends without error it is put at ``out``
+    (``replace_dir``: the old folder whole or the new one), and on any error it is removed, ``out`` left as it was.
+    ``out`` is resolved first (a real name, not "." or a link) so the temporary folder and the rename share a parent.
+    """
+    dest = Path(out).resolve()
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dest.with_name(f".{dest.name}.{purpose}-{uuid.uuid4().hex[:8]}")
+    tmp.mkdir()
+    try:
+        yield tmp
+        replace_dir(tmp, dest)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)  # gone already after a successful rename

@@ -17,7 +17,6 @@ import argparse
 import json
 import shutil
 import sys
-import uuid
 from pathlib import Path
 
 import torch
@@ -26,7 +25,7 @@ from data.corpus import CorpusError, Pair
 from model.config import ConfigError
 from model.run_dir import CONFIG_FILE, DATA_REPORT_FILE, RESULT_FILE, SPLITS_DIR, TRAIN_CONFIG_FILE
 from model.transformer import Transformer
-from model.weights import ModelLoadError, replace_dir, save_model
+from model.weights import ModelLoadError, save_model, staged_dir
 from training.evaluate import test_scores
 from training.prepare import model_split
 from translate.model_dir import LoadedModel, load_model
@@ -81,11 +80,7 @@ def average(models: list[Path], out: Path) -> str:
         raise ModelLoadError(f"--out {out} exists and is not a model directory ({CONFIG_FILE} missing); not replaced")
     if out.resolve() in {m.resolve() for m in models}:
         raise ModelLoadError(f"--out {out} is one of the models averaged; write to a new directory")
-    dest = out.resolve()
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dest.with_name(f".{dest.name}.average-{uuid.uuid4().hex[:8]}")
-    tmp.mkdir()
-    try:
+    with staged_dir(out, "average") as tmp:
         save_model(mean_model(members), tmp)  # config.json and the weights
         members[0].tokenizer.save(tmp)
         first = models[0]
@@ -98,9 +93,6 @@ def average(models: list[Path], out: Path) -> str:
         test, unscored = held_out_test(first)
         if test:
             write_test_result(averaged, test, models, tmp)
-        replace_dir(tmp, dest)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
     return unscored
 
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import shutil
 import sys
-import uuid
 from pathlib import Path
 
 import torch
@@ -32,7 +31,7 @@ from model.run_dir import (
     STATE_FILE,
     TRAIN_CONFIG_FILE,
 )
-from model.weights import ModelLoadError, replace_dir, save_model
+from model.weights import ModelLoadError, save_model, staged_dir
 from training.gate import GateError, report, run_gate
 from translate import ct2
 from translate.model_dir import load_model
@@ -91,20 +90,13 @@ def export(run_dir: Path, out: Path, dtype: torch.dtype) -> Path:
     """
     check_destination(run_dir, out)
     loaded = load_model(run_dir)
-    dest = out.resolve()  # a real name (not "." or a link), whose parent holds the temporary folder
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dest.with_name(f".{dest.name}.export-{uuid.uuid4().hex[:8]}")  # beside dest: the final rename is atomic
-    tmp.mkdir()
-    try:
+    with staged_dir(out, "export") as tmp:  # beside out: the final rename is atomic
         save_model(loaded.model, tmp, dtype=dtype)
         loaded.tokenizer.save(tmp)
         for name in EXTRA_FILES:
             if (run_dir / name).is_file():
                 shutil.copy(run_dir / name, tmp / name)
         load_model(tmp)  # what we ship must load
-        replace_dir(tmp, dest)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)  # gone already after a successful rename
     return out
 
 

@@ -12,15 +12,13 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import shutil
 import sys
-import uuid
 from pathlib import Path
 
 from model.config import ConfigError
 from model.grow import grow
 from model.run_dir import CONFIG_FILE
-from model.weights import ModelLoadError, replace_dir, save_model
+from model.weights import ModelLoadError, save_model, staged_dir
 from translate.model_dir import load_model
 
 
@@ -35,17 +33,10 @@ def grow_folder(model: Path, out: Path, n_encoder_layers: int, n_decoder_layers:
         raise ModelLoadError(f"--out {out} exists and is not a model directory ({CONFIG_FILE} missing); not replaced")
     if out.resolve() == model.resolve():
         raise ModelLoadError(f"--out {out} is the parent; write to a new directory")
-    dest = out.resolve()
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dest.with_name(f".{dest.name}.grow-{uuid.uuid4().hex[:8]}")
-    tmp.mkdir()
-    try:
+    with staged_dir(out, "grow") as tmp:
         save_model(grown, tmp)
         parent.tokenizer.save(tmp)
         load_model(tmp)  # what we write must load
-        replace_dir(tmp, dest)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -12,8 +12,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import shutil
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +22,7 @@ from torch import nn
 from data.tokenizer import Tokenizer
 from model.decode import Hypothesis, max_output_lengths
 from model.transformer import Transformer
-from model.weights import WEIGHTS_FILE, ModelLoadError, replace_dir
+from model.weights import WEIGHTS_FILE, ModelLoadError, staged_dir
 from translate.model_dir import load_model
 from translate.translator import DEFAULT_MODEL, DecodeOptions, Translation, Translator
 
@@ -141,16 +139,10 @@ def export(model_dir: Path, out: Path | None = None, quantization: str = "float3
     spec = build_spec(loaded.model, loaded.tokenizer)
     spec.validate()
     spec.optimize(quantization=quantization)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.export-{uuid.uuid4().hex[:8]}")  # beside out: the final rename is atomic
-    tmp.mkdir()
-    try:
+    with staged_dir(out, "export") as tmp:  # a failed export leaves the previous one whole
         spec.save(str(tmp))
         info = {"weights_sha256": _sha256(model_dir / WEIGHTS_FILE), "quantization": quantization}
         (tmp / INFO_FILE).write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
-        replace_dir(tmp, out)  # a failed export leaves the previous one whole
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
     return out
 
 

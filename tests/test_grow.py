@@ -14,7 +14,7 @@ from model.config import ConfigError, ModelConfig
 from model.grow import check_growable, grow, parent_layers
 from model.transformer import Transformer
 from training.average import main as average_main
-from training.grow import main as grow_main
+from training.deepen import main as grow_main
 from training.train import main
 from translate.translator import Translator
 

@@ -1,4 +1,4 @@
-"""``python -m training.grow``: a model folder grown deeper without training, computing what its parent computes.
+"""``python -m training.deepen``: a model folder grown deeper without training, computing what its parent computes.
 
 ``training.train --init-from`` grows a parent when its shape asks for more layers (``model/grow.py``); this writes
 the grown parent on its own, so that it can be averaged with a child trained from it (``training.average`` needs
@@ -24,15 +24,15 @@ from translate.model_dir import load_model
 
 def grow_folder(model: Path, out: Path, n_encoder_layers: int, n_decoder_layers: int) -> None:
     """Write ``model`` grown to ``n_encoder_layers`` + ``n_decoder_layers`` layers into ``out``."""
+    if out.exists() and not (out / CONFIG_FILE).is_file():
+        raise ModelLoadError(f"--out {out} exists and is not a model directory ({CONFIG_FILE} missing); not replaced")
+    if out.resolve() == model.resolve():
+        raise ModelLoadError(f"--out {out} is the parent; write to a new directory")
     parent = load_model(model)
     shape = dataclasses.replace(
         parent.model.config, n_encoder_layers=n_encoder_layers, n_decoder_layers=n_decoder_layers
     )
     grown = grow(parent.model, shape)  # raises ConfigError for fewer layers or a post-norm parent
-    if out.exists() and not (out / CONFIG_FILE).is_file():
-        raise ModelLoadError(f"--out {out} exists and is not a model directory ({CONFIG_FILE} missing); not replaced")
-    if out.resolve() == model.resolve():
-        raise ModelLoadError(f"--out {out} is the parent; write to a new directory")
     with staged_dir(out, "grow") as tmp:
         save_model(grown, tmp)
         parent.tokenizer.save(tmp)
@@ -40,7 +40,7 @@ def grow_folder(model: Path, out: Path, n_encoder_layers: int, n_decoder_layers:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m training.grow", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m training.deepen", description=__doc__.splitlines()[0])
     parser.add_argument("--model", type=Path, required=True, help="the parent model directory")
     parser.add_argument("--encoder-layers", type=int, required=True, help="the grown model's encoder layers")
     parser.add_argument("--decoder-layers", type=int, required=True, help="the grown model's decoder layers")

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from data.corpus import read_pairs_file
+from data.corpus import read_pairs_file, typed_key
 from model.run_dir import DATA_REPORT_FILE, SPLITS_DIR
 from model.weights import save_model
 from training import export, gate
@@ -64,8 +64,6 @@ def test_a_broken_model_fails_and_the_report_says_which_checks(lists: tuple) -> 
 
 def test_phrases_seen_in_training_are_told_apart(lists: tuple) -> None:
     translator, dev, phrases = lists
-    from data.corpus import typed_key
-
     checks = gate.gate(translator, translator, dev, gate.GateLists(phrases, phrases, {typed_key(phrases[0].source)}))
     (new,) = [c for c in checks if c.name.startswith("everyday phrases not in its training")]
     assert "(2)" in new.name and new.candidate == new.baseline == 2
@@ -73,8 +71,6 @@ def test_phrases_seen_in_training_are_told_apart(lists: tuple) -> None:
 
 def test_a_phrase_both_everyday_checks_miss_is_named_once_and_marked_when_new(lists: tuple) -> None:
     translator, dev, phrases = lists
-    from data.corpus import typed_key
-
     seen = {typed_key(phrases[0].source)}
     checks = gate.gate(broken(translator), translator, dev, gate.GateLists(phrases, phrases, seen))
     overall, new = (c for c in checks if c.name.startswith("everyday phrases"))

@@ -12,6 +12,7 @@ from torch import Tensor
 
 from data.alignments import Link, attention_target
 from data.corpus import Pair
+from data.entities import EntityConfig, EntityFinder, EntityPool, substitute
 from data.noise import NoiseConfig, add_noise
 from data.tokenizer import Tokenizer
 
@@ -48,19 +49,23 @@ def truncate(ids: list[int], max_len: int) -> list[int]:
 
 def encode_pairs(pairs: list[Pair], tokenizer: Tokenizer, max_len: int) -> list[Example]:
     """Tokenize pairs, truncating each side to ``max_len`` ids (EOS kept last)."""
-    return [Example(truncate(tokenizer.encode_src(p.src), max_len), truncate(tokenizer.encode_tgt(p.tgt), max_len))
-            for p in pairs]  # fmt: skip
+    return [
+        Example(truncate(tokenizer.encode_src(p.src), max_len), truncate(tokenizer.encode_tgt(p.tgt), max_len))
+        for p in pairs
+    ]
 
 
 @dataclass(frozen=True)
 class TrainingSet:
-    """The training examples of each epoch: the same pairs, with the source re-noised and re-segmented per epoch.
+    """The training examples of each epoch: the same pairs, with names swapped and the source re-noised and
+    re-segmented per epoch.
 
-    ``noise`` (see data/noise.py) changes the Spanish side only. ``sampling_alpha`` > 0 turns on SentencePiece
-    subword sampling (Kudo 2018) on both sides. Both draw from (seed, epoch) alone, so an epoch's examples are
-    the same after ``--resume`` and on every process. With neither, every epoch is the same list, encoded once.
+    ``entities`` (data/entities.py) swaps a name or number shared by both sides for a new one, on both sides;
+    ``noise`` (data/noise.py) then changes the Spanish side only. ``sampling_alpha`` > 0 turns on SentencePiece
+    subword sampling (Kudo 2018) on both sides. All draw from (seed, epoch) alone, so an epoch's examples are
+    the same after ``--resume`` and on every process. With none, every epoch is the same list, encoded once.
     ``links`` (guided alignment) holds eflomal's links of each pair's clean pieces: an example keeps them only
-    while its source is the clean one (a noised source has other pieces).
+    while both its sides are the clean ones.
     """
 
     pairs: list[Pair]
@@ -70,6 +75,7 @@ class TrainingSet:
     sampling_alpha: float = 0.0
     seed: int = 1
     links: list[tuple[Link, ...]] | None = None  # one per pair, or None without guided alignment
+    entities: EntityConfig = field(default_factory=EntityConfig)
 
     @cached_property
     def _clean(self) -> list[Example]:
@@ -78,21 +84,41 @@ class TrainingSet:
             return examples
         return [Example(e.src, e.tgt, links) for e, links in zip(examples, self.links, strict=True)]
 
+    @cached_property
+    def _entities(self) -> tuple[EntityFinder, EntityPool]:
+        """The corpus's names and the training pool: built once, on the first epoch that swaps names."""
+        return EntityFinder.from_pairs(self.pairs, EntityPool.build(held=None)), EntityPool.build()
+
+    def epoch_pairs(self, epoch: int) -> tuple[list[Pair], int]:
+        """This epoch's pairs after the name swaps (the same list without them), and how many names were swapped."""
+        if not self.entities.enabled:
+            return self.pairs, 0
+        finder, pool = self._entities
+        rng = random.Random(self.seed * 1_000_033 + epoch)  # its own stream: the noise keeps its draws
+        swapped = [substitute(p, finder, pool, rng, self.entities) for p in self.pairs]
+        return [p for p, _ in swapped], sum(n for _, n in swapped)
+
     def epoch(self, epoch: int) -> list[Example]:
-        if not self.noise.enabled and self.sampling_alpha <= 0:
+        if not self.noise.enabled and self.sampling_alpha <= 0 and not self.entities.enabled:
             return self._clean
+        pairs, _ = self.epoch_pairs(epoch)
         rng = random.Random(self.seed * 1_000_003 + epoch)
-        sources = [add_noise(p.src, self.noise, rng) for p in self.pairs]
-        if self.sampling_alpha <= 0:  # only the sentences the noise changed need encoding again
+        sources = [add_noise(p.src, self.noise, rng) for p in pairs]
+        if self.sampling_alpha <= 0:  # only the sentences swapped or noised need encoding again
+            t, n = self.tokenizer, self.max_len
             return [
-                ex if s == p.src else Example(truncate(self.tokenizer.encode_src(s), self.max_len), ex.tgt)
-                for s, p, ex in zip(sources, self.pairs, self._clean, strict=True)
+                ex
+                if s == p.src and q is p
+                else Example(
+                    truncate(t.encode_src(s), n), ex.tgt if q.tgt == p.tgt else truncate(t.encode_tgt(q.tgt), n)
+                )
+                for s, q, p, ex in zip(sources, pairs, self.pairs, self._clean, strict=True)
             ]
         spm.set_random_generator_seed(self.seed * 1_000_003 + epoch)
         t = self.tokenizer
         sample = {"enable_sampling": True, "alpha": self.sampling_alpha, "nbest_size": -1}
         src_ids = t.src.encode([t.src_text(s) for s in sources], **sample)
-        tgt_ids = t.tgt.encode([p.tgt for p in self.pairs], **sample)
+        tgt_ids = t.tgt.encode([p.tgt for p in pairs], **sample)
         return [
             Example(truncate(s + [t.src.eos_id()], self.max_len), truncate(g + [t.tgt.eos_id()], self.max_len))
             for s, g in zip(src_ids, tgt_ids, strict=True)

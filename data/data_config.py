@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal, get_args
 
+from data.entities import EntityConfig
 from data.noise import NoiseConfig
 from model.typed_config import ConfigError
 
@@ -42,6 +43,8 @@ class DataConfig:
     exclude: tuple[str, ...] = ()  # TSV files of held-out sentences (first column): matching pairs are dropped
     max_len: int = 128  # subword ids per side, EOS included
     noise: NoiseConfig = field(default_factory=NoiseConfig)  # source noise like typing: [data.noise] in TOML
+    # names, places and numbers shared by both sides swapped for new ones each epoch: [data.entities] in TOML
+    entities: EntityConfig = field(default_factory=EntityConfig)
     # SentencePiece subword sampling on the training set, both sides (0 = off). Smaller alpha = flatter sampling:
     # with this unigram vocabulary 0.1 nearly doubles the pieces per sentence and cost 35 BLEU in 30 minutes (README).
     sampling_alpha: float = 0.0

@@ -7,6 +7,8 @@ and as people type it, the everyday phrase list and a short list of canary sente
 - it gets at least as many everyday phrases right as the baseline, overall and among the phrases its own training
   data does not hold (what it had to generalise to: a list it trained on proves little);
 - it gets every canary right ("Hola mundo" and other sentences any usable model translates);
+- it carries at least as many unseen names, places and numbers as the baseline, as written and typed
+  (training/copy_check.py);
 - it loops (a word four or more times in a row) on at most ``max_extra_loops`` more dev sentences than the baseline.
 
 Both must be scored on the same dev pairs: a candidate whose dev split differs from the baseline's (by sha256) is
@@ -21,12 +23,14 @@ import json
 import re
 import sys
 from collections.abc import Container
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from data.corpus import CorpusError, Pair
 from model.run_dir import DATA_REPORT_FILE, REPO_ROOT
 from model.weights import ModelLoadError
+from training.copy_check import CopyItem, copy_items
+from training.copy_check import check as copy_check
 from training.evaluate import score, typed_pairs
 from training.phrases import EVERYDAY, Phrase, mark_seen, read_phrases, score_phrases, training_sources
 from training.prepare import model_split, split_fingerprint
@@ -106,6 +110,7 @@ class GateLists:
     phrases: list[Phrase]  # the everyday list
     canaries: list[Phrase]
     seen: set[str] | None  # typed_key of the candidate's training sources (None: unknown)
+    copy: list[CopyItem] = field(default_factory=list)  # the copy check's sentences (training/copy_check.py)
 
 
 def gate(
@@ -136,6 +141,12 @@ def gate(
     c_can, b_can = (score_phrases(t, canaries) for t in (candidate, baseline))
     checks.append(Check("canaries right", c_can["accepted"], b_can["accepted"],
                         c_can["accepted"] == len(canaries), f"all {len(canaries)}", lost(c_can, b_can)))  # fmt: skip
+    if lists.copy:
+        c_copy, b_copy = (copy_check(t, lists.copy) for t in (candidate, baseline))
+        for form in ("written", "typed"):
+            c, b = c_copy[form]["kept"], b_copy[form]["kept"]
+            name = f"unseen names and numbers kept, {form} ({len(lists.copy)})"
+            checks.append(Check(name, c, b, c >= b, ">= baseline", tuple(c_copy[form]["misses"][:10])))
     return checks
 
 
@@ -145,7 +156,9 @@ def run_gate(candidate_dir: Path, baseline_dir: Path = DEFAULT_MODEL, rule: Gate
         raise GateError(f"{candidate_dir} is the baseline itself")
     dev = dev_pairs(candidate_dir, baseline_dir)
     candidate, baseline = Translator.load(candidate_dir), Translator.load(baseline_dir)
-    lists = GateLists(read_phrases(EVERYDAY), read_phrases(CANARIES), training_sources(candidate_dir))
+    split = model_split(candidate_dir)
+    copy = copy_items(split.dev, split.train)
+    lists = GateLists(read_phrases(EVERYDAY), read_phrases(CANARIES), training_sources(candidate_dir), copy)
     return gate(candidate, baseline, dev, lists, rule)
 
 

@@ -9,6 +9,7 @@ import json
 import logging
 import random
 import shutil
+from collections import Counter
 from pathlib import Path
 
 from data.corpus import (
@@ -28,6 +29,7 @@ from data.corpus import (
     swapped,
     write_pairs,
 )
+from data.entities import EntityConfig, EntityFinder, EntityPool
 from data.noise import add_noise
 from data.readers import Reading
 from data.tokenizer import Tokenizer, train_tokenizer
@@ -266,6 +268,8 @@ def prepare_data(
     sizes = {name: len(getattr(parts, name)) for name in SPLITS}
     fingerprints = {name: split_fingerprint(getattr(parts, name)) for name in SPLITS}
     summary = {**report.as_dict(), "splits": sizes, "sha256": fingerprints}
+    if d.entities.enabled:
+        summary["entities"] = entity_report(parts.train, d.entities)
     if keep:  # how to make these dev and test pairs again, without the model they came from
         summary[DEV_TEST_FROM] = dataclasses.asdict(dev_test_config(source))
     log.info("pairs: read %d, kept %d, skipped %s; split %s", report.read, report.kept, dict(report.skipped), sizes)
@@ -293,6 +297,20 @@ def prepare_data(
             f"{run_dir}: no space left while writing the prepared data ({err.strerror}); removed the partial "
             f"files ({', '.join(removed) or 'none'}): free some space and start the run again"
         ) from None
+
+
+def entity_report(train: list[Pair], entities: EntityConfig) -> dict:
+    """What data.entities will swap: the training pairs holding a shared name or number, and the names found."""
+    finder = EntityFinder.from_pairs(train, EntityPool.build(held=None))
+    with_entity = [found for p in train if (found := finder.shared(p))]
+    counts = Counter(e for found in with_entity for e in found)
+    return {
+        "pairs with a name or number on both sides": len(with_entity),
+        "expected swapped per epoch": round(entities.p * len(with_entity)),
+        "names found": len(finder.names),
+        "of them people": len(finder.people),
+        "commonest": dict(counts.most_common(12)),
+    }
 
 
 def remove_prepared(run_dir: Path) -> list[str]:

@@ -39,7 +39,7 @@ BEST_DIR, AVERAGED_DIR = "best", "averaged"  # the two candidates for the final 
 # What the app's job control adds.
 JOB_LOG_FILE = "train.log"  # the background job's stdout and stderr
 JOB_EVENTS_FILE = "job.jsonl"  # start / stop / exit events
-RUN_LOCK_FILE = "run.lock"  # the one writer's flock and name (jobs/run_lock.py)
+RUN_LOCK_FILE = "run.lock"  # the one writer's flock and name (training/run_lock.py)
 
 RUNS_ENV = "LAB_RUNS_DIR"
 

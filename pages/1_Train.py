@@ -19,7 +19,7 @@ import streamlit as st
 from data.corpus import CleanConfig
 from data.data_config import FORMATS
 from data.languages import name_of
-from jobs import control, run_lock
+from jobs import control
 from jobs.corpus_check import (
     SRC_LANG,
     TGT_LANG,
@@ -53,6 +53,7 @@ from jobs.uploads import (
     stage_files,
 )
 from lab.page.model_choices import find_models, record_default, recorded_default, shipped_model
+from training import run_lock
 from views.train_estimate import duration, show_estimate, show_outcome
 from views.train_probes import show_probes
 from viz.training_charts import loss_chart, score_chart

@@ -16,12 +16,13 @@ from pathlib import Path
 import pytest
 
 from data.corpus import CleanConfig
-from jobs import control, run_lock
+from jobs import control
 from jobs.corpus_check import CorpusSource, write_corpus
-from jobs.run_lock import holder, pid_alive
 from jobs.run_progress import final_scores, latest_records, read_budget, read_metrics, run_progress
 from lab.page.model_choices import find_models
 from model.run_dir import RUNS_ENV
+from training import run_lock
+from training.run_lock import holder, pid_alive
 
 PYTHON = sys.executable
 SLEEPER = [PYTHON, "-c", "import time; print('ready', flush=True); time.sleep(60)"]
@@ -205,7 +206,7 @@ def test_a_copied_run_folder_is_not_running_and_stop_on_it_leaves_the_original_a
 
 def test_the_lock_dies_with_its_holder_even_on_kill_9(run_dir: Path) -> None:
     script = (
-        "import sys, time; from jobs.run_lock import acquire; "
+        "import sys, time; from training.run_lock import acquire; "
         f"lock = acquire(__import__('pathlib').Path({str(run_dir)!r})); print('held', flush=True); time.sleep(60)"
     )
     proc = subprocess.Popen([PYTHON, "-c", script], stdout=subprocess.PIPE, text=True, cwd=control.REPO_ROOT)
@@ -233,7 +234,7 @@ def test_the_running_run_is_the_live_job_started_last(tmp_path: Path) -> None:
 RACER = """
 import os, sys, time
 from pathlib import Path
-from jobs.run_lock import RunLocked, acquire
+from training.run_lock import RunLocked, acquire
 run_dir, log, tries = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
 while not os.path.exists(log + ".go"):
     time.sleep(0.001)
@@ -310,7 +311,7 @@ def test_resume_needs_saved_state_and_an_unfinished_run(run_dir: Path) -> None:
 
 def test_a_training_process_started_elsewhere_is_seen_and_left_alone(run_dir: Path) -> None:
     script = (
-        "import time; from pathlib import Path; from jobs.run_lock import acquire; "
+        "import time; from pathlib import Path; from training.run_lock import acquire; "
         f"lock = acquire(Path({str(run_dir)!r})); print('held', flush=True); time.sleep(60)"
     )
     outside = subprocess.Popen([PYTHON, "-c", script], stdout=subprocess.PIPE, text=True, cwd=control.REPO_ROOT)

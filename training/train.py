@@ -15,7 +15,6 @@ import torch
 from data.batch import TrainingSet, batch_indices, encode_pairs, padding_fraction
 from data.corpus import CorpusError, Pair, read_pairs_file
 from data.tokenizer import Tokenizer, TokenizerError
-from jobs.run_lock import RunLocked, acquire
 from model.config import ConfigError, ModelConfig
 from model.grow import GROWABLE, check_growable, grow
 from model.run_dir import (
@@ -38,6 +37,7 @@ from training.guided_alignment import check_aligner, read_alignments
 from training.metrics import MetricsLog
 from training.prepare import SPLITS, prepare_data
 from training.progress import Progress
+from training.run_lock import RunLocked, acquire
 from training.train_config import TrainConfig, build_train_config, load_train_config
 from training.trainer import DevSet, RunContext, evaluate_loss, train
 from translate.translator import Translator

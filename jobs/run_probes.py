@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from lab.attention.sentence_maps import KINDS
+from model.attention_maps import KINDS
 from training.probes import PROBE_TOKENS_FILE, PROBES_DIR
 
 STEP_FILE = re.compile(r"step-(\d{8})\.npz")

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 import torch
 from torch import Tensor
 
 from model.transformer import Transformer
+
+Kind = Literal["encoder", "decoder", "cross"]
+KINDS: tuple[Kind, ...] = ("encoder", "decoder", "cross")  # the record's three fields, in the paper's order
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,7 @@ import numpy as np
 
 from data.batch import Example
 from data.tokenizer import Tokenizer
-from lab.attention.sentence_maps import KINDS
-from model.attention_maps import inspect
+from model.attention_maps import KINDS, inspect
 from model.transformer import Transformer
 
 PROBES_DIR = "probes"  # in the run folder: tokens.json and one step-N.npz per dev evaluation

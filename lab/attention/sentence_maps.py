@@ -8,14 +8,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Literal
 
 import numpy as np
 
-from model.attention_maps import AttentionMaps
+from model.attention_maps import KINDS, AttentionMaps, Kind  # the views read them here, beside KIND_TITLES
 
-Kind = Literal["encoder", "decoder", "cross"]
-KINDS: tuple[Kind, ...] = ("encoder", "decoder", "cross")
 KIND_TITLES: dict[Kind, str] = {
     "encoder": "Encoder self-attention",
     "decoder": "Decoder masked self-attention",

@@ -10,7 +10,7 @@ from data.entities import held_out
 from data.readers import Pair
 from model.run_dir import SPLITS_DIR
 from training import gate
-from training.copy_check import CopyItem, check, copy_items, holds
+from training.copy_check import CopyItem, check, copy_items, holds, name_attention, piece_span
 from training.phrases import Phrase
 from translate.translator import Translator
 
@@ -55,3 +55,14 @@ def test_the_gate_compares_names_kept(tiny_model_dir: Path) -> None:
     checks = gate.gate(translator, translator, dev[:5], gate.GateLists(phrases, phrases, None, items))
     named = [c for c in checks if c.name.startswith("unseen names and numbers kept")]
     assert len(named) == 2 and all(c.passed and c.candidate == c.baseline for c in named)
+
+
+def test_a_names_pieces_decode_to_the_name_and_its_map_share_is_a_share(tiny_model_dir: Path) -> None:
+    translator = Translator.load(tiny_model_dir)
+    t = translator.tokenizer
+    text = "El gato rojo 17."
+    span = piece_span(t.encode_src, text, "17")
+    assert t.src.decode([t.encode_src(text)[i] for i in span]) == "17"
+    assert piece_span(t.encode_src, text, "Ana") == range(0)
+    shares = name_attention(translator, [CopyItem(text, "The red cat 17.", ("17",))])
+    assert all(0.0 <= shares[k] <= 1.0 for k in ("taught head", "mean of all heads"))

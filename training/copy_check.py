@@ -14,6 +14,8 @@ import json
 import random
 import re
 import sys
+from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -82,6 +84,36 @@ def check(translator: Translator, items: list[CopyItem]) -> dict:
     return result
 
 
+def piece_span(encode: Callable[[str], list[int]], text: str, word: str) -> range:
+    """The pieces of ``word``'s first whole-word occurrence in ``text`` (its case mark included), by encoding
+    the text before it and up to its end: pieces never cross a space."""
+    match = re.search(rf"(?<!\w){re.escape(word)}(?!\w)", text)
+    if match is None:
+        return range(0)
+    return range(len(encode(text[: match.start()].rstrip())) - 1, len(encode(text[: match.end()])) - 1)
+
+
+def name_attention(translator: Translator, items: list[CopyItem], layer: int = -2, head: int = 0) -> dict:
+    """Of the output pieces that spell a kept name, the share whose cross-attention peaks on the name's own
+    source pieces: in head ``head`` of decoder layer ``layer`` (guided alignment's), and averaged over every
+    head of every layer. The maps are honest about names when both are high."""
+    t, hits, total = translator.tokenizer, Counter(), 0
+    for item in items:
+        translation = translator.translate(item.src)
+        for word in item.kept:
+            src, tgt = piece_span(t.encode_src, item.src, word), piece_span(t.encode_tgt, translation.text, word)
+            if not src or not tgt:
+                continue
+            cross = translator.attention(translation).cross  # (L_dec, H, T, S)
+            taught = cross[max(layer, -cross.shape[0]), min(head, cross.shape[1] - 1)]  # a smaller model: its top
+            for name, rows in (("taught head", taught), ("mean of all heads", cross.mean((0, 1)))):
+                hits[name] += sum(int(rows[row].argmax()) in src for row in tgt if row < rows.shape[0])
+            total += len(tgt)
+    return {name: round(hits[name] / max(1, total), 3) for name in ("taught head", "mean of all heads")} | {
+        "name pieces": total
+    }
+
+
 def model_items(model_dir: Path) -> list[CopyItem]:
     """The check's sentences for a model: from its own dev split, names found over its training split."""
     split = model_split(model_dir)
@@ -93,16 +125,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model", type=Path, default=DEFAULT_MODEL, help="model or run directory")
     parser.add_argument("--misses", type=int, default=10, help="misses printed per form")
     parser.add_argument("--json", type=Path, help="write the figures and every miss here")
+    parser.add_argument("--attention", type=int, default=0, help="also measure where N items' names look")
     args = parser.parse_args(argv)
     try:
         items = model_items(args.model)
-        result = check(Translator.load(args.model), items)
+        translator = Translator.load(args.model)
+        result = check(translator, items)
     except (CorpusError, ModelLoadError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     for form, r in result.items():
         print(f"{form}: {r['kept']} of {r['sentences']} kept ({100 * r['share']:.1f} %)")
         print("\n".join(f"  {line}" for line in r["misses"][: args.misses]))
+    if args.attention:
+        print(f"cross-attention on the name's own pieces: {name_attention(translator, items[: args.attention])}")
     if args.json:
         args.json.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return 0

@@ -315,7 +315,8 @@ def run(config: TrainConfig, env: distributed.Env, run_dir: Path, resume: bool) 
     max_len = min(config.data.max_len, model.config.max_positions)
     d, guided = config.data, config.optim.guided_alignment
     links = read_alignments(run_dir, len(parts["train"])) if guided.enabled else None
-    train_set = TrainingSet(parts["train"], tokenizer, max_len, d.noise, d.sampling_alpha, config.optim.seed, links)
+    seed = config.optim.seed
+    train_set = TrainingSet(parts["train"], tokenizer, max_len, d.noise, d.sampling_alpha, seed, links, d.entities)
     dev = DevSet(encode_pairs(parts["dev"], tokenizer, max_len), parts["dev"])
     if env.is_main:
         log_data(train_set, config, model)

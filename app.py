@@ -24,8 +24,8 @@ from lab.page.examples import EXAMPLES
 from lab.page.labels import placeholder, source_label, title
 from lab.page.model_choices import ModelChoice, default_index, find_models, shipped_model
 from lab.page.request import Request
-from model.run_dir import runs_folder
 from model.weights import ModelLoadError
+from translate.settings import runs_folder
 from translate.translator import DecodeOptions, Translator
 from views.alignment_tab import gold_picker, show_alignment
 from views.architecture import show_architecture_tab

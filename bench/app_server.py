@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
-from model.run_dir import REPO_ROOT
+from translate.settings import REPO_ROOT
 
 REPO = REPO_ROOT
 CHROMIUM = Path("/usr/bin/chromium")

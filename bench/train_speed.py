@@ -24,11 +24,11 @@ from bench.model_speed import TorchBaseline
 from data.batch import batch_indices, collate, encode_pairs, padding_fraction
 from data.corpus import ReadReport
 from data.tokenizer import train_tokenizer
-from model.run_dir import SHARED_DATA
 from model.transformer import Transformer
 from training.prepare import load_and_split
 from training.train_config import load_train_config
 from training.trainer import TranslationLoss
+from translate.settings import SHARED_DATA
 
 CORPUS = SHARED_DATA / "tatoeba-spa-eng" / "spa-eng.tsv"
 

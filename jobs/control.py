@@ -31,12 +31,13 @@ from jobs.run_progress import read_jsonl
 from model.config import ConfigError
 from model.run_dir import JOB_EVENTS_FILE as EVENTS_FILE
 from model.run_dir import JOB_LOG_FILE as LOG_FILE
-from model.run_dir import METRICS_LOG_FILE, REPO_ROOT, RESULT_FILE, STATE_FILE, TRAIN_CONFIG_FILE
-from model.run_dir import RUNS_ENV as RUNS_ENV  # re-exported: the Train page and its tests name them through jobs
-from model.run_dir import runs_folder as runs_folder
+from model.run_dir import METRICS_LOG_FILE, RESULT_FILE, STATE_FILE, TRAIN_CONFIG_FILE
 from training import run_lock
 from training.run_lock import LOCK_FD_ENV, Holder, RunLocked, holder, owner_digest, pid_alive
 from training.train_config import TrainConfig, load_train_config
+from translate.settings import REPO_ROOT
+from translate.settings import RUNS_ENV as RUNS_ENV  # re-exported: the Train page and its tests name them through jobs
+from translate.settings import runs_folder as runs_folder
 
 CONFIGS_DIR = REPO_ROOT / "configs"
 PRESET_ORDER = ("tiny", "small", "base")

@@ -23,9 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from jobs.run_progress import read_json, read_jsonl
-from model.run_dir import JOB_EVENTS_FILE, METRICS_LOG_FILE, REPO_ROOT, RESULT_FILE
+from model.run_dir import JOB_EVENTS_FILE, METRICS_LOG_FILE, RESULT_FILE
 from training.calibrate import CALIBRATION_VERSION  # the only figures this module reads
 from training.train_config import TrainConfig
+from translate.settings import REPO_ROOT
 
 CALIBRATION_DIR = ".calibration"  # in the runs folder; hidden, so never taken for a run
 ESTIMATE_FILE = "estimate.json"  # in a run folder: the estimate shown when it was started

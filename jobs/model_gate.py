@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from jobs.run_progress import read_json
-from model.run_dir import REPO_ROOT
+from translate.settings import REPO_ROOT
 
 GATE_FILE = "gate.json"  # in the run folder: the checks of the last gate run
 TIMEOUT_S = 600.0

@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from jobs.run_progress import latest_records, read_json
-from model.run_dir import EVAL_RECORD, REPO_ROOT, TRAIN_RECORD
+from model.run_dir import EVAL_RECORD, TRAIN_RECORD
 from training.reference_points import REFERENCES_FILE
+from translate.settings import REPO_ROOT
 
 TOLERANCE = 0.005  # a dev-loss change under 0.5 % is no change
 FLAT_EVALS = 3  # evaluations without a real change: flat

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from data.readers import moses_paths
 from jobs.corpus_check import SRC_LANG, TGT_LANG
-from model.run_dir import REPO_ROOT, SHARED_DATA, runs_folder
+from translate.settings import REPO_ROOT, SHARED_DATA, runs_folder
 
 MAX_UPLOAD_ENV = "LAB_MAX_UPLOAD_MB"
 DEFAULT_MAX_UPLOAD_MB = 200

@@ -7,12 +7,7 @@ through this module, so a file is renamed here or nowhere.
 
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping
 from pathlib import Path
-
-REPO_ROOT = Path(__file__).resolve().parents[1]
-SHARED_DATA = REPO_ROOT.parent / "shared" / "data"  # the team's corpora and gold sets, beside the repository
 
 # What inference reads (a model directory).
 CONFIG_FILE = "config.json"  # ModelConfig
@@ -41,8 +36,6 @@ JOB_LOG_FILE = "train.log"  # the background job's stdout and stderr
 JOB_EVENTS_FILE = "job.jsonl"  # start / stop / exit events
 RUN_LOCK_FILE = "run.lock"  # the one writer's flock and name (training/run_lock.py)
 
-RUNS_ENV = "LAB_RUNS_DIR"
-
 
 def split_file(run_dir: Path, name: str) -> Path:
     """``splits/{train,dev,test}.tsv`` of a run."""
@@ -52,12 +45,3 @@ def split_file(run_dir: Path, name: str) -> Path:
 def train_links_file(run_dir: Path) -> Path:
     """``splits/train.align`` of a run (guided alignment)."""
     return Path(run_dir) / SPLITS_DIR / TRAIN_LINKS_FILE
-
-
-def runs_folder(environ: Mapping[str, str] = os.environ) -> Path:
-    """The runs folder, absolute: ``$LAB_RUNS_DIR`` (``~`` expanded) when set, else ``runs/`` in the repository.
-
-    The one reader of ``LAB_RUNS_DIR``: the translate page's model picker and the Train page both call it.
-    """
-    value = environ.get(RUNS_ENV, "").strip()
-    return (Path(value).expanduser() if value else REPO_ROOT / "runs").resolve()

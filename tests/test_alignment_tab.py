@@ -19,7 +19,8 @@ from lab.alignment.bench_result import AlignmentFileError, GoldFile, load_alignm
 from lab.alignment.gold import DEFAULT_GOLD, GOLD_ENV, gold_path, offered, pair_for, source_text
 from lab.alignment.methods import Method, force_decode
 from lab.alignment.scoring import read_gold
-from model.run_dir import ALIGNMENT_FILE, CONFIG_FILE, REPO_ROOT
+from model.run_dir import ALIGNMENT_FILE, CONFIG_FILE
+from translate.settings import REPO_ROOT
 from translate.translator import DEFAULT_MODEL, Translator
 from views.alignment_tab import SCORES_DEFINED
 from viz.alignment_lines import AGREEMENT, ATTENTION, BOTH, PEOPLE, agreement_chart, agreement_frames

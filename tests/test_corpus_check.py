@@ -37,7 +37,7 @@ from jobs.uploads import (
     size_problem,
     stage_files,
 )
-from model.run_dir import REPO_ROOT, RUNS_ENV
+from translate.settings import REPO_ROOT, RUNS_ENV
 
 
 def tsv(n: int, start: int = 0) -> str:

@@ -14,7 +14,7 @@ from lab.page.direction import languages
 from lab.page.examples import EXAMPLES, GuidedExample, is_accepted
 from lab.page.language_check import MIN_TOKEN_PROB, evidence, unsure, warnings
 from lab.page.map_claims import MapClaim
-from model.run_dir import REPO_ROOT
+from translate.settings import REPO_ROOT
 from translate.translator import DEFAULT_MODEL, Translator
 from views.maps import HEAD_KEYS, LAYER_KEYS
 

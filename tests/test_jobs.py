@@ -20,9 +20,9 @@ from jobs import control
 from jobs.corpus_check import CorpusSource, write_corpus
 from jobs.run_progress import final_scores, latest_records, read_budget, read_metrics, run_progress
 from lab.page.model_choices import find_models
-from model.run_dir import RUNS_ENV
 from training import run_lock
 from training.run_lock import holder, pid_alive
+from translate.settings import RUNS_ENV
 
 PYTHON = sys.executable
 SLEEPER = [PYTHON, "-c", "import time; print('ready', flush=True); time.sleep(60)"]

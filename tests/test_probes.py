@@ -14,8 +14,9 @@ from streamlit.testing.v1 import AppTest
 from data.batch import encode_pairs
 from data.corpus import read_pairs_file
 from jobs.run_probes import probe_labels, probe_map, probe_steps
-from model.run_dir import RUNS_ENV, split_file
+from model.run_dir import split_file
 from training import probes
+from translate.settings import RUNS_ENV
 from translate.translator import Translator
 
 PAGE = str(Path(__file__).resolve().parents[1] / "pages" / "1_Train.py")

@@ -16,8 +16,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from jobs import control
-from model.run_dir import RUNS_ENV
 from training.run_lock import holder, pid_alive
+from translate.settings import RUNS_ENV
 
 PAGE = str(Path(__file__).resolve().parents[1] / "pages" / "1_Train.py")
 SLEEPER = [sys.executable, "-c", "import time; time.sleep(60)"]

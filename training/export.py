@@ -24,7 +24,6 @@ from model.run_dir import (
     CONFIG_FILE,
     DATA_REPORT_FILE,
     METRICS_LOG_FILE,
-    REPO_ROOT,
     RESULT_FILE,
     SNAPSHOTS_DIR,
     SPLITS_DIR,
@@ -35,6 +34,7 @@ from model.weights import ModelLoadError, save_model, staged_dir
 from training.gate import GateError, report, run_gate
 from translate import ct2
 from translate.model_dir import load_model
+from translate.settings import REPO_ROOT
 
 CHECKPOINTS = REPO_ROOT / "checkpoints"  # shipped models: replacing one goes through the gate
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}

@@ -27,13 +27,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from data.corpus import CorpusError, Pair
-from model.run_dir import DATA_REPORT_FILE, REPO_ROOT
+from model.run_dir import DATA_REPORT_FILE
 from model.weights import ModelLoadError
 from training.copy_check import CopyItem, copy_items
 from training.copy_check import check as copy_check
 from training.evaluate import score, typed_pairs
 from training.phrases import EVERYDAY, Phrase, mark_seen, read_phrases, score_phrases, training_sources
 from training.prepare import model_split, split_fingerprint
+from translate.settings import REPO_ROOT
 from translate.translator import DEFAULT_MODEL, Translator
 
 CANARIES = REPO_ROOT / "data" / "canaries-es-en.tsv"

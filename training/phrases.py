@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from data.corpus import CorpusError, typed_key
-from model.run_dir import REPO_ROOT
 from training.prepare import model_split
+from translate.settings import REPO_ROOT
 from translate.translator import DEFAULT_MODEL, DecodeOptions, Translator
 
 EVERYDAY = REPO_ROOT / "data" / "everyday-es-en.tsv"

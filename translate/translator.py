@@ -15,10 +15,10 @@ from model.attention_maps import AttentionMaps, inspect
 from model.config import ConfigError
 from model.decode import Hypothesis, beam_search, greedy
 from model.ensemble import Ensemble
-from model.run_dir import REPO_ROOT
 from model.transformer import Transformer
 from model.weights import ModelLoadError
 from translate.model_dir import load_model
+from translate.settings import REPO_ROOT
 
 DEFAULT_MODEL = REPO_ROOT / "checkpoints" / "es-en"
 

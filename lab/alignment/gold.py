@@ -13,7 +13,7 @@ from pathlib import Path
 
 from lab.alignment.scoring import GoldPair, detokenize
 from lab.page.direction import Languages
-from model.run_dir import REPO_ROOT, SHARED_DATA
+from translate.settings import REPO_ROOT, SHARED_DATA
 
 GOLD_ENV = "LAB_GOLD_ALIGNMENTS"
 DEFAULT_GOLD = SHARED_DATA / "xl-wa-es" / "dev.tsv"

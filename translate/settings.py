@@ -1,0 +1,25 @@
+"""Where the lab finds things on this machine: the repository, the team's shared data and the runs folder.
+
+The one home of the repository's own paths and of ``LAB_RUNS_DIR``; ``model/`` reads neither (it is the network
+only), so translation, training, the lab and the Train page all read them here.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SHARED_DATA = REPO_ROOT.parent / "shared" / "data"  # the team's corpora and gold sets, beside the repository
+
+RUNS_ENV = "LAB_RUNS_DIR"
+
+
+def runs_folder(environ: Mapping[str, str] = os.environ) -> Path:
+    """The runs folder, absolute: ``$LAB_RUNS_DIR`` (``~`` expanded) when set, else ``runs/`` in the repository.
+
+    The one reader of ``LAB_RUNS_DIR``: the translate page's model picker and the Train page both call it.
+    """
+    value = environ.get(RUNS_ENV, "").strip()
+    return (Path(value).expanduser() if value else REPO_ROOT / "runs").resolve()

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import ast
+import io
 import sys
+import tokenize
 from collections import defaultdict
 from pathlib import Path
 
@@ -66,8 +68,12 @@ def test_no_import_cycle() -> None:
 
 
 def test_no_function_is_over_60_lines() -> None:
-    long = [f"{p.relative_to(ROOT)}:{f.lineno} {f.name} ({f.end_lineno - f.lineno + 1})"
-            for p in sources() for f in functions(p) if f.end_lineno - f.lineno + 1 > 60]  # fmt: skip
+    long = [
+        f"{p.relative_to(ROOT)}:{f.lineno} {f.name} ({f.end_lineno - f.lineno + 1})"
+        for p in sources()
+        for f in functions(p)
+        if f.end_lineno - f.lineno + 1 > 60
+    ]
     assert not long
 
 
@@ -93,3 +99,90 @@ def test_lab_is_grouped_by_concern() -> None:
     for folder in [ROOT / "lab", *(p for p in (ROOT / "lab").iterdir() if p.is_dir() and p.name != "__pycache__")]:
         entries = [p for p in folder.iterdir() if p.name != "__pycache__"]
         assert len(entries) <= 12, f"{folder.relative_to(ROOT)}: {len(entries)} entries"
+
+
+# A test file that checks a feature spanning several modules, named after the feature; every other test file is
+# named after the module or package it tests.
+FEATURE_TESTS = {
+    "browser": "the app in a real browser",
+    "house": "these rules",
+    "shipped_model": "checkpoints/es-en",
+    "step_force": "forcing a step's candidate, from the step view into the What if tools",
+    "step_panels": "the Step by step tab's smaller panels (viz and lab)",
+    "steps_app": "the Step by step and positional tabs through AppTest",
+    "train_page": "pages/1_Train.py through AppTest",
+}
+
+
+def all_imports(path: Path) -> set[str]:
+    """Every absolute import of ``path``, lazy ones inside functions included."""
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+    return names
+
+
+def test_no_package_import_cycle() -> None:
+    """Top-level packages depend one way: a lazy import inside a function still counts."""
+    tops = {"app", *PACKAGES}
+    graph: dict[str, set[str]] = defaultdict(set)
+    for path in sources():
+        here = module_name(path).split(".")[0]
+        graph[here] |= {name.split(".")[0] for name in all_imports(path)} & tops - {here}
+
+    def reaches(start: str, goal: str, seen: set[str]) -> bool:
+        return any(n == goal or (n not in seen and reaches(n, goal, seen | {n})) for n in graph[start])
+
+    cycles = sorted(f"{a} -> {b} -> ... -> {a}" for a in tops for b in graph[a] if reaches(b, a, {b}))
+    assert not cycles, cycles
+
+
+def environment_reads(path: Path) -> list[str]:
+    """``os.environ`` / ``os.getenv`` / ``os.putenv`` / ``environ`` as written in ``path``, with their lines."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Attribute) and node.attr in ("environ", "getenv", "putenv", "environb"):
+            found.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.attr}")
+        elif isinstance(node, ast.ImportFrom) and node.module == "os":
+            found += [f"{path.relative_to(ROOT)}:{node.lineno} {a.name}" for a in node.names if "env" in a.name]
+    return found
+
+
+def test_model_reads_no_environment_variable_and_no_repository_path() -> None:
+    """``model/`` is the network: settings and the repository's paths live in ``translate/settings.py``."""
+    reads = [read for path in sorted((ROOT / "model").rglob("*.py")) for read in environment_reads(path)]
+    assert not reads, reads
+    here = [str(p.relative_to(ROOT)) for p in (ROOT / "model").rglob("*.py") if "__file__" in p.read_text()]
+    assert not here, f"{here} locate files from their own place in the repository"
+
+
+def python_files() -> list[Path]:
+    """Every .py file of the repository (not virtual environments, caches or run folders)."""
+    skip = {".venv", "venv", "runs", "checkpoints", "__pycache__"}
+    files = ROOT.rglob("*.py")
+    return sorted(p for p in files if not (set(p.relative_to(ROOT).parts[:-1]) & skip or p.name.startswith(".")))
+
+
+def fmt_directives(path: Path) -> list[int]:
+    """Lines of ``path`` whose comment overrules the formatter (``fmt: skip`` / ``fmt: off``)."""
+    tokens = tokenize.generate_tokens(io.StringIO(path.read_text(encoding="utf-8")).readline)
+    comments = [(t.start[0], t.string) for t in tokens if t.type == tokenize.COMMENT]
+    return [line for line, text in comments if text.lstrip("# ").startswith(("fmt: skip", "fmt: off", "fmt:skip"))]
+
+
+def test_no_fmt_skip_ruff_format_decides() -> None:
+    offending = {str(p.relative_to(ROOT)): len(lines) for p in python_files() if (lines := fmt_directives(p))}
+    assert not offending, f"{sum(offending.values())} fmt directives in {len(offending)} files: {offending}"
+
+
+def test_every_test_file_is_named_after_a_module_or_package() -> None:
+    names = {"app"} | set(PACKAGES)
+    for path in sources():
+        names |= set(path.relative_to(ROOT).with_suffix("").parts) - {"__init__", "__main__"}
+    tests = sorted(p.stem.removeprefix("test_") for p in (ROOT / "tests").glob("test_*.py"))
+    unnamed = [f"tests/test_{t}.py" for t in tests if t not in names and t not in FEATURE_TESTS]
+    assert not unnamed, f"named after no module, package or listed feature: {unnamed}"
+    assert not sorted(set(FEATURE_TESTS) - set(tests)), "FEATURE_TESTS names a test file that no longer exists"

@@ -4,7 +4,7 @@ that the Train page can show the cross-attention go from a blur to an alignment,
 
 Bounded: ``PROBE_SENTENCES`` sentences of at most ``MAX_PROBE_TOKENS`` pieces a side, float16, and at most
 ``MAX_PROBE_STEPS`` evaluations (later ones are not recorded). Recording runs in eval mode under inference mode
-and draws no random numbers: training continues exactly as without it (tests/test_resume.py).
+and draws no random numbers: training continues exactly as without it (tests/test_checkpoint.py).
 """
 
 from __future__ import annotations

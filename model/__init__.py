@@ -10,8 +10,8 @@
     ensemble.py     several models decoding as one (the mean of their log-probabilities per step)
     attention_maps.py  every attention map of one (source, output) pair, from one teacher-forced pass
     intervention.py what a "what if?" pass changes: heads switched off, token vectors given directly
-    weights.py      weights I/O: model.safetensors (older layouts converted on load), shapes checked from the
-                    file's header before anything is allocated
+    weights.py      weights I/O: model.safetensors, shapes checked from the file's header before anything is
+                    allocated
     typed_config.py the frozen, checked records every config is built from
     run_dir.py      the names of a model (and run) folder's files
 

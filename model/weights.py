@@ -1,5 +1,5 @@
 """Weights I/O of a model directory: ``config.json`` + ``model.safetensors``, shapes checked from the file's header
-before anything is allocated, older layouts converted on load; and whole-folder replacement. Never pickle.
+before anything is allocated; and whole-folder replacement. Never pickle.
 (translate/model_dir.py loads a directory with its tokenizer.)"""
 
 from __future__ import annotations
@@ -40,49 +40,15 @@ def save_model(model: Transformer, directory: Path, dtype: torch.dtype | None = 
     (directory / CONFIG_FILE).write_text(model.config.to_json(), encoding="utf-8")
 
 
-# Layout before the fused projections: per-sublayer norms inside a ``Sublayer`` module, Q/K/V as three Linears.
-_OLD_NORMS = {
-    ".attn_sub.norm.": ".self_attn_norm.",  # encoder layers
-    ".self_sub.norm.": ".self_attn_norm.",  # decoder layers
-    ".cross_sub.norm.": ".cross_attn_norm.",
-    ".ffn_sub.norm.": ".ffn_norm.",
-}
-
-
-def upgrade_layout(tensors: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
-    """Weights saved by older versions (three q/k/v_proj Linears, ``*_sub.norm``) under the current names.
-
-    W_Q, W_K, W_V are stacked into ``in_proj`` without any arithmetic, so outputs are unchanged. Tensors of the
-    current layout pass through; an incomplete q/k/v triple is left as it is (and reported as not fitting).
-    """
-    out = {}
-    for name, tensor in tensors.items():
-        for old, new in _OLD_NORMS.items():
-            name = name.replace(old, new)
-        out[name] = tensor
-    for name in [n for n in out if ".q_proj." in n]:
-        prefix, kind = name.split(".q_proj.")  # e.g. "decoder_layers.0.cross_attn", "weight"
-        parts = [f"{prefix}.{p}_proj.{kind}" for p in "qkv"]
-        if all(p in out for p in parts):
-            out[f"{prefix}.in_proj.{kind}"] = torch.cat([out.pop(p) for p in parts])
-    return out
-
-
 def file_shapes(path: Path) -> dict[str, tuple[int, ...]]:
-    """Tensor names and shapes of a safetensors file (older layouts renamed), read from its header alone."""
+    """Tensor names and shapes of a safetensors file, read from its header alone."""
     if not path.is_file():
         raise ModelLoadError(f"{path}: weights file not found")
     try:
         with safe_open(str(path), "pt") as f:
-            header = {name: f.get_slice(name).get_shape() for name in f.keys()}  # noqa: SIM118 (not iterable)
+            return {name: tuple(f.get_slice(name).get_shape()) for name in f.keys()}  # noqa: SIM118 (not iterable)
     except (SafetensorError, OSError, ValueError) as err:
         raise ModelLoadError(f"{path}: not a readable safetensors file, truncated or corrupted ({err})") from None
-    # Meta tensors hold shapes only: upgrade_layout stacks q/k/v exactly as it will on load, allocating nothing.
-    try:
-        tensors = upgrade_layout({name: torch.empty(shape, device="meta") for name, shape in header.items()})
-    except RuntimeError as err:  # q/k/v projections that cannot be stacked
-        raise ModelLoadError(f"{path}: older-layout q/k/v projections of different shapes ({err})") from None
-    return {name: tuple(t.shape) for name, t in tensors.items()}
 
 
 def expected_shapes(config: ModelConfig) -> dict[str, tuple[int, ...]]:
@@ -112,7 +78,7 @@ def check_shapes(path: Path, expected: dict[str, tuple[int, ...]], new_rows: boo
 
 
 def load_weights(model: Transformer, path: Path, new_rows: bool = False) -> None:
-    """Copy weights (current or older layout) from ``path`` into ``model``; misfits raise ModelLoadError.
+    """Copy weights from ``path`` into ``model``; misfits raise ModelLoadError.
 
     With ``new_rows``, an embedding of ``model`` may have more rows than the file's (a vocabulary that gained
     pieces at its end): the file's rows are copied and the new ones keep their initialisation.
@@ -120,7 +86,7 @@ def load_weights(model: Transformer, path: Path, new_rows: bool = False) -> None
     params = dict(model.named_parameters())
     check_shapes(path, {name: tuple(p.shape) for name, p in params.items()}, new_rows)
     try:
-        tensors = upgrade_layout(load_file(str(path)))
+        tensors = load_file(str(path))
     except (SafetensorError, OSError, ValueError) as err:
         raise ModelLoadError(f"{path}: not a readable safetensors file, truncated or corrupted ({err})") from None
     with torch.no_grad():

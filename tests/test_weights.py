@@ -53,53 +53,6 @@ def test_half_precision_weights_load_into_an_fp32_model(model_copy: Path, tmp_pa
     assert a == b
 
 
-def old_layout(tensors: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
-    """The names checkpoints/es-en and runs trained before the fused projections have: q/k/v_proj, *_sub.norm."""
-    out = {}
-    for name, tensor in tensors.items():
-        if ".in_proj." in name:
-            prefix, kind = name.split(".in_proj.")
-            for part, block in zip("qkv", tensor.chunk(3), strict=True):
-                out[f"{prefix}.{part}_proj.{kind}"] = block.clone()
-            continue
-        name = re.sub(r"^(encoder_layers\.\d+)\.self_attn_norm\.", r"\1.attn_sub.norm.", name)
-        for new, old in ((".self_attn_norm.", ".self_sub.norm."), (".cross_attn_norm.", ".cross_sub.norm.")):
-            name = name.replace(new, old)
-        out[name.replace(".ffn_norm.", ".ffn_sub.norm.")] = tensor
-    return out
-
-
-# Every tensor name of a pre-norm, shared-embedding model in that layout (checkpoints/es-en as shipped), layer number N.
-OLD_NAMES = {
-    f"{where}.{part}"
-    for where in ["src_embed", "encoder_norm", "decoder_norm"]
-    + [f"encoder_layers.N.{m}" for m in ("attn_sub.norm", "ffn_sub.norm", "ffn.w1", "ffn.w2")]
-    + [f"encoder_layers.N.self_attn.{p}_proj" for p in ("q", "k", "v", "out")]
-    + [f"decoder_layers.N.{m}" for m in ("self_sub.norm", "cross_sub.norm", "ffn_sub.norm", "ffn.w1", "ffn.w2")]
-    + [f"decoder_layers.N.{a}.{p}_proj" for a in ("self_attn", "cross_attn") for p in ("q", "k", "v", "out")]
-    for part in ("weight", "bias")
-} - {"src_embed.bias"}
-
-
-def test_weights_of_the_older_layout_load_and_give_identical_outputs(model_copy: Path, tmp_path: Path) -> None:
-    current = load_model(model_copy)
-    path = model_copy / "model.safetensors"
-    save_file(old_layout(load_file(str(path))), str(path))
-    assert {re.sub(r"\.\d+\.", ".N.", name) for name in load_file(str(path))} == OLD_NAMES
-    old = load_model(model_copy)
-    src = torch.tensor([current.tokenizer.encode_src("El gato rojo 3.")])
-    tgt_in = torch.tensor([[2, 10, 11, 12]])
-    assert torch.equal(current.model(src, tgt_in), old.model(src, tgt_in))
-    for options in (DecodeOptions(), DecodeOptions(beam_size=4, n_best=4)):
-        a = Translator(current.model, current.tokenizer).translate("El perro azul 5.", options)
-        b = Translator(old.model, old.tokenizer).translate("El perro azul 5.", options)
-        assert a.hypotheses == b.hypotheses
-    save_model(old.model, tmp_path / "again")  # saving writes the current layout
-    assert (
-        load_file(str(tmp_path / "again" / "model.safetensors")).keys() == dict(current.model.named_parameters()).keys()
-    )
-
-
 def test_missing_directory(tmp_path: Path) -> None:
     with pytest.raises(ModelLoadError, match="not found"):
         load_model(tmp_path / "nowhere")

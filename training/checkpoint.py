@@ -13,7 +13,7 @@ from safetensors.torch import load_file
 from model.run_dir import SNAPSHOTS_DIR as CHECKPOINT_DIR
 from model.run_dir import STATE_FILE, WEIGHTS_FILE
 from model.transformer import Transformer
-from model.weights import ModelLoadError, save_model, upgrade_layout
+from model.weights import ModelLoadError, save_model
 
 
 def atomic_save(obj: Any, path: Path) -> None:
@@ -101,11 +101,11 @@ def save_checkpoint(run_dir: Path, model: Transformer, step: int, keep: int) -> 
 
 
 def average_checkpoints(paths: list[Path]) -> dict[str, torch.Tensor]:
-    """Element-wise mean of the weights in several ``model.safetensors`` snapshots (older layouts converted)."""
+    """Element-wise mean of the weights in several ``model.safetensors`` snapshots."""
     if not paths:
         raise ModelLoadError("no checkpoints to average")
     total: dict[str, torch.Tensor] = {}
     for path in paths:
-        for name, tensor in upgrade_layout(load_file(str(path / WEIGHTS_FILE))).items():
+        for name, tensor in load_file(str(path / WEIGHTS_FILE)).items():
             total[name] = total.get(name, 0) + tensor.double()
     return {name: (t / len(paths)).float() for name, t in total.items()}

@@ -168,11 +168,6 @@ def resume_from(
 ) -> Progress:
     """Load weights, optimizer, progress and this process's RNG; forget what a killed run logged after the state."""
     state = checkpoint.load_state(run_dir)
-    if any(".q_proj." in name for name in state["model"]):
-        raise ValueError(
-            f"{run_dir / checkpoint.STATE_FILE}: saved by an older model layout (separate q/k/v projections) whose "
-            "optimizer state cannot be carried over; its weights still load and export, but resume needs a new run"
-        )
     model.load_state_dict(state["model"])
     optimizer.load_state_dict(state["optimizer"])
     progress = Progress(**state["progress"])

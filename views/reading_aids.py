@@ -12,12 +12,6 @@ from lab.page.direction import Languages
 from lab.page.labels import legend_markdown
 
 
-def followed_token(maps: SentenceMaps) -> Followed | None:
-    """The token followed in this session, if it exists in these maps."""
-    token = st.session_state.get("follow")
-    return token if token in options(maps) else None
-
-
 def follow_picker(maps: SentenceMaps, langs: Languages) -> Followed | None:
     """Pick a token (or click a row of a map) to light its rows and columns in every view."""
     sentence = (tuple(maps.src), tuple(maps.tgt_out))

@@ -28,7 +28,6 @@ KINDS: dict[AttributionKind, str] = {
     "grad_x_input_norm": "input × gradient, ‖x ⊙ g‖",
     "integrated": "integrated gradients, |IG|",
 }
-BENCH_IG_STEPS = 4  # integration points in the bench: each costs as much as input × gradient itself (2 CPU cores)
 ATTRIBUTION_EXTRACTIONS: tuple[Extraction, ...] = ("argmax", "threshold", "intersection", "grow-diag-final-and")
 
 

@@ -47,10 +47,6 @@ def source_text(pair: GoldPair) -> str:
     return detokenize(pair.source)[0]
 
 
-def target_text(pair: GoldPair) -> str:
-    return detokenize(pair.target)[0]
-
-
 def pair_for(pairs: Sequence[GoldPair], text: str) -> GoldPair | None:
     """The gold pair whose Spanish side is ``text`` (surrounding spaces aside), or None."""
     text = text.strip()

@@ -20,6 +20,7 @@ from model.config import ConfigError
 from model.run_dir import DATA_REPORT_FILE, METRICS_LOG_FILE, RUN_LOCK_FILE, SPLITS_DIR, split_file
 from training import prepare
 from training.run_lock import acquire
+from training.split_record import SPLIT_RECORD_FILE
 from training.train import main
 from training.train_config import load_train_config
 
@@ -145,7 +146,7 @@ def test_a_parent_split_that_cannot_be_made_again_is_refused(tmp_path: Path, tin
     (parent / DATA_REPORT_FILE).write_text(json.dumps(report))
     corpus = json.loads((parent / "train_config.json").read_text())["data"]["corpora"][0]
     config = load_train_config(Path("configs/tiny.toml"), [f"data.corpora=[{corpus!r}]"])
-    with pytest.raises(CorpusError, match="its dev split could not be made again"):
+    with pytest.raises(CorpusError, match=r"its dev split read from split\.json is not the one"):
         prepare.parent_split(parent, config.data)
 
 
@@ -161,7 +162,10 @@ def test_a_pinned_childs_split_is_made_again_without_its_parent(tmp_path: Path, 
     other = ["--data.split_seed=99", "--optim.max_steps=2", "--data.dev_size=30"]
     assert main([*TINY, "--corpus", corpus, "--out", str(child), "--init-from", str(tiny_model_dir), *other]) == 0
     report = json.loads((child / DATA_REPORT_FILE).read_text())
-    assert report[prepare.DEV_TEST_FROM]["split_seed"] == 1234  # the parent's configuration, recorded
+    parent_record = json.loads((tiny_model_dir / SPLIT_RECORD_FILE).read_text())
+    record = json.loads((child / SPLIT_RECORD_FILE).read_text())
+    assert record["dev"] == parent_record["dev"] and record["test"] == parent_record["test"]  # the parent's pairs
+    assert report["sha256"]["dev"] == json.loads((tiny_model_dir / DATA_REPORT_FILE).read_text())["sha256"]["dev"]
     shipped = tmp_path / "shipped"  # the child as a model folder: no splits/, and its parent gone
     shutil.copytree(child, shipped, ignore=shutil.ignore_patterns(SPLITS_DIR))
     rebuilt = prepare.model_split(shipped)
@@ -216,4 +220,4 @@ def test_a_run_from_scratch_keeps_the_dev_and_test_pairs_of_the_model_it_names(
     (shipped / DATA_REPORT_FILE).write_text(json.dumps(report))
     assert main([*TINY, "--corpus", corpus, "--out", str(tmp_path / "z"), *other]) == 2
     err = capsys.readouterr().err
-    assert f"{shipped}: its test split could not be made again" in err and "pin_parent_split" not in err
+    assert f"{shipped}: its test split read from split.json is not the one" in err and "pin_parent_split" not in err

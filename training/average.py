@@ -28,10 +28,15 @@ from model.transformer import Transformer
 from model.weights import ModelLoadError, save_model, staged_dir
 from training.evaluate import test_scores
 from training.prepare import model_split
+from training.split_record import SPLIT_RECORD_FILE
 from translate.model_dir import LoadedModel, load_model
 from translate.translator import Translator
 
-COPIED = (TRAIN_CONFIG_FILE, DATA_REPORT_FILE)  # from the first member, with its config, tokenizer and split
+COPIED = (
+    TRAIN_CONFIG_FILE,
+    DATA_REPORT_FILE,
+    SPLIT_RECORD_FILE,
+)  # from the first member, with its config, tokenizer and split
 
 
 def load_members(models: list[Path]) -> list[LoadedModel]:

@@ -32,13 +32,14 @@ from model.run_dir import (
 )
 from model.weights import ModelLoadError, save_model, staged_dir
 from training.gate import GateError, report, run_gate
+from training.split_record import SPLIT_RECORD_FILE
 from translate import ct2
 from translate.model_dir import load_model
 from translate.settings import REPO_ROOT
 
 CHECKPOINTS = REPO_ROOT / "checkpoints"  # shipped models: replacing one goes through the gate
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
-EXTRA_FILES = (TRAIN_CONFIG_FILE, DATA_REPORT_FILE, RESULT_FILE)
+EXTRA_FILES = (TRAIN_CONFIG_FILE, DATA_REPORT_FILE, SPLIT_RECORD_FILE, RESULT_FILE)
 RUN_ONLY = (STATE_FILE, METRICS_LOG_FILE, SPLITS_DIR, SNAPSHOTS_DIR)  # a folder holding one of these is a run
 
 

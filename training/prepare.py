@@ -36,6 +36,7 @@ from data.tokenizer import Tokenizer, train_tokenizer
 from model.config import ConfigError
 from model.run_dir import DATA_REPORT_FILE, SPLITS_DIR, TRAIN_CONFIG_FILE, split_file
 from training.guided_alignment import write_alignments
+from training.split_record import SPLIT_RECORD_FILE, read_record, write_record
 from training.train_config import DataConfig, build_train_config
 
 log = logging.getLogger("training")
@@ -136,9 +137,6 @@ def mix_distilled(parts: Split, d: DataConfig, report: ReadReport) -> Split:
     return dataclasses.replace(parts, train=train)
 
 
-DEV_TEST_FROM = "dev_test_from"  # data_report.json: the data configuration a pinned split's dev and test come from
-
-
 def model_data(model_dir: Path) -> DataConfig | None:
     """The data configuration a model directory was trained with (its train_config.json), None without one."""
     path = model_dir / TRAIN_CONFIG_FILE
@@ -151,39 +149,28 @@ def model_data(model_dir: Path) -> DataConfig | None:
 
 
 def model_split(model_dir: Path) -> Split:
-    """The split a model was trained and scored on: its run's ``splits/``, else made again from its configuration
-    (and, for a split pinned to a parent's, the parent's configuration recorded in its data report), checked
+    """The split a model was trained and scored on: its run's ``splits/``, else its dev and test pairs read back
+    from the corpus by its ``split.json`` (training/split_record.py) and every other pair as training, checked
     against the sha256 in its data report."""
     if all(split_file(model_dir, name).is_file() for name in SPLITS):
         return Split(*(read_pairs_file(split_file(model_dir, name)) for name in SPLITS))
     data = model_data(model_dir)
-    if data is None:
-        raise CorpusError(f"{model_dir}: no splits/ and no {TRAIN_CONFIG_FILE} to make its split from")
-    report = (
-        json.loads((model_dir / DATA_REPORT_FILE).read_text(encoding="utf-8"))
-        if (model_dir / DATA_REPORT_FILE).is_file()
-        else {}
-    )
-    pinned = None
-    if DEV_TEST_FROM in report:
-        pinned = load_and_split(build_train_config({"data": report[DEV_TEST_FROM]}).data, ReadReport())
-    parts = load_and_split(data, ReadReport(), pinned)
+    if data is None or not (model_dir / SPLIT_RECORD_FILE).is_file():
+        raise CorpusError(
+            f"{model_dir}: no splits/ and no {SPLIT_RECORD_FILE} (its dev and test pairs as corpus positions) and "
+            f"{TRAIN_CONFIG_FILE}: its split cannot be known"
+        )
+    dev, test = read_record(model_dir, data)
+    parts = load_and_split(data, ReadReport(), Split([], dev, test))
+    report_file = model_dir / DATA_REPORT_FILE
+    report = json.loads(report_file.read_text(encoding="utf-8")) if report_file.is_file() else {}
     for name in ("dev", "test"):
         if split_fingerprint(getattr(parts, name)) != report.get("sha256", {}).get(name):
             raise CorpusError(
-                f"{model_dir}: its {name} split could not be made again (sha256 differs from "
-                f"{model_dir / DATA_REPORT_FILE}): another corpus file, or other cleaning or split code"
+                f"{model_dir}: its {name} split read from {SPLIT_RECORD_FILE} is not the one in {DATA_REPORT_FILE} "
+                "(sha256 differs): other cleaning code, or another corpus file"
             )
     return parts
-
-
-def dev_test_config(model_dir: Path) -> DataConfig:
-    """The data configuration that makes a model's dev and test pairs: its own, or the one it was pinned to."""
-    report_file = model_dir / DATA_REPORT_FILE
-    report = json.loads(report_file.read_text(encoding="utf-8")) if report_file.is_file() else {}
-    if DEV_TEST_FROM in report:
-        return build_train_config({"data": report[DEV_TEST_FROM]}).data
-    return model_data(model_dir)
 
 
 def parent_split(parent: Path, d: DataConfig) -> Split | None:
@@ -270,8 +257,6 @@ def prepare_data(
     summary = {**report.as_dict(), "splits": sizes, "sha256": fingerprints}
     if d.entities.enabled:
         summary["entities"] = entity_report(parts.train, d.entities)
-    if keep:  # how to make these dev and test pairs again, without the model they came from
-        summary[DEV_TEST_FROM] = dataclasses.asdict(dev_test_config(source))
     log.info("pairs: read %d, kept %d, skipped %s; split %s", report.read, report.kept, dict(report.skipped), sizes)
     if tokenizer is None:
         # With source noise on, the vocabulary also sees one noised draw of the source side (the forms training sees).
@@ -286,6 +271,7 @@ def prepare_data(
         for name in SPLITS:
             write_pairs(getattr(parts, name), split_file(run_dir, name))
         (run_dir / DATA_REPORT_FILE).write_text(json.dumps(summary, indent=2) + "\n")
+        write_record(d, parts.dev, parts.test, run_dir)
         tokenizer.save(run_dir)
         if align:
             write_alignments(parts.train, tokenizer, run_dir)
@@ -316,7 +302,12 @@ def entity_report(train: list[Pair], entities: EntityConfig) -> dict:
 def remove_prepared(run_dir: Path) -> list[str]:
     """Delete what ``prepare_data`` writes (a half-written split or tokenizer must never look usable)."""
     removed = []
-    for path in (run_dir / SPLITS_DIR, run_dir / DATA_REPORT_FILE, *Tokenizer.files(run_dir)):
+    for path in (
+        run_dir / SPLITS_DIR,
+        run_dir / DATA_REPORT_FILE,
+        run_dir / SPLIT_RECORD_FILE,
+        *Tokenizer.files(run_dir),
+    ):
         if path.is_dir():
             shutil.rmtree(path, ignore_errors=True)
         elif path.exists():

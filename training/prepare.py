@@ -155,10 +155,11 @@ def model_split(model_dir: Path) -> Split:
     if all(split_file(model_dir, name).is_file() for name in SPLITS):
         return Split(*(read_pairs_file(split_file(model_dir, name)) for name in SPLITS))
     data = model_data(model_dir)
-    if data is None or not (model_dir / SPLIT_RECORD_FILE).is_file():
+    if data is None:
+        raise CorpusError(f"{model_dir}: no splits/ and no {TRAIN_CONFIG_FILE} to make its split from")
+    if not (model_dir / SPLIT_RECORD_FILE).is_file():
         raise CorpusError(
-            f"{model_dir}: no splits/ and no {SPLIT_RECORD_FILE} (its dev and test pairs as corpus positions) and "
-            f"{TRAIN_CONFIG_FILE}: its split cannot be known"
+            f"{model_dir}: no splits/ and no {SPLIT_RECORD_FILE} (its dev and test pairs as corpus lines)"
         )
     dev, test = read_record(model_dir, data)
     parts = load_and_split(data, ReadReport(), Split([], dev, test))

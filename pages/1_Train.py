@@ -15,10 +15,11 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from data.corpus import CleanConfig
 from data.data_config import FORMATS
-from data.languages import name_of
+from data.languages import LANGUAGES, name_of
 from jobs import control
 from jobs.corpus_check import (
     SRC_LANG,
@@ -36,6 +37,7 @@ from jobs.corpus_check import (
     tsv_columns,
     write_corpus,
 )
+from jobs.corpus_languages import MIN_CONFIDENCE, code_problem, language_warning, propose_columns
 from jobs.estimate import Estimate, save_estimate
 from jobs.fine_tune import FINETUNE_LR, MAX_FINETUNE_LR, fine_tune_overrides
 from jobs.model_gate import run_gate
@@ -131,14 +133,14 @@ def _column_pickers(labels: list[str], default: tuple[int, int]) -> tuple[int, i
     left, right = st.columns(2)
     options = list(range(len(labels)))
     src = left.selectbox(
-        f"Source ({name_of(SRC_LANG)}) column",
+        "Source column",
         options,
         index=default[0],
         key="src_column",
         format_func=lambda i: labels[i],
     )
     tgt = right.selectbox(
-        f"Target ({name_of(TGT_LANG)}) column",
+        "Target column",
         options,
         index=default[1],
         key="tgt_column",
@@ -163,10 +165,10 @@ def choose_source(runs_dir: Path, max_mb: int) -> CorpusSource | str | None:
     if kind == SOURCES[1]:
         left, right = st.columns(2)
         with left:
-            src_label = f"{name_of(SRC_LANG)} (source) sentences, one per line"
+            src_label = "Source sentences, one per line"
             src = staged_upload("upload_src", src_label, max_mb, staging, None)
         with right:
-            tgt_label = f"{name_of(TGT_LANG)} (target) sentences, the same lines"
+            tgt_label = "Target sentences, the same lines"
             tgt = staged_upload("upload_tgt", tgt_label, max_mb, staging, None)
         for saved in (src, tgt):
             if isinstance(saved, str):
@@ -209,8 +211,54 @@ def file_stamp(source: CorpusSource) -> tuple:
     return tuple((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in source_files(source) if p.is_file())
 
 
-def show_report(check: CorpusCheck) -> None:
-    """Counts, skipped lines by reason with file:line examples, length statistics and sample pairs."""
+OTHER = "other"  # the language pickers' last option: any ISO code, typed
+
+
+def language_picker(column: DeltaGenerator, side: str, proposed: str) -> str:
+    """One side's language: a short list of names, or any ISO code typed; the proposal is the default."""
+    key = f"{side}_lang"
+    options = [*LANGUAGES, OTHER]
+    if st.session_state.get(f"{key}_proposed") != proposed:  # a new corpus: its proposal replaces the pick
+        st.session_state[f"{key}_proposed"] = proposed
+        st.session_state[key] = proposed if proposed in LANGUAGES else OTHER
+        st.session_state[f"{key}_code"] = "" if proposed in LANGUAGES else proposed
+    label = f"{side.capitalize()} language"
+    code = column.selectbox(
+        label, options, key=key, format_func=lambda c: "other (ISO code)" if c == OTHER else f"{name_of(c)} ({c})"
+    )
+    if code == OTHER:
+        code = column.text_input(f"{label}: ISO code", key=f"{key}_code", placeholder="e.g. eu, pt-BR, ast").strip()
+    return code
+
+
+def choose_languages(check: CorpusCheck) -> tuple[str, str] | str:
+    """The source and target languages, proposed from the sample pairs' text and chosen by the user; a one-line
+    warning when the text reads the other way round; a message when the pick cannot be used."""
+    src_code, tgt_code, confidence = propose_columns(check.sample)
+    if confidence < MIN_CONFIDENCE:
+        src_code, tgt_code = SRC_LANG, TGT_LANG
+    left, right = st.columns(2)
+    src = language_picker(left, "source", src_code)
+    tgt = language_picker(right, "target", tgt_code)
+    st.caption(
+        "Proposed from the text of the sample pairs (langid, offline); the run trains and records the languages "
+        "you choose here."
+        if confidence >= MIN_CONFIDENCE
+        else "The text was too short or mixed to propose its languages: choose them."
+    )
+    for code in (src, tgt):
+        if problem := code_problem(code):
+            return problem
+    if src == tgt:
+        return f"source and target are both {name_of(src)}: choose two different languages"
+    if warning := language_warning((src, tgt), (src_code, tgt_code, confidence)):
+        st.warning(warning)
+    return src, tgt
+
+
+def show_report(check: CorpusCheck, langs: tuple[str, str] = (SRC_LANG, TGT_LANG)) -> None:
+    """Counts, skipped lines by reason with file:line examples, length statistics and sample pairs, each side
+    named by its chosen language."""
     st.subheader("Validation report")
     skipped = sum(r.count for r in check.skipped)
     a, b, c, d = st.columns(4)
@@ -227,12 +275,17 @@ def show_report(check: CorpusCheck) -> None:
                 {"reason": r.reason, "lines": r.count, "examples (file:line)": ", ".join(r.examples)} for r in reasons
             ]
             st.dataframe(pd.DataFrame(rows), hide_index=True)
+    sides = {
+        f"source ({SRC_LANG})": f"source ({name_of(langs[0])})",
+        f"target ({TGT_LANG})": f"target ({name_of(langs[1])})",
+    }
     if check.lengths:
         st.markdown("**Sentence length (whitespace tokens)**")
-        st.dataframe(pd.DataFrame([dataclasses.asdict(s) for s in check.lengths]), hide_index=True)
+        lengths = [{**dataclasses.asdict(s), "side": sides.get(s.side, s.side)} for s in check.lengths]
+        st.dataframe(pd.DataFrame(lengths), hide_index=True)
     if check.sample:
         st.markdown("**Sample pairs**")
-        st.dataframe(pd.DataFrame(check.sample, columns=["source (es)", "target (en)"]), hide_index=True)
+        st.dataframe(pd.DataFrame(check.sample, columns=list(sides.values())), hide_index=True)
 
 
 # ----------------------------------------------------------------------------------------- 2. settings and start
@@ -530,6 +583,7 @@ def main() -> None:
     st.header("1. Corpus")
     source = choose_source(runs_dir, max_mb)
     check: CorpusCheck | None = None
+    langs: tuple[str, str] | str = (SRC_LANG, TGT_LANG)
     if isinstance(source, str):
         st.error(source)
     elif source is not None:
@@ -538,10 +592,16 @@ def main() -> None:
         check = cached_check(
             source, (c.min_tokens, c.max_tokens, c.max_ratio), max_mb * 1024 * 1024, file_stamp(source)
         )
-        show_report(check)
+        langs = choose_languages(check) if check.ok else (SRC_LANG, TGT_LANG)
+        show_report(check, langs if isinstance(langs, tuple) else (SRC_LANG, TGT_LANG))
     st.header("2. Train")
     settings, run_dir = training_settings(runs_dir)
     blockers = [run_dir] if isinstance(run_dir, str) else []
+    if isinstance(langs, str):
+        blockers.insert(0, langs)
+    else:  # the run trains, and records, the languages chosen (data.src_lang / data.tgt_lang)
+        chosen = [f"data.src_lang={langs[0]}", f"data.tgt_lang={langs[1]}"]
+        settings = dataclasses.replace(settings, overrides=[*chosen, *settings.overrides])
     made = None
     if check is None:
         blockers.insert(0, "choose a corpus first")

@@ -87,7 +87,7 @@ def test_a_valid_upload_shows_the_report_and_enables_start(runs: Path) -> None:
     skipped = tables[0]
     assert skipped["reason"].tolist() == ["wrong number of fields"]
     assert skipped["examples (file:line)"][0] == "my corpus (es-en).tsv:61"  # the name the user knows
-    assert any("source (es)" in t.columns for t in tables)  # sample pairs
+    assert any("source (Spanish)" in t.columns for t in tables)  # sample pairs, named by the chosen language
     assert not at.button(key="start").disabled
     assert list(runs.glob(".uploads/*/my_corpus_es-en_.tsv"))  # stored under a sanitised name
 
@@ -658,3 +658,47 @@ def test_a_fine_tune_of_a_finished_run_trains_from_the_page(runs: Path, tiny_mod
     saved = json.loads((runs / "child" / "train_config.json").read_text())
     assert saved["run"]["init_from"] == str((runs / "parent").resolve()) and saved["optim"]["lr"] == 1e-4
     assert (runs / "child" / "spm.model").read_bytes() == (runs / "parent" / "spm.model").read_bytes()
+
+
+ENGLISH_FIRST = [
+    ("See you Monday at school.", "Nos vemos el lunes en la escuela."),
+    ("Where is the train station?", "¿Dónde está la estación de tren?"),
+    ("I like reading books at night.", "Me gusta leer libros por la noche."),
+    ("She doesn't speak English.", "Ella no habla inglés."),
+]
+
+
+def english_first(n: int) -> bytes:
+    return "".join(f"{en} {i}\t{es} {i}\n" for i in range(n) for en, es in ENGLISH_FIRST).encode()
+
+
+def test_the_languages_are_proposed_from_the_text_and_recorded_by_the_run(
+    runs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    at = upload(page(), "en-es.tsv", english_first(10))
+    assert at.selectbox(key="source_lang").value == "en" and at.selectbox(key="target_lang").value == "es"
+    assert not at.warning and any("source (English)" in d.value.columns for d in at.dataframe)
+    at.text_input(key="run_name").set_value("en-es").run()
+    asked = capture_commands(monkeypatch)
+    at.button(key="start").click().run()
+    assert not at.exception and not at.error, errors(at)
+    assert "--data.src_lang=en" in asked[0] and "--data.tgt_lang=es" in asked[0]
+
+
+def test_columns_picked_against_the_text_are_called_swapped(runs: Path) -> None:
+    at = upload(page(), "en-es.tsv", english_first(10))
+    at.selectbox(key="source_lang").set_value("es").run()
+    at.selectbox(key="target_lang").set_value("en").run()
+    assert [w.value for w in at.warning] and "swapped" in at.warning[0].value
+    assert not at.button(key="start").disabled  # the user decides
+
+
+def test_a_language_outside_the_list_by_its_iso_code(runs: Path) -> None:
+    at = upload(page(), "en-es.tsv", english_first(10))
+    at.selectbox(key="target_lang").set_value("other").run()
+    at.text_input(key="target_lang_code").set_value("Spanish!").run()
+    assert "expected an ISO code" in start_disabled_because(at)
+    at.text_input(key="target_lang_code").set_value("ast").run()
+    assert not at.button(key="start").disabled
+    at.selectbox(key="target_lang").set_value("en").run()
+    assert "both English" in start_disabled_because(at)

@@ -102,15 +102,18 @@ def python_latency(model: Path, repeats: int) -> None:
     result = explain(translator, SENTENCE_15)
     best = result.sentences[0]
     maps = maps_of(translator, best.src_ids, best.best.tokens)
-    print(f"sentence: {len(SENTENCE_15.split())} words -> {len(maps.src)} source subwords, "
-          f"{len(maps.tgt_out)} output tokens: {result.text!r}")  # fmt: skip
+    print(
+        f"sentence: {len(SENTENCE_15.split())} words -> {len(maps.src)} source subwords, "
+        f"{len(maps.tgt_out)} output tokens: {result.text!r}"
+    )
 
     def translate_and_maps() -> None:
         sentence = explain(translator, SENTENCE_15).sentences[0]
         maps_of(translator, sentence.src_ids, sentence.best.tokens)
 
-    print(f"python  translate + attention maps (greedy):  {summary(timed(translate_and_maps, repeats))}"
-          "   target < 100 ms")  # fmt: skip
+    print(
+        f"python  translate + attention maps (greedy):  {summary(timed(translate_and_maps, repeats))}   target < 100 ms"
+    )
     print(
         f"python  translate only (greedy):              {summary(timed(lambda: translator.translate(SENTENCE_15), repeats))}"
     )
@@ -136,10 +139,16 @@ def long_input_python(model: Path, repeats: int) -> None:
         largest = max(result.sentences, key=lambda s: len(s.src_ids) * len(s.best.tokens))
         cut = sum(c.truncated for s in result.sentences for c in s.candidates)
         kind = "sentences" if punctuation else "no punctuation"
-        print(f"python  5,000 characters ({kind}): {len(result.sentences)} pieces, largest {len(largest.src_ids)} "
-              f"subwords -> {len(largest.best.tokens)} tokens, {cut} outputs cut at the length limit")  # fmt: skip
-        print(f"python    translate every piece (greedy, batched): {summary(timed(lambda t=text: explain(translator, t), max(1, repeats // 10), 1))}")  # fmt: skip
-        print(f"python    maps of the largest piece:               {summary(timed(lambda s=largest: maps_of(translator, s.src_ids, s.best.tokens), repeats))}")  # fmt: skip
+        print(
+            f"python  5,000 characters ({kind}): {len(result.sentences)} pieces, largest {len(largest.src_ids)} "
+            f"subwords -> {len(largest.best.tokens)} tokens, {cut} outputs cut at the length limit"
+        )
+        print(
+            f"python    translate every piece (greedy, batched): {summary(timed(lambda t=text: explain(translator, t), max(1, repeats // 10), 1))}"
+        )
+        print(
+            f"python    maps of the largest piece:               {summary(timed(lambda s=largest: maps_of(translator, s.src_ids, s.best.tokens), repeats))}"
+        )
 
 
 def page_chart_bytes(model: Path) -> None:
@@ -164,8 +173,10 @@ def page_chart_bytes(model: Path) -> None:
                 runs[f"{tab} (piece {sentence + 1})"] = sum(c.proto.ByteSize() for c in at.get("vega_lite_chart"))
         worst = max(runs, key=runs.get)
         kind = "sentences" if punctuation else "no punctuation"
-        print(f"page    5,000 characters ({kind}), {n} pieces: chart bytes on the translate click "
-              f"{runs['translate click']:,}; largest page run {runs[worst]:,} ({worst})   target <= 5,000,000")  # fmt: skip
+        print(
+            f"page    5,000 characters ({kind}), {n} pieces: chart bytes on the translate click "
+            f"{runs['translate click']:,}; largest page run {runs[worst]:,} ({worst})   target <= 5,000,000"
+        )
 
 
 def browser_latency(model: Path, rounds: int) -> None:
@@ -182,7 +193,10 @@ def browser_latency(model: Path, rounds: int) -> None:
         browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1600, "height": 1200})
         received = [0]  # bytes the page received over its websocket (Streamlit's messages)
-        page.on("websocket", lambda ws: ws.on("framereceived", lambda data: received.__setitem__(0, received[0] + len(data))))  # fmt: skip
+        page.on(
+            "websocket",
+            lambda ws: ws.on("framereceived", lambda data: received.__setitem__(0, received[0] + len(data))),
+        )
         page.goto(url)
         box = page.get_by_label("Spanish sentence")
         box.wait_for(timeout=60_000)
@@ -214,11 +228,15 @@ def browser_latency(model: Path, rounds: int) -> None:
     print(f"browser Translate -> output + 3 charts, first click (loads the model):  {first:7.1f} ms")
     print(f"browser Translate -> output + 3 charts, new sentence:   {summary(new)}")
     print(f"browser Translate -> output + 3 charts, cached result:  {summary(again)}")
-    print(f"browser Translate -> output + 3 charts, 5,000 characters: {long_ms:7.1f} ms, {long_bytes:,} bytes received"
-          "   target <= 3 s, <= 5 MB")  # fmt: skip
+    print(
+        f"browser Translate -> output + 3 charts, 5,000 characters: {long_ms:7.1f} ms, {long_bytes:,} bytes received"
+        "   target <= 3 s, <= 5 MB"
+    )
     print(f"browser then open 'All heads' -> grid drawn:             {grid_ms:7.1f} ms, {grid_bytes:,} bytes received")
-    print(f"browser Translate -> output + 3 charts, 5,000 characters without punctuation: {worst_ms:7.1f} ms, "
-          f"{worst_bytes:,} bytes received")  # fmt: skip
+    print(
+        f"browser Translate -> output + 3 charts, 5,000 characters without punctuation: {worst_ms:7.1f} ms, "
+        f"{worst_bytes:,} bytes received"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -53,8 +53,21 @@ def wait_healthy(url: str, server: subprocess.Popen, timeout: float) -> None:
 def running_app(env: Mapping[str, str], log: Path | None = None, timeout: float = 60.0) -> Iterator[str]:
     """``streamlit run app.py`` on a free local port with ``env``, its output in ``log`` (or dropped); yields the URL."""
     port = free_port()
-    command = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-               "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        "app.py",
+        "--server.headless",
+        "true",
+        "--server.port",
+        str(port),
+        "--server.address",
+        "127.0.0.1",
+        "--browser.gatherUsageStats",
+        "false",
+    ]
     out = log.open("w") if log is not None else subprocess.DEVNULL
     server = subprocess.Popen(command, cwd=REPO, env=dict(env), stdout=out, stderr=subprocess.STDOUT)
     try:

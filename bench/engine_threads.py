@@ -76,8 +76,14 @@ def main() -> None:
     from translate import ct2
 
     sources = [p.src for p in engine_pairs(args.model, args.pairs, args.limit)]
-    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                if line.startswith("model name")), "?")  # fmt: skip
+    cpu = next(
+        (
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if line.startswith("model name")
+        ),
+        "?",
+    )
     print(f"{len(sources)} sentences, {os.cpu_count()} cores ({cpu}); CTranslate2 int8, greedy")
     with tempfile.TemporaryDirectory() as tmp:
         ct2_dir = ct2.export(args.model, Path(tmp) / "int8", "int8")
@@ -87,10 +93,21 @@ def main() -> None:
         for case in CASES:
             child = json.dumps([case, str(ct2_dir), str(sources_file)])
             done = subprocess.run(
-                [sys.executable, "-m", "bench.engine_threads", "--model", str(args.model), "--child", child,
-                 "--latency-sentences", str(args.latency_sentences)],
-                capture_output=True, text=True, check=True,
-            )  # fmt: skip
+                [
+                    sys.executable,
+                    "-m",
+                    "bench.engine_threads",
+                    "--model",
+                    str(args.model),
+                    "--child",
+                    child,
+                    "--latency-sentences",
+                    str(args.latency_sentences),
+                ],
+                capture_output=True,
+                text=True,
+                check=True,
+            )
             figures = json.loads(done.stdout.strip().splitlines()[-1])
             base = base or figures
             rows.append((*(n or "all" for n in case), figures))
@@ -99,8 +116,10 @@ def main() -> None:
     print("| torch threads | CT2 inter | CT2 intra | batch 64 sentences/s | × PyTorch | batch 1 ms | × PyTorch |")
     print("|---|---|---|---:|---:|---:|---:|")
     for torch_threads, inter, intra, f in rows:
-        print(f"| {torch_threads} | {inter} | {intra} | {f['ct2_batch64']:,.0f} | {f['ct2_batch64'] / b64:.2f} "
-              f"| {f['ct2_batch1_ms']:.1f} | {b1 / f['ct2_batch1_ms']:.2f} |")  # fmt: skip
+        print(
+            f"| {torch_threads} | {inter} | {intra} | {f['ct2_batch64']:,.0f} | {f['ct2_batch64'] / b64:.2f} "
+            f"| {f['ct2_batch1_ms']:.1f} | {b1 / f['ct2_batch1_ms']:.2f} |"
+        )
 
 
 if __name__ == "__main__":

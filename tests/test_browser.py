@@ -57,7 +57,10 @@ def test_translate_in_a_real_browser(app_url: str, tmp_path: Path) -> None:
         try:
             page = browser.new_page(viewport={"width": 1600, "height": 1200})
             page.on("pageerror", lambda error: page_errors.append(str(error)))
-            page.on("websocket", lambda ws: ws.on("framereceived", lambda data: received.__setitem__(0, received[0] + len(data))))  # fmt: skip
+            page.on(
+                "websocket",
+                lambda ws: ws.on("framereceived", lambda data: received.__setitem__(0, received[0] + len(data))),
+            )
             page.goto(app_url)
             box = page.get_by_label("Spanish sentence")
             box.wait_for(timeout=PATIENCE_MS)

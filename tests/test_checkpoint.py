@@ -23,10 +23,18 @@ ROOT = Path(__file__).resolve().parent.parent
 # Dropout on, so the result depends on restoring the RNG; saves every 7 steps (not at evaluations, every 20),
 # small batches so that a saved state falls mid-epoch.
 ARGS = [
-    "--config", "configs/tiny.toml", "--run.device=cpu", "--model.dropout=0.1", "--optim.max_steps=60",
-    "--optim.max_tokens=160", "--run.eval_every=20", "--run.save_every=7", "--run.log_every=5",
-    "--run.dev_bleu_sentences=5", "--run.average_last=2",
-]  # fmt: skip
+    "--config",
+    "configs/tiny.toml",
+    "--run.device=cpu",
+    "--model.dropout=0.1",
+    "--optim.max_steps=60",
+    "--optim.max_tokens=160",
+    "--run.eval_every=20",
+    "--run.save_every=7",
+    "--run.log_every=5",
+    "--run.dev_bleu_sentences=5",
+    "--run.average_last=2",
+]
 
 
 def command(corpus: Path, out: Path, *extra: str) -> list[str]:

@@ -84,8 +84,12 @@ def test_broken_model_file_is_named(
 def test_standard_input_is_batched_and_keeps_the_order(
     tiny_model_dir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    sentences = [f"El {noun} {colour} {i % 20}." for i, (noun, colour) in
-                 enumerate((n, c) for n in ("gato", "perro", "libro") for c in ("rojo", "azul", "verde"))]  # fmt: skip
+    sentences = [
+        f"El {noun} {colour} {i % 20}."
+        for i, (noun, colour) in enumerate(
+            (n, c) for n in ("gato", "perro", "libro") for c in ("rojo", "azul", "verde")
+        )
+    ]
     lines = [*sentences[:4], "", *sentences[4:], "El gato rojo 3. " * 30]  # a blank line and a long one
     batches: list[int] = []
     real = Translator.translate_batch

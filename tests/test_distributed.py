@@ -15,16 +15,32 @@ from model.run_dir import train_links_file
 from translate.translator import Translator
 
 ROOT = Path(__file__).resolve().parent.parent
-ARGS = ["--config", "configs/tiny.toml", "--run.device=cpu", "--model.dropout=0.1", "--run.eval_every=30",
-        "--run.log_every=10", "--run.dev_bleu_sentences=10"]  # fmt: skip
+ARGS = [
+    "--config",
+    "configs/tiny.toml",
+    "--run.device=cpu",
+    "--model.dropout=0.1",
+    "--run.eval_every=30",
+    "--run.log_every=10",
+    "--run.dev_bleu_sentences=10",
+]
 
 
 def torchrun(*args: str) -> str:
     """Run ``python -m training.train ARGS`` in 2 processes; returns the log (stderr)."""
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
-           "-m", "training.train", *args]  # fmt: skip
-    result = subprocess.run(cmd, cwd=ROOT, env=dict(os.environ, OMP_NUM_THREADS="1"), capture_output=True,
-                            text=True, timeout=300)  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        "--nproc_per_node=2",
+        "-m",
+        "training.train",
+        *args,
+    ]
+    result = subprocess.run(
+        cmd, cwd=ROOT, env=dict(os.environ, OMP_NUM_THREADS="1"), capture_output=True, text=True, timeout=300
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     return result.stderr
 

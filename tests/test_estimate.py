@@ -186,8 +186,11 @@ def test_the_verdict_reads_the_curves() -> None:
 
 
 def test_the_verdict_skips_malformed_records() -> None:
-    rows = records([3.0, 2.5, 2.0], [4, 3, 2]) + [{"kind": "eval", "step": 40, "dev_loss": "nan?"},
-                                                   {"kind": "eval", "dev_loss": 1.0}, {"step": 50}]  # fmt: skip
+    rows = records([3.0, 2.5, 2.0], [4, 3, 2]) + [
+        {"kind": "eval", "step": 40, "dev_loss": "nan?"},
+        {"kind": "eval", "dev_loss": 1.0},
+        {"step": 50},
+    ]
     assert verdict(rows).kind == "improving"
     with_replayed = records([3.0, 2.5], [4, 3]) + [{"kind": "eval", "step": 20, "dev_loss": 3.5}]  # after a resume
     assert verdict(with_replayed).kind in ("worse", "overfitting")

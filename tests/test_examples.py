@@ -47,8 +47,9 @@ def test_a_claim_names_its_view_and_is_checked_by_the_argmax_of_each_named_row()
     cross = [[swap, swap], [keep, [[0.1, 0.1, 0.8], [0.1, 0.1, 0.8], [0, 0, 1]]]]  # (L, H, T, S)
     decoder = [[[[1, 0, 0], [0.5, 0.5, 0], [0.3, 0.3, 0.4]]] * 2] * 2
     encoder = [[[[1 / 3] * 3] * 3] * 2]
-    maps = unpadded_maps(encoder, decoder, cross, ["▁gato", "▁negro", "</s>"], ["<s>", "▁black", "▁cat"],
-                         ["▁black", "▁cat", "</s>"])  # fmt: skip
+    maps = unpadded_maps(
+        encoder, decoder, cross, ["▁gato", "▁negro", "</s>"], ["<s>", "▁black", "▁cat"], ["▁black", "▁cat", "</s>"]
+    )
     claim = MapClaim("cross", 0, None, False, (("black", "negro"), ("cat", "gato")))
     assert claim.text == (
         "In cross-attention, layer 1, mean of heads, subwords, the rows predicting “black”, “cat” look most at "

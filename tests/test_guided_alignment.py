@@ -33,8 +33,17 @@ def toy(toy_corpus: Path) -> tuple[list[Pair], Tokenizer]:
 
 def model(n_decoder_layers: int = 2) -> Transformer:
     torch.manual_seed(0)
-    config = ModelConfig(src_vocab_size=50, tgt_vocab_size=50, d_model=32, n_heads=2, d_ff=64, n_encoder_layers=1,
-                         n_decoder_layers=n_decoder_layers, dropout=0.0, max_positions=32)  # fmt: skip
+    config = ModelConfig(
+        src_vocab_size=50,
+        tgt_vocab_size=50,
+        d_model=32,
+        n_heads=2,
+        d_ff=64,
+        n_encoder_layers=1,
+        n_decoder_layers=n_decoder_layers,
+        dropout=0.0,
+        max_positions=32,
+    )
     return Transformer(config)
 
 
@@ -45,8 +54,13 @@ def batch(n: int = 3, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor, torch.
     for _ in range(n):
         s, t = rng.randint(3, 8), rng.randint(3, 8)
         links = {(rng.randrange(t - 1), rng.randrange(s - 1)) for _ in range(rng.randint(1, 6))}
-        examples.append(Example([rng.randint(4, 49) for _ in range(s - 1)] + [3],
-                                [rng.randint(4, 49) for _ in range(t - 1)] + [3], tuple(sorted(links))))  # fmt: skip
+        examples.append(
+            Example(
+                [rng.randint(4, 49) for _ in range(s - 1)] + [3],
+                [rng.randint(4, 49) for _ in range(t - 1)] + [3],
+                tuple(sorted(links)),
+            )
+        )
     b = collate(examples, pad_id=0, bos_id=2, alignment=True)
     return b.src, b.tgt_in, b.tgt_out, b.alignment
 
@@ -213,8 +227,16 @@ def test_without_eflomal_the_run_stops_before_reading_data(
 ) -> None:
     monkeypatch.setitem(sys.modules, "eflomal", None)  # import eflomal now raises ImportError
     out = tmp_path / "run"
-    args = ["--config", str(CONFIGS / "tiny.toml"), "--corpus", str(toy_corpus), "--out", str(out), f"--{ON}",
-            f"--{LAYER_0}"]  # fmt: skip
+    args = [
+        "--config",
+        str(CONFIGS / "tiny.toml"),
+        "--corpus",
+        str(toy_corpus),
+        "--out",
+        str(out),
+        f"--{ON}",
+        f"--{LAYER_0}",
+    ]
     assert main(args) == 2 and not out.exists()
     assert "optim.guided_alignment.weight" in capsys.readouterr().err
 

@@ -52,8 +52,10 @@ def distill(translator: Translator, pairs: list[Pair], out: Path, options: Decod
     """Append the teacher's translation of every pair's source not yet in ``out``; returns the seconds it took."""
     done = len(out.read_text(encoding="utf-8").splitlines()) if out.is_file() else 0
     start = time.perf_counter()
-    with open(out, "a", encoding="utf-8") as f, tqdm(total=len(pairs), initial=done, desc="distilling",
-                                                      unit="sentence", dynamic_ncols=True) as bar:  # fmt: skip
+    with (
+        open(out, "a", encoding="utf-8") as f,
+        tqdm(total=len(pairs), initial=done, desc="distilling", unit="sentence", dynamic_ncols=True) as bar,
+    ):
         for first in range(done, len(pairs), CHUNK):
             sources = [p.src for p in pairs[first : first + CHUNK]]
             texts = translator.translate_many(sources, options, batch_size)
@@ -80,8 +82,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.out.is_file() and meta_file.is_file():
             before = json.loads(meta_file.read_text(encoding="utf-8"))
             if {k: before.get(k) for k in made_from} != made_from:
-                raise CorpusError(f"{args.out}: was begun with another teacher, beam or pairs file ({meta_file}); "
-                                  "remove it, or choose another --out")  # fmt: skip
+                raise CorpusError(
+                    f"{args.out}: was begun with another teacher, beam or pairs file ({meta_file}); "
+                    "remove it, or choose another --out"
+                )
         translator = load_translator(args.teacher, args.device, args.engine, args.ct2_model)
     except (CorpusError, ModelLoadError, OSError) as err:
         print(f"error: {err}", file=sys.stderr)

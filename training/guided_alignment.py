@@ -46,8 +46,12 @@ def write_alignments(pairs: list[Pair], tokenizer: Tokenizer, run_dir: Path) -> 
         raise ConfigError(MISSING_ALIGNER)
     write_links(train_links_file(run_dir), links)
     per_pair = sum(map(len, links)) / max(1, len(links))
-    log.info("guided alignment: eflomal aligned %d pairs in %.0f s, %.1f links per pair",
-             len(links), time.perf_counter() - started, per_pair)  # fmt: skip
+    log.info(
+        "guided alignment: eflomal aligned %d pairs in %.0f s, %.1f links per pair",
+        len(links),
+        time.perf_counter() - started,
+        per_pair,
+    )
 
 
 def read_alignments(run_dir: Path, n_pairs: int) -> list[tuple[Link, ...]]:

@@ -50,6 +50,12 @@ def record_probes(model: Transformer, tokenizer: Tokenizer, probes: list[Example
     np.savez_compressed(probe_file(run_dir, step), **arrays)
     labels = folder / PROBE_TOKENS_FILE
     if not labels.exists():
-        rows = [{"src": tokenizer.src_pieces(e.src), "tgt_in": tokenizer.tgt_pieces([model.config.bos_id] + e.tgt[:-1]),
-                 "tgt_out": tokenizer.tgt_pieces(e.tgt)} for e in probes]  # fmt: skip
+        rows = [
+            {
+                "src": tokenizer.src_pieces(e.src),
+                "tgt_in": tokenizer.tgt_pieces([model.config.bos_id] + e.tgt[:-1]),
+                "tgt_out": tokenizer.tgt_pieces(e.tgt),
+            }
+            for e in probes
+        ]
         labels.write_text(json.dumps(rows, ensure_ascii=False) + "\n", encoding="utf-8")

@@ -166,8 +166,10 @@ class Steps:
             entry["machines"].append(machine())
         self.out.mkdir(parents=True, exist_ok=True)
         self.record_file.write_text(json.dumps(self.record, indent=2) + "\n", encoding="utf-8")
-        print(f"[recipe] {step.name}: {'finished' if status == 0 else f'stopped (exit {status})'} in "
-              f"{minutes:.1f} min on {machine()}")  # fmt: skip
+        print(
+            f"[recipe] {step.name}: {'finished' if status == 0 else f'stopped (exit {status})'} in "
+            f"{minutes:.1f} min on {machine()}"
+        )
         if status == 0 and step.kind == "export" and step is self.recipe.steps[-1]:
             self.write_card(self.path(step.name) / MODEL_CARD_FILE)
         return status
@@ -191,8 +193,19 @@ class Steps:
                 return status
         args = [a for t in teachers for a in ("--teacher", str(t))]
         pairs = self.training_pairs(self.path(step.pairs) if step.pairs else teachers[0])
-        return distill([*args, "--pairs", str(pairs), "--out", str(self.path(step.name)), "--beam", str(step.beam),
-                        "--engine", step.engine])  # fmt: skip
+        return distill(
+            [
+                *args,
+                "--pairs",
+                str(pairs),
+                "--out",
+                str(self.path(step.name)),
+                "--beam",
+                str(step.beam),
+                "--engine",
+                step.engine,
+            ]
+        )
 
     def training_pairs(self, model: Path) -> Path:
         """The training pairs of ``model``: its run's ``splits/train.tsv``; for a model directory without splits,
@@ -214,13 +227,24 @@ class Steps:
 
     def write_card(self, path: Path) -> None:
         """The recipe section of the exported model's card: what each step took, on which machine."""
-        rows = [f"| {name} | {e['kind']} | {e['minutes']:.1f} | {', '.join(e['machines'])} |"
-                for name, e in self.record["steps"].items()]  # fmt: skip
+        rows = [
+            f"| {name} | {e['kind']} | {e['minutes']:.1f} | {', '.join(e['machines'])} |"
+            for name, e in self.record["steps"].items()
+        ]
         total = sum(e["minutes"] for e in self.record["steps"].values())
-        text = "\n".join([
-            "# Model card", "", "## Recipe (python -m training.recipe)", "",
-            "| step | kind | minutes | machine |", "|---|---|---:|---|", *rows, f"| all | | {total:.1f} | |", "",
-        ])  # fmt: skip
+        text = "\n".join(
+            [
+                "# Model card",
+                "",
+                "## Recipe (python -m training.recipe)",
+                "",
+                "| step | kind | minutes | machine |",
+                "|---|---|---:|---|",
+                *rows,
+                f"| all | | {total:.1f} | |",
+                "",
+            ]
+        )
         path.write_text(text, encoding="utf-8")
 
 
@@ -247,8 +271,10 @@ def main(argv: list[str] | None = None) -> int:
         if status != 0:
             return status
     total = sum(e["minutes"] for e in steps.record["steps"].values())
-    print(f"[recipe] {total:.1f} minutes in all: " + ", ".join(
-        f"{name} {e['minutes']:.1f}" for name, e in steps.record["steps"].items()))  # fmt: skip
+    print(
+        f"[recipe] {total:.1f} minutes in all: "
+        + ", ".join(f"{name} {e['minutes']:.1f}" for name, e in steps.record["steps"].items())
+    )
     return 0
 
 

@@ -28,8 +28,10 @@ def reference_points(run_dir: Path, shipped: Path = DEFAULT_MODEL, n: int = MAX_
     dev = read_pairs_file(split_file(run_dir, "dev"))[:n]
     if not dev:
         raise CorpusError(f"{split_file(run_dir, 'dev')}: no dev pairs")
-    rows = {"this run": score(Translator.load(run_dir), dev), "copy the source (floor)": corpus_scores(
-        [p.src for p in dev], [p.tgt for p in dev])}  # fmt: skip
+    rows = {
+        "this run": score(Translator.load(run_dir), dev),
+        "copy the source (floor)": corpus_scores([p.src for p in dev], [p.tgt for p in dev]),
+    }
     data = model_data(run_dir)
     usable = all((shipped / name).is_file() for name in (CONFIG_FILE, WEIGHTS_FILE))
     if data is not None and data.direction == SHIPPED_PAIR and usable and shipped.resolve() != run_dir.resolve():

@@ -88,8 +88,13 @@ def pid_alive(pid: int, start_time: int | None = None) -> bool:
 def _read(fd: int) -> Holder | None:
     try:
         data = json.loads(os.pread(fd, 4096, 0).decode())
-        return Holder(str(data["run_dir"]), int(data["pid"]), data.get("start_time"), float(data["started"]),
-                      str(data.get("owner", "")))  # fmt: skip
+        return Holder(
+            str(data["run_dir"]),
+            int(data["pid"]),
+            data.get("start_time"),
+            float(data["started"]),
+            str(data.get("owner", "")),
+        )
     except (OSError, ValueError, KeyError, TypeError):
         return None  # empty (being written) or not ours
 

@@ -237,8 +237,14 @@ def train(
     else:
         progress = Progress()
         run.metrics.start_fresh()
-    bar = tqdm(total=o.max_steps, initial=progress.step, desc="training", unit="step",
-               disable=not run.env.is_main, dynamic_ncols=True)  # fmt: skip
+    bar = tqdm(
+        total=o.max_steps,
+        initial=progress.step,
+        desc="training",
+        unit="step",
+        disable=not run.env.is_main,
+        dynamic_ncols=True,
+    )
     session = Session(model, tokenizer, optimizer, loss_for(model, run), dev, run, bar)
     model.train()
     window = Window()

@@ -33,7 +33,11 @@ def show_architecture(config: ModelConfig, kind: Kind, layer: int) -> None:
 def show_architecture_tab(config: ModelConfig, layers: Mapping[Kind, int]) -> None:
     """The diagram, lit at the block of the kind the learner picks, at the layer its map above shows."""
     kind = st.radio(
-        "Light up the block of", KINDS, index=len(KINDS) - 1, format_func=lambda k: KIND_TITLES[k],
-        key="architecture_kind", horizontal=True,
-    )  # fmt: skip
+        "Light up the block of",
+        KINDS,
+        index=len(KINDS) - 1,
+        format_func=lambda k: KIND_TITLES[k],
+        key="architecture_kind",
+        horizontal=True,
+    )
     show_architecture(config, kind, layers[kind])

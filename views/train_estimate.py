@@ -56,8 +56,9 @@ def measured(
         return None
 
 
-def show_estimate(runs_dir: Path, source: CorpusSource, check: CorpusCheck, config: TrainConfig, preset: Path,
-                  shape: list[str]) -> Estimate | None:  # fmt: skip
+def show_estimate(
+    runs_dir: Path, source: CorpusSource, check: CorpusCheck, config: TrainConfig, preset: Path, shape: list[str]
+) -> Estimate | None:
     """The estimate for the chosen limits (recomputed at once when they change), None before a measurement."""
     st.markdown("**Estimate before you start**")
     cal = measured(runs_dir, source, config, preset, shape)
@@ -66,8 +67,11 @@ def show_estimate(runs_dir: Path, source: CorpusSource, check: CorpusCheck, conf
         return None
     made = estimate(check.kept, config, cal, time.time())
     a, b, c, d = st.columns(4)
-    a.metric("Pairs · pieces", f"{made.pairs:,} · {made.tokens:,}", help="after cleaning; subword pieces of the "
-             "training pairs, both sides")  # fmt: skip
+    a.metric(
+        "Pairs · pieces",
+        f"{made.pairs:,} · {made.tokens:,}",
+        help="after cleaning; subword pieces of the training pairs, both sides",
+    )
     b.metric("Steps per epoch", f"{made.steps_per_epoch:,}", help=f"{made.seconds_per_step:.3f} s per step here")
     c.metric("Epochs the limits allow", f"{made.epochs:,.1f}", help=f"{made.steps:,} steps; first limit: {made.limit}")
     d.metric("Peak memory", f"{made.peak_memory_mb:,.0f} MiB", help=f"measured on {cal.device}")
@@ -87,11 +91,17 @@ def show_outcome(run_dir: Path) -> None:
         return
     rows = [
         ("steps", f"{made.get('steps', 0):,}", f"{done.steps:,}"),
-        ("seconds per step (with evaluations)", f"{made.get('train_seconds', 0) / max(1, made.get('steps', 1)):.3f}",
-         f"{done.seconds_per_step:.3f}" if done.seconds_per_step else "–"),
+        (
+            "seconds per step (with evaluations)",
+            f"{made.get('train_seconds', 0) / max(1, made.get('steps', 1)):.3f}",
+            f"{done.seconds_per_step:.3f}" if done.seconds_per_step else "–",
+        ),
         ("training time", duration(made.get("train_seconds", 0)), duration(done.train_seconds)),
-        ("start to finish", duration(made.get("total_seconds", 0)),
-         duration(done.total_seconds) if done.total_seconds is not None else "–"),
-    ]  # fmt: skip
+        (
+            "start to finish",
+            duration(made.get("total_seconds", 0)),
+            duration(done.total_seconds) if done.total_seconds is not None else "–",
+        ),
+    ]
     st.markdown("**Estimate and what happened**")
     st.dataframe(pd.DataFrame(rows, columns=["", "estimated", "actual"]), hide_index=True)

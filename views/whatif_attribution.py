@@ -58,9 +58,11 @@ def show_attribution(subject: Subject, langs: Languages) -> None:
     )
     options = [None, *alternatives(subject, step)]
     contrast = b.selectbox(
-        "Rather than (contrastive)", options, format_func=lambda t: "—" if t is None else tok.tgt.id_to_piece(t),
+        "Rather than (contrastive)",
+        options,
+        format_func=lambda t: "—" if t is None else tok.tgt.id_to_piece(t),
         key=f"whatif_contrast_{step}",
-    )  # fmt: skip
+    )
     steps = c.slider("Integrated-gradient steps", 8, MAX_IG_STEPS, IG_STEPS, 8, key="whatif_ig_steps")
     result = attributed(
         subject.directory, subject.src_ids, subject.tokens, step, contrast, steps, _translator=subject.translator
@@ -76,14 +78,16 @@ def show_attribution(subject: Subject, langs: Languages) -> None:
     layer, src_row = subject.layer, pick(maps.cross, subject.layer, None)[step]
     src_chart = heat_rows_chart(
         heat_rows_frame(rows(f"cross-attention L{layer + 1}", src_row, result, True), maps.src),
-        f"{langs.src} source", f"{langs.src} subword",
-    )  # fmt: skip
+        f"{langs.src} source",
+        f"{langs.src} subword",
+    )
     st.altair_chart(src_chart, key="whatif_attr_source")
     tgt_row = pick(maps.decoder, layer, None)[step][: step + 1]
     tgt_chart = heat_rows_chart(
         heat_rows_frame(rows(f"self-attention L{layer + 1}", tgt_row, result, False), maps.tgt_in[: step + 1]),
-        f"{langs.tgt} written so far (decoder input)", "decoder input subword",
-    )  # fmt: skip
+        f"{langs.tgt} written so far (decoder input)",
+        "decoder input subword",
+    )
     st.altair_chart(tgt_chart, key="whatif_attr_target")
     gap = result.completeness_gap
     st.caption(

@@ -42,9 +42,13 @@ def show_heads(subject: Subject, langs: Languages) -> None:
     chosen = st.multiselect("Heads to switch off", heads, format_func=lambda h: h.label, key="whatif_heads")
     if chosen:
         result = ablated(
-            subject.directory, subject.src_ids, subject.tokens, tuple(sorted(chosen)), subject.options,
+            subject.directory,
+            subject.src_ids,
+            subject.tokens,
+            tuple(sorted(chosen)),
+            subject.options,
             _translator=subject.translator,
-        )  # fmt: skip
+        )
         left, right = st.columns(2)
         left.markdown("**All heads on**")
         left.code(tok.decode_tgt(list(subject.tokens)), language=None, wrap_lines=True)

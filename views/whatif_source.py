@@ -62,9 +62,14 @@ def show_source_edit(subject: Subject, langs: Languages) -> None:
     if edit is None:
         return
     result = edited(
-        subject.directory, subject.src_ids, subject.tokens, edit, subject.options, subject.layer,
+        subject.directory,
+        subject.src_ids,
+        subject.tokens,
+        edit,
+        subject.options,
+        subject.layer,
         _translator=subject.translator,
-    )  # fmt: skip
+    )
     old, new = tok.decode_tgt(list(subject.tokens)), tok.decode_tgt(result.tokens)
     changed = [w for w in source_words(tok, result.src_ids).labels if w != tok.src.id_to_piece(tok.src.eos_id())]
     left, right = st.columns(2)

@@ -31,9 +31,13 @@ TOOLS = ("Force the English", "Change the Spanish", "Switch heads off", "Attribu
 
 @st.cache_data(show_spinner="Continuing from your prefix…", max_entries=32)
 def forced(
-    directory: str, src_ids: tuple[int, ...], prefix: tuple[int, ...], original: tuple[int, ...],
-    options: DecodeOptions, _translator: Translator,
-) -> Forced:  # fmt: skip
+    directory: str,
+    src_ids: tuple[int, ...],
+    prefix: tuple[int, ...],
+    original: tuple[int, ...],
+    options: DecodeOptions,
+    _translator: Translator,
+) -> Forced:
     return force(_translator.model, list(src_ids), list(prefix), list(original), options)
 
 
@@ -63,8 +67,10 @@ def forced_cross_map(subject: Subject, tokens: list[int], langs: Languages) -> N
     frame = attention_frame(pick(maps.cross, subject.layer, None), maps.tgt_out, maps.src, inputs=maps.tgt_in)
     title = f"Cross-attention of the new output — layer {subject.layer + 1}, mean of heads"
     chart = attention_heatmap(frame, title, *axis_titles("cross", langs))
-    st.altair_chart(chart.encode(color=alt.Color("weight:Q", scale=alt.Scale(scheme="blues", domain=[0, 1]))),
-                    key="whatif_forced_map")  # fmt: skip
+    st.altair_chart(
+        chart.encode(color=alt.Color("weight:Q", scale=alt.Scale(scheme="blues", domain=[0, 1]))),
+        key="whatif_forced_map",
+    )
 
 
 def log_prob_line(label: str, log_prob: float) -> str:
@@ -125,9 +131,14 @@ def show_coverage(subject: Subject, langs: Languages) -> None:
     """Source words that received little cross-attention over the whole output."""
     maps: SentenceMaps = subject.maps
     threshold = st.slider(
-        "Threshold (attention units)", 0.05, 1.0, THRESHOLD, 0.05, key="whatif_coverage_threshold",
+        "Threshold (attention units)",
+        0.05,
+        1.0,
+        THRESHOLD,
+        0.05,
+        key="whatif_coverage_threshold",
         help="One output subword spends 1 unit of attention over the source.",
-    )  # fmt: skip
+    )
     words = coverage(maps, subject.layer, threshold)
     st.caption(
         f"Total cross-attention each {langs.src} word received over all output subwords (layer {subject.layer + 1}, "
@@ -140,10 +151,13 @@ def show_coverage(subject: Subject, langs: Languages) -> None:
     with st.container(key="whatif_coverage"):
         st.markdown(marked, unsafe_allow_html=True)
         st.dataframe(
-            {"word": [w.word for w in words], "total attention": [round(w.total, 3) for w in words],
-             "low": [w.low for w in words]},
+            {
+                "word": [w.word for w in words],
+                "total attention": [round(w.total, 3) for w in words],
+                "low": [w.low for w in words],
+            },
             hide_index=True,
-        )  # fmt: skip
+        )
     st.caption(f"{len(low)} of {len(words)} words below the threshold." if low else "No word is below the threshold.")
 
 

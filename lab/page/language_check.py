@@ -147,8 +147,10 @@ def warnings(e: Evidence, langs: Languages) -> list[str]:
     words = [w.strip(".,;:!?¡¿\"'()").casefold() for w in e.text.split()]
     english = sum(w in ENGLISH_WORDS for w in words)
     if langs.tgt_code == "en" and len(words) >= MIN_COPY_WORDS and english / len(words) >= MIN_ENGLISH_SHARE:
-        out.append(f"The input looks like English ({english} of its {len(words)} words are English function words), "
-                   f"the language this model translates into. {expects}.")  # fmt: skip
+        out.append(
+            f"The input looks like English ({english} of its {len(words)} words are English function words), "
+            f"the language this model translates into. {expects}."
+        )
     if len(e.text.split()) >= MIN_COPY_WORDS and e.copy_ratio >= COPY_RATIO:
         out.append(f"The output repeats the input almost unchanged: the input may already be {langs.tgt}. {expects}.")
     return out

@@ -59,6 +59,12 @@ def speeds(translator: Translator, sources: list[str], latency: int) -> tuple[fl
     return batched, 1000 * (time.perf_counter() - start) / latency
 
 
+def cpu_name() -> str:
+    """The CPU's model name from /proc/cpuinfo, "?" where it names none."""
+    lines = Path("/proc/cpuinfo").read_text().splitlines()
+    return next((line.split(":", 1)[1].strip() for line in lines if line.startswith("model name")), "?")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", type=Path, default=Path("checkpoints/es-en"))
@@ -76,14 +82,7 @@ def main() -> None:
     from translate import ct2
 
     sources = [p.src for p in engine_pairs(args.model, args.pairs, args.limit)]
-    cpu = next(
-        (
-            line.split(":", 1)[1].strip()
-            for line in Path("/proc/cpuinfo").read_text().splitlines()
-            if line.startswith("model name")
-        ),
-        "?",
-    )
+    cpu = cpu_name()
     print(f"{len(sources)} sentences, {os.cpu_count()} cores ({cpu}); CTranslate2 int8, greedy")
     with tempfile.TemporaryDirectory() as tmp:
         ct2_dir = ct2.export(args.model, Path(tmp) / "int8", "int8")
@@ -92,21 +91,9 @@ def main() -> None:
         rows, base = [], {}
         for case in CASES:
             child = json.dumps([case, str(ct2_dir), str(sources_file)])
+            argv = ["--model", str(args.model), "--child", child, "--latency-sentences", str(args.latency_sentences)]
             done = subprocess.run(
-                [
-                    sys.executable,
-                    "-m",
-                    "bench.engine_threads",
-                    "--model",
-                    str(args.model),
-                    "--child",
-                    child,
-                    "--latency-sentences",
-                    str(args.latency_sentences),
-                ],
-                capture_output=True,
-                text=True,
-                check=True,
+                [sys.executable, "-m", "bench.engine_threads", *argv], capture_output=True, text=True, check=True
             )
             figures = json.loads(done.stdout.strip().splitlines()[-1])
             base = base or figures

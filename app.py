@@ -20,7 +20,7 @@ from data.languages import with_article
 from lab.attention.explain import Explanation, explain, maps_of, set_threads
 from lab.attention.sentence_maps import SentenceMaps, problems
 from lab.page.direction import Languages, languages
-from lab.page.examples import EXAMPLES
+from lab.page.examples import examples_for, no_examples_note
 from lab.page.labels import placeholder, source_label, title
 from lab.page.model_choices import ModelChoice, default_index, find_models, shipped_model
 from lab.page.request import Request
@@ -117,14 +117,17 @@ def source_input(choice: ModelChoice, settings: tuple[int, float, int], langs: L
     """The example pickers in the sidebar, the text box and Translate; returns the column beside the box (for the
     result): the maps below it then start high enough to be seen with it."""
     st.sidebar.header("Examples")
-    st.sidebar.selectbox(
-        "Pick a guided example",
-        [e.source for e in EXAMPLES],
-        index=None,
-        placeholder="Examples the model translates correctly, each with something to look for…",
-        key="example",
-        on_change=use_example,
-    )
+    if examples := examples_for(langs):
+        st.sidebar.selectbox(
+            "Pick a guided example",
+            [e.source for e in examples],
+            index=None,
+            placeholder="Examples the model translates correctly, each with something to look for…",
+            key="example",
+            on_change=use_example,
+        )
+    else:
+        st.sidebar.caption(no_examples_note(langs))
     with st.sidebar:
         gold_picker(langs)
     box, beside = st.columns(2)
@@ -154,7 +157,8 @@ def translate_page() -> None:
     beside = source_input(choice, settings, langs)
     request = st.session_state.get("request")
     if not isinstance(request, Request):
-        beside.info(f"Type {with_article(langs.src)} sentence (or pick an example in the sidebar) and press Translate.")
+        pick = " (or pick an example in the sidebar)" if examples_for(langs) else ""
+        beside.info(f"Type {with_article(langs.src)} sentence{pick} and press Translate.")
         return
     if not request.text.strip():
         beside.info(f"Nothing to translate yet: type {with_article(langs.src)} sentence first.")
@@ -183,7 +187,7 @@ def show_translation(request: Request, current: Request, langs: Languages, besid
     display, charts, under = show_maps(maps, langs)  # a layer and a head per kind; other tabs follow cross's
     enc, dec, head, words = display.layers["encoder"], display.layers["cross"], display.heads["cross"], display.words
     with under:  # right under the maps it speaks of
-        show_example_hint(result, translator, request.model)
+        show_example_hint(result, translator, request.model, langs)
     tabs = (  # (tab title, view): the all-heads grid is heavy, so not first
         ("Alignment", partial(show_alignment, translator, request.model, request.text, maps, dec, head, words, langs)),
         (

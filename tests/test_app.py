@@ -20,7 +20,9 @@ from data.case_markup import MARK
 from data.tokenizer import JOINT_FILE
 from lab.attention.explain import EMPTY, Explanation, maps_of
 from lab.attention.sentence_maps import KIND_TITLES
+from lab.page.examples import EXAMPLES
 from lab.page.model_choices import MODEL_FILES, record_default
+from model.attention_maps import KINDS
 from translate.translator import DEFAULT_MODEL, DecodeOptions, Translator
 from views.maps import DISCLAIMER, LAYER_KEYS
 from viz.arithmetic import weight_text
@@ -314,6 +316,22 @@ def test_picking_an_example_fills_the_text_box(model_env: Path) -> None:
     assert at.text_area(key="source").value == at.selectbox(key="example").value
 
 
+def test_the_first_screen_opens_on_a_worked_example_with_its_maps(model_env: Path) -> None:
+    at = start()
+    assert at.text_area(key="source").value == EXAMPLES[0].source and output(at).strip()
+    assert {KIND_TITLES[k] for k in KINDS} <= {title_of(s).split(" — ")[0] for s in specs(at)}
+    assert any(c.value.startswith("**How to read a map.**") for c in at.caption)
+
+
+def test_a_picked_example_is_translated_in_its_hints_view(model_env: Path) -> None:
+    at = start()
+    at.selectbox(key="example").select_index(1).run()
+    example = EXAMPLES[1]
+    assert output(at) == translate(start(), example.source).main.get_by_key("translation").code[0].value
+    assert at.session_state[LAYER_KEYS[example.claim.kind]] == example.claim.layer
+    assert at.session_state["words"] == example.claim.words
+
+
 def test_two_sessions_see_their_own_results(model_env: Path) -> None:
     first, second = start(), start()
     translate(first, "El gato rojo 3.")
@@ -523,6 +541,23 @@ def test_language_names_come_from_the_model_directory(
     (alignment,) = titled(at, "Alignment")
     assert "Portuguese" in json.dumps(alignment) and "Spanish" not in json.dumps(alignment)
     assert "Spanish" not in " ".join(c.value for c in at.caption)
+
+
+def test_a_model_from_english_hides_the_spanish_examples_and_says_so(
+    model_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    other = copy_model(model_env, tmp_path / "en-es")
+    config = json.loads((model_env / "train_config.json").read_text())
+    config["data"].update(src_lang="es", tgt_lang="en", reverse=True)  # a Spanish–English corpus, trained en → es
+    (other / "train_config.json").write_text(json.dumps(config))
+    monkeypatch.setenv("LAB_MODEL_DIR", str(other))
+    at = start()
+    assert at.title[0].value.startswith("English → Spanish")
+    box = at.text_area(key="source")
+    assert box.label == "English sentence" and "English" in box.placeholder and "español" not in box.placeholder
+    assert not [s for s in at.sidebar.selectbox if s.key == "example"]
+    assert any("No guided examples" in c.value and "English" in c.value for c in at.sidebar.caption)
+    assert any("Type an English sentence and press Translate" in i.value for i in at.info)
 
 
 def test_positional_encoding_as_curves(model_env: Path) -> None:

@@ -10,8 +10,8 @@ from conftest import unpadded_maps
 from streamlit.testing.v1 import AppTest
 
 from lab.attention.explain import explain, maps_of
-from lab.page.direction import languages
-from lab.page.examples import EXAMPLES, GuidedExample, is_accepted
+from lab.page.direction import UNKNOWN, Languages, languages
+from lab.page.examples import EXAMPLES, GuidedExample, examples_for, is_accepted, no_examples_note
 from lab.page.language_check import MIN_TOKEN_PROB, evidence, unsure, warnings
 from lab.page.map_claims import MapClaim
 from translate.settings import REPO_ROOT
@@ -148,3 +148,11 @@ def test_the_page_blames_the_input_only_when_a_language_check_fails(
         assert keyed(at, "input_check") == warnings(found, langs) and bool(warnings(found, langs)) != spanish
         assert keyed(at, "unsure") == ([unsure(found, langs)] if unsure(found, langs) else [])
         assert not any("is the input" in line for line in keyed(at, "unsure"))
+
+
+def test_the_examples_are_offered_only_to_a_model_from_spanish() -> None:
+    assert examples_for(Languages("es", "en", "Spanish", "English")) == EXAMPLES
+    assert examples_for(Languages("es-MX", "fr", "es-MX", "French")) == EXAMPLES
+    assert examples_for(UNKNOWN) == EXAMPLES  # an old model folder: most likely the shipped direction
+    english = Languages("en", "es", "English", "Spanish")
+    assert examples_for(english) == () and "English" in no_examples_note(english)

@@ -7,7 +7,7 @@ import streamlit as st
 
 from lab.attention.explain import Explanation, maps_of
 from lab.page.direction import Languages
-from lab.page.examples import by_source, is_accepted
+from lab.page.examples import by_source, examples_for, is_accepted
 from lab.page.language_check import evidence, unsure, warnings
 from lab.page.map_claims import MapClaim
 from translate.translator import Translator
@@ -38,11 +38,12 @@ def hint_holds(
     return example is not None and example.claim.holds(maps_of(_translator, list(src_ids), list(tokens)))
 
 
-def show_example_hint(result: Explanation, translator: Translator, directory: str) -> None:
-    """A guided example's "What to look for", when the model of ``directory`` translates it as accepted and the
-    hint's claim holds in its maps; else one caption saying why there is none."""
+def show_example_hint(result: Explanation, translator: Translator, directory: str, langs: Languages) -> None:
+    """A guided example's "What to look for", when the model of ``directory`` (translating ``langs``) can be given
+    the examples, translates this one as accepted and the hint's claim holds in its maps; else one caption saying
+    why there is none."""
     example = by_source(result.source)
-    if example is None:
+    if example is None or not examples_for(langs):
         return
     best = result.sentences[0].best if len(result.sentences) == 1 else None
     if best is None or not is_accepted(result.text, example):

@@ -12,7 +12,10 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from lab.page.direction import Languages
 from lab.page.map_claims import MapClaim
+
+EXAMPLES_SOURCE = "es"  # the guided examples are Spanish sentences with English answers
 
 
 @dataclass(frozen=True)
@@ -95,6 +98,18 @@ def normalise(text: str) -> str:
 
 def is_accepted(translation: str, example: GuidedExample) -> bool:
     return normalise(translation) in {normalise(a) for a in example.accepted}
+
+
+def examples_for(langs: Languages) -> tuple[GuidedExample, ...]:
+    """The guided examples a model of ``langs`` can be given: none for a model whose source is not Spanish (all for
+    a model of unknown direction: an old model folder, most likely Spanish → English)."""
+    source = langs.src_code.lower().split("-")[0]
+    return EXAMPLES if not langs.known or source == EXAMPLES_SOURCE else ()
+
+
+def no_examples_note(langs: Languages) -> str:
+    """The one line the page shows instead of the examples for a model that cannot be given them."""
+    return f"No guided examples for this model: they are written for another source language, not {langs.src}."
 
 
 def by_source(source: str) -> GuidedExample | None:

@@ -20,7 +20,7 @@ from data.languages import with_article
 from lab.attention.explain import Explanation, explain, maps_of, set_threads
 from lab.attention.sentence_maps import SentenceMaps, problems
 from lab.page.direction import Languages, languages
-from lab.page.examples import examples_for, no_examples_note
+from lab.page.examples import EXAMPLES, GuidedExample, examples_for, no_examples_note
 from lab.page.labels import placeholder, source_label, title
 from lab.page.model_choices import ModelChoice, default_index, find_models, shipped_model
 from lab.page.request import Request
@@ -32,7 +32,7 @@ from views.architecture import show_architecture_tab
 from views.arithmetic_tab import show_arithmetic
 from views.downloads import show_downloads
 from views.head_summary import show_head_summary
-from views.input_check import show_example_hint, show_input_check
+from views.input_check import show_example_hint, show_input_check, show_view
 from views.maps import show_all_heads, show_maps
 from views.positional_tab import show_positional
 from views.result import hypothesis_picker, sentence_picker, show_output
@@ -105,9 +105,17 @@ def submit(choice: ModelChoice, settings: tuple[int, float, int]) -> None:
     st.session_state["request"] = page_request(choice, settings)
 
 
-def use_example() -> None:
-    if st.session_state.get("example"):
-        st.session_state["source"] = st.session_state["example"]
+def use_example(choice: ModelChoice, settings: tuple[int, float, int]) -> None:
+    """A guided example picked: in the box, translated at once, the maps opened in the view its hint speaks of."""
+    picked = next((e for e in EXAMPLES if e.source == st.session_state.get("example")), None)
+    if picked is not None:
+        open_example(picked, choice, settings)
+
+
+def open_example(example: GuidedExample, choice: ModelChoice, settings: tuple[int, float, int]) -> None:
+    st.session_state["source"] = example.source
+    st.session_state["request"] = page_request(choice, settings)
+    show_view(example.claim)
 
 
 KEPT_SOURCE = "kept_source"  # the Spanish text, kept while the Train page runs
@@ -125,6 +133,7 @@ def source_input(choice: ModelChoice, settings: tuple[int, float, int], langs: L
             placeholder="Examples the model translates correctly, each with something to look for…",
             key="example",
             on_change=use_example,
+            args=(choice, settings),
         )
     else:
         st.sidebar.caption(no_examples_note(langs))
@@ -154,6 +163,9 @@ def translate_page() -> None:
     langs = languages(choice.path)
     st.title(title(langs))
     settings = decoding_settings()
+    first_visit = not {"request", "source", KEPT_SOURCE} & set(st.session_state)
+    if first_visit and choice.available and langs.src_code == "es":  # the first screen opens on a worked example
+        open_example(EXAMPLES[0], choice, settings)
     beside = source_input(choice, settings, langs)
     request = st.session_state.get("request")
     if not isinstance(request, Request):

@@ -20,9 +20,11 @@ from data.case_markup import MARK
 from data.tokenizer import JOINT_FILE
 from lab.attention.explain import EMPTY, Explanation, maps_of
 from lab.attention.sentence_maps import KIND_TITLES
+from lab.page.examples import EXAMPLES
 from lab.page.model_choices import MODEL_FILES, record_default
+from model.attention_maps import KINDS
 from translate.translator import DEFAULT_MODEL, DecodeOptions, Translator
-from views.maps import DISCLAIMER, LAYER_KEYS
+from views.maps import DISCLAIMER, HEAD_KEYS, LAYER_KEYS
 from viz.arithmetic import weight_text
 from viz.heatmap import MAX_AXIS_LABELS
 
@@ -312,6 +314,23 @@ def test_picking_an_example_fills_the_text_box(model_env: Path) -> None:
     at = start()
     at.selectbox(key="example").select_index(1).run()
     assert at.text_area(key="source").value == at.selectbox(key="example").value
+
+
+def test_the_first_screen_opens_on_a_worked_example_with_its_maps(model_env: Path) -> None:
+    at = start()
+    assert at.text_area(key="source").value == EXAMPLES[0].source and output(at).strip()
+    assert {KIND_TITLES[k] for k in KINDS} <= {title_of(s).split(" — ")[0] for s in specs(at)}
+    assert any(c.value.startswith("**How to read a map.**") for c in at.caption)
+
+
+def test_a_picked_example_is_translated_in_its_hints_view(model_env: Path) -> None:
+    at = start()
+    at.selectbox(key="example").select_index(1).run()
+    example = EXAMPLES[1]
+    assert output(at) == translate(start(), example.source).main.get_by_key("translation").code[0].value
+    head = -1 if example.claim.head is None else example.claim.head  # (the tiny model has fewer layers)
+    assert at.session_state[HEAD_KEYS[example.claim.kind]] == head
+    assert at.session_state["words"] == example.claim.words
 
 
 def test_two_sessions_see_their_own_results(model_env: Path) -> None:

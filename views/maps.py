@@ -25,6 +25,11 @@ LAYER_KEYS: dict[Kind, str] = {"encoder": "enc_layer", "decoder": "dec_layer", "
 # cross-attention's head keeps the key of the page's former single head: the head the other tabs follow
 HEAD_KEYS: dict[Kind, str] = {"encoder": "enc_head", "decoder": "dec_head", "cross": "head"}
 DISCLAIMER = "Attention shows where the model looked — one window into it, not an explanation of why it chose a word."
+HOW_TO_READ = (
+    "**How to read a map.** Each row is one token being computed — in the decoder and cross-attention maps, the "
+    "English token about to be produced — and each column a token it may look at. The darker the cell, the larger "
+    "the attention weight; each row's weights add up to 1."
+)
 
 
 @dataclass(frozen=True)
@@ -95,6 +100,7 @@ def show_maps(maps: SentenceMaps, langs: Languages) -> tuple[Display, list[alt.C
     """The three kinds of attention side by side, each under its layer and head; below them the word, scale and
     follow controls, the token legend and the one disclaimer. Returns what is shown, the charts (for download) and
     an empty place right under the maps (for what to look for in them)."""
+    st.caption(HOW_TO_READ)
     with st.container(key="views"):
         columns = st.columns(3)
     under = st.container()

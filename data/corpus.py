@@ -125,50 +125,17 @@ def clean(pairs: list[Pair], config: CleanConfig, report: ReadReport) -> list[Pa
 
 def typed_key(text: str, drop_commas: bool = True) -> str:
     """Key that ignores how a sentence was typed (case, accents, ¿¡, final punctuation and, unless told
-    otherwise, commas): for held-out lists."""
+    otherwise, commas): which everyday phrases a model's training holds."""
     return match_key(typed(normalise(text), keep_commas=not drop_commas))
 
 
-def read_held_out(path: Path) -> set[str]:
-    """The first column of a TSV of held-out sentences (``#`` lines are comments), normalised."""
-    path = Path(path)
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        raise CorpusError(f"{path}: held-out sentence file not found (data.exclude)") from None
-    except UnicodeDecodeError as err:
-        raise CorpusError(f"{path}: not UTF-8 text ({err})") from None
-    return {normalise(line.split("\t")[0]) for line in lines if line.strip() and not line.startswith("#")}
-
-
-def exclude(pairs: list[Pair], held_out: set[str], report: ReadReport, drop_commas: bool = False) -> list[Pair]:
-    """Drop every pair whose source is a held-out sentence however it was typed (``typed_key``); counts each drop.
-
-    Before the split commas count (``drop_commas=False``), so that the split of an older configuration stays the
-    same; the training split then also loses what differs from a held-out sentence only by commas
-    (training/prepare.py), since typing noise drops commas.
-    """
-    keys = {typed_key(s, drop_commas) for s in held_out}
-    reason = "held out (data.exclude, ignoring commas)" if drop_commas else "held out (data.exclude)"
-    kept = []
-    for index, pair in enumerate(pairs):
-        if typed_key(pair.src, drop_commas) in keys:
-            report.skip(reason, pair.origin or f"pair {index + 1}")
-        else:
-            kept.append(pair)
-    report.kept -= len(pairs) - len(kept)
-    return kept
-
-
-def sentence_pairs(
-    pairs: list[Pair], config: CleanConfig, held_out: set[str], avoid: list[Pair], report: ReadReport
-) -> list[Pair]:
+def sentence_pairs(pairs: list[Pair], config: CleanConfig, avoid: list[Pair], report: ReadReport) -> list[Pair]:
     """One pair per sentence of each pair whose two sides hold the same number (≥ 2) of sentences, in order:
     "¡Hola! ¿Qué tal?" / "Hi! How are you?" also gives "¡Hola!" / "Hi!" and "¿Qué tal?" / "How are you?".
 
     Tatoeba's greetings and set phrases often come only inside such pairs. Each sentence pair goes through
     ``clean``'s filters; one whose source or target is a sentence of ``avoid`` (the dev and test splits, by
-    ``match_key``) is dropped, and so is a held-out one (``exclude``, commas ignored). Every drop is counted under
+    ``match_key``) is dropped. Every drop is counted under
     "sentence pair: …".
     """
     candidates = []
@@ -189,7 +156,7 @@ def sentence_pairs(
             filtered.skip("in the dev or test split", pair.origin)
         else:
             unseen.append(pair)
-    out = exclude(unseen, held_out, filtered, drop_commas=True)
+    out = unseen
     for reason, count in filtered.skipped.items():
         report.skipped[f"sentence pair: {reason}"] += count
         report.examples.setdefault(f"sentence pair: {reason}", filtered.examples[reason])

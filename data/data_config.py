@@ -40,7 +40,6 @@ class DataConfig:
     dev_size: int = 2000
     test_size: int = 3000
     split_seed: int = 1234
-    exclude: tuple[str, ...] = ()  # TSV files of held-out sentences (first column): matching pairs are dropped
     max_len: int = 128  # subword ids per side, EOS included
     noise: NoiseConfig = field(default_factory=NoiseConfig)  # source noise like typing: [data.noise] in TOML
     # names, places and numbers shared by both sides swapped for new ones each epoch: [data.entities] in TOML

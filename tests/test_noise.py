@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-import dataclasses
 import random
-from pathlib import Path
 
 import pytest
 
 from data.batch import TrainingSet, encode_pairs
-from data.corpus import Pair, ReadReport, exclude, read_held_out
+from data.corpus import Pair
 from data.noise import NoiseConfig, add_noise, drop_commas, typed
 from data.tokenizer import Tokenizer, train_tokenizer
 from model.config import ConfigError
-from training.prepare import load_and_split
 from training.train_config import load_train_config
 
 PAIRS = [
@@ -84,33 +81,3 @@ def test_noise_options_are_checked_and_nested_overrides_reach_them() -> None:
         load_train_config(None, ["data.noise.p=1.5"])
     with pytest.raises(ConfigError, match=r"data\.noise\.q"):
         load_train_config(None, ["data.noise.q=0.1"])
-
-
-def test_held_out_sentences_are_dropped_however_they_are_typed(tmp_path: Path) -> None:
-    held = tmp_path / "held.tsv"
-    held.write_text("# comment\ncomo estas\tHow are you\n", encoding="utf-8")
-    report = ReadReport()
-    kept = exclude(PAIRS, read_held_out(held), report)
-    assert len(kept) == len(PAIRS) - 10 and all(p.src != "¿Cómo estás?" for p in kept)
-    assert report.skipped["held out (data.exclude)"] == 10
-
-
-def test_the_training_split_also_loses_held_out_sentences_that_differ_only_by_commas(tmp_path: Path) -> None:
-    """Commas count for the split (older splits stay the same); typing noise drops them, so a pair that a
-    comma alone tells from a held-out sentence leaves the training split too."""
-    corpus = tmp_path / "c.tsv"
-    # Five sources of one target make a group too big for dev or test (data.corpus.split): all go to train.
-    fine = ["Estoy bien, gracias.", "Estoy bien.", "Me encuentro bien.", "Yo estoy bien.", "Todo bien."]
-    pairs = [(f"Frase número {i}.", f"Sentence number {i}.") for i in range(40)] + [(f, "I'm fine.") for f in fine]
-    corpus.write_text("".join(f"{s}\t{t}\n" for s, t in pairs), encoding="utf-8")
-    held = tmp_path / "held.tsv"
-    held.write_text("estoy bien gracias\tI'm fine, thanks\n", encoding="utf-8")
-    config = load_train_config(None, [f"data.corpora=['{corpus}']", "data.dev_size=4", "data.test_size=4"])
-    before, after = ReadReport(), ReadReport()
-    plain = load_and_split(config.data, before)
-    held_out = load_and_split(dataclasses.replace(config.data, exclude=(str(held),)), after)
-    assert "Estoy bien, gracias." in [p.src for p in plain.train]
-    assert held_out.dev == plain.dev and held_out.test == plain.test  # the split itself is unchanged
-    assert held_out.train == [p for p in plain.train if p.src != "Estoy bien, gracias."]
-    assert after.skipped == {"held out (data.exclude, ignoring commas)": 1}
-    assert after.kept == before.kept - 1

@@ -21,7 +21,7 @@ PAIRS = [
 
 def test_each_sentence_of_a_pair_with_as_many_sentences_on_each_side_becomes_a_pair() -> None:
     report = ReadReport()
-    out = sentence_pairs(PAIRS, CleanConfig(max_ratio=1.4), set(), [], report)
+    out = sentence_pairs(PAIRS, CleanConfig(max_ratio=1.4), [], report)
     assert [(p.src, p.tgt) for p in out] == [
         ("¡Hola!", "Hi!"),
         ("¿Qué tal?", "How are you?"),
@@ -37,15 +37,12 @@ def test_each_sentence_of_a_pair_with_as_many_sentences_on_each_side_becomes_a_p
     assert report.examples["sentence pair: length-ratio filter"] == ["c.tsv:6 (sentence 2)"]
 
 
-def test_sentences_of_dev_test_or_held_out_lists_are_not_added() -> None:
+def test_sentences_of_dev_or_test_are_not_added() -> None:
     report = ReadReport()
     avoid = [Pair("Espera", "Hold on."), Pair("Algo distinto.", "how are you")]  # by match_key: case, final stop
-    out = sentence_pairs(PAIRS[:2], CleanConfig(), {"hola"}, avoid, report)  # held out however it is typed
-    assert [p.src for p in out] == ["No te vayas."]
-    assert report.skipped == {
-        "sentence pair: in the dev or test split": 2,
-        "sentence pair: held out (data.exclude, ignoring commas)": 1,
-    }
+    out = sentence_pairs(PAIRS[:2], CleanConfig(), avoid, report)
+    assert [p.src for p in out] == ["¡Hola!", "No te vayas."]
+    assert report.skipped == {"sentence pair: in the dev or test split": 2}
 
 
 def test_split_sentences_adds_to_train_only_and_keeps_the_split(tmp_path: Path) -> None:

@@ -45,7 +45,7 @@ MAX_TIMED_SENTENCES = 20  # dev sentences translated to time one translation
 def prepared(config: TrainConfig, corpus: Path, overrides: Sequence[str] = ()) -> tuple[TrainConfig, Tokenizer, Any]:
     """The sample's split and tokenizer, as ``prepare_data`` makes them (no noised extras for the vocabulary); with
     ``run.init_from``, the parent's shape, grown as ``overrides`` ask (as ``training.train`` does)."""
-    d = dataclasses.replace(config.data, corpora=(str(corpus),), format="tsv", columns=(), exclude=(), distilled="")
+    d = dataclasses.replace(config.data, corpora=(str(corpus),), format="tsv", columns=(), distilled="")
     parts = load_and_split(d, ReadReport())
     if config.run.init_from:
         parent = Path(config.run.init_from)

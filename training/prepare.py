@@ -18,11 +18,9 @@ from data.corpus import (
     ReadReport,
     Split,
     clean,
-    exclude,
     match_key,
     pair_lines,
     read_corpus,
-    read_held_out,
     read_pairs_file,
     sentence_pairs,
     split,
@@ -43,19 +41,16 @@ log = logging.getLogger("training")
 SPLITS = ("train", "dev", "test")
 
 
-def read_pairs(d: DataConfig, report: ReadReport) -> tuple[list[Pair], set[str]]:
-    """Every corpus read, cleaned and without held-out sentences; also the held-out set itself."""
+def read_pairs(d: DataConfig, report: ReadReport) -> list[Pair]:
+    """Every corpus read and cleaned."""
     pairs: list[Pair] = []
     for corpus in d.corpora:
         how = Reading(d.src_lang, d.tgt_lang, d.skip_bad_lines, d.columns or None)
         pairs += read_corpus(Path(corpus), d.format, how, report)
     pairs = clean(pairs, d.clean, report)
-    held_out = set().union(*(read_held_out(Path(path)) for path in d.exclude))
-    if held_out:
-        pairs = exclude(pairs, held_out, report)
     if len(pairs) < 3:
         raise CorpusError(f"{', '.join(d.corpora)}: only {len(pairs)} usable pairs after cleaning")
-    return pairs, held_out
+    return pairs
 
 
 def load_and_split(d: DataConfig, report: ReadReport, pinned: Split | None = None) -> Split:
@@ -63,9 +58,8 @@ def load_and_split(d: DataConfig, report: ReadReport, pinned: Split | None = Non
 
     With ``pinned`` (a parent model's split, see ``parent_split``) dev and test are the parent's, exactly, and
     train is every other pair that shares no sentence with them. With ``d.reverse`` the pairs are swapped last:
-    the same split as the forward direction's, the other way round (``data.exclude`` matches the ``src_lang``
-    side, as read)."""
-    pairs, held_out = read_pairs(d, report)
+    the same split as the forward direction's, the other way round."""
+    pairs = read_pairs(d, report)
     if pinned is not None and d.reverse:
         pinned = swapped(pinned)  # the parent's pairs in the corpus's order, as ``pairs`` are read
     if pinned is not None:
@@ -74,10 +68,8 @@ def load_and_split(d: DataConfig, report: ReadReport, pinned: Split | None = Non
         dev_size = min(d.dev_size, max(1, len(pairs) // 10))
         test_size = min(d.test_size, max(1, len(pairs) // 10))
         parts = split(pairs, dev_size, test_size, d.split_seed)
-    if held_out:  # typing noise drops commas: "Estoy bien, gracias." would teach the held-out "estoy bien gracias"
-        parts = dataclasses.replace(parts, train=exclude(parts.train, held_out, report, drop_commas=True))
     if d.split_sentences:  # added to train only; dev and test stay whole pairs
-        added = sentence_pairs(parts.train, d.clean, held_out, parts.dev + parts.test, report)
+        added = sentence_pairs(parts.train, d.clean, parts.dev + parts.test, report)
         parts = dataclasses.replace(parts, train=parts.train + added)
     if not parts.dev or not parts.test:
         raise CorpusError(

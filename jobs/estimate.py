@@ -32,6 +32,8 @@ CALIBRATION_DIR = ".calibration"  # in the runs folder; hidden, so never taken f
 ESTIMATE_FILE = "estimate.json"  # in a run folder: the estimate shown when it was started
 MAX_AGE_S = 24 * 3600.0  # a stored calibration older than this is measured again
 TIMEOUT_S = 120.0  # the calibration process is killed after this
+DEV_FLOOR, DEV_SHARE = 200, 0.05  # the dev set holds at least 200 sentences, or 5 % of the corpus when that is fewer
+MIN_EVALS = 2  # dev evaluations the verdict needs (jobs.run_verdict), inside the steps the estimate expects
 
 
 class EstimateError(RuntimeError):
@@ -87,6 +89,7 @@ class Estimate:
     epochs: float  # what those steps are in epochs
     limit: str  # the limit that binds first, in words
     evaluations: int
+    eval_every: int  # steps between dev evaluations: the preset's, or closer so that MIN_EVALS fit
     train_seconds: float
     total_seconds: float  # start to finish: startup, data, training, final scoring
     finish_at: float  # time.time() of the expected finish
@@ -102,21 +105,44 @@ def split_sizes(pairs: int, config: TrainConfig) -> tuple[int, int]:
     return min(d.dev_size, max(1, pairs // 10)), min(d.test_size, max(1, pairs // 10))
 
 
+def dev_floor(pairs: int) -> int:
+    """The fewest dev sentences a run of ``pairs`` may be judged on: DEV_FLOOR, or DEV_SHARE of the corpus if fewer."""
+    return max(1, min(DEV_FLOOR, int(pairs * DEV_SHARE)))
+
+
+def dev_override(pairs: int, config: TrainConfig) -> list[str]:
+    """``data.dev_size`` raised to the floor when the preset asks for fewer (tiny's 20); else nothing."""
+    floor = dev_floor(pairs)
+    return [f"data.dev_size={floor}"] if config.data.dev_size < floor else []
+
+
 def estimate(pairs: int, config: TrainConfig, cal: Calibration, now: float) -> Estimate:
-    """Scale the calibration to ``pairs`` checked pairs and the limits of ``config``; ``now`` for the finish time."""
+    """Scale the calibration to ``pairs`` checked pairs and the limits of ``config``; ``now`` for the finish time.
+
+    The evaluation spacing is the preset's unless fewer than MIN_EVALS evaluations would fit in the steps expected:
+    then it is narrowed (each evaluation's time counted again) until they do, and the run is started with it."""
+    made = _estimate(pairs, config, cal, now, config.run.eval_every)
+    for _ in range(8):  # narrower spacing costs evaluation time, which may cost steps under a minutes limit
+        if made.steps // made.eval_every >= MIN_EVALS or made.eval_every == 1:
+            break
+        made = _estimate(pairs, config, cal, now, max(1, made.steps // (MIN_EVALS + 1)))
+    return made
+
+
+def _estimate(pairs: int, config: TrainConfig, cal: Calibration, now: float, eval_every: int) -> Estimate:
     o, r = config.optim, config.run
     dev, test = split_sizes(pairs, config)
     base = max(1, cal.sample_pairs - cal.dev_pairs - cal.test_pairs)
     train_pairs = max(1, round((pairs - dev - test) * cal.train_pairs / base))  # with split sentences added
     steps_per_epoch = max(1, math.ceil(cal.steps_per_epoch * train_pairs / cal.train_pairs))
     eval_s = dev * cal.dev_loss_seconds_per_pair + min(dev, r.dev_bleu_sentences) * cal.translate_seconds_per_sentence
-    per_step = cal.seconds_per_step + eval_s / r.eval_every  # evaluations happen inside the time budget
+    per_step = cal.seconds_per_step + eval_s / eval_every  # evaluations happen inside the time budget
     limits = [(o.max_steps, f"optim.max_steps = {o.max_steps:,}"),
               (o.max_epochs * steps_per_epoch, f"optim.max_epochs = {o.max_epochs:,}")]  # fmt: skip
     if o.max_minutes > 0:
         limits.append((max(1, int(o.max_minutes * 60 / per_step)), f"optim.max_minutes = {o.max_minutes:g}"))
     steps, limit = min(limits, key=lambda item: item[0])
-    evaluations = steps // r.eval_every + (steps % r.eval_every > 0)
+    evaluations = steps // eval_every + (steps % eval_every > 0)
     train_s = steps * cal.seconds_per_step + evaluations * eval_s
     if o.max_minutes > 0:
         train_s = min(train_s, o.max_minutes * 60 + eval_s)  # the last evaluation runs after the minutes are up
@@ -133,6 +159,7 @@ def estimate(pairs: int, config: TrainConfig, cal: Calibration, now: float) -> E
         epochs=steps / steps_per_epoch,
         limit=limit,
         evaluations=evaluations,
+        eval_every=eval_every,
         train_seconds=train_s,
         total_seconds=total,
         finish_at=now + total,

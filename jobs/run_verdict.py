@@ -21,6 +21,7 @@ from translate.settings import REPO_ROOT
 
 TOLERANCE = 0.005  # a dev-loss change under 0.5 % is no change
 FLAT_EVALS = 3  # evaluations without a real change: flat
+NOISE_SES = 2.0  # a rise in dev loss counts when over twice the dev set's standard error (about 95 % one-sided)
 TIMEOUT_S = 300.0
 
 Kind = Literal["early", "improving", "overfitting", "flat", "worse"]
@@ -39,7 +40,11 @@ def _numbers(records: Sequence[Mapping[str, Any]], kind: str, field: str) -> lis
 
 
 def verdict(records: Sequence[Mapping[str, Any]]) -> Verdict:
-    """What the curves say, in words a newcomer can act on (dev loss and BLEU against the train loss)."""
+    """What the curves say, in words a newcomer can act on (dev loss and BLEU against the train loss).
+
+    "Over-fitting" (and "worse") need the dev loss to have risen from its best by more than the dev set's noise:
+    NOISE_SES × the standard error of the mean per-sentence dev loss (``dev_loss_se``, which training computes from
+    every dev sentence's loss), and by more than TOLERANCE; a smaller rise is read as no change."""
     dev = _numbers(records, EVAL_RECORD, "dev_loss")
     if len(dev) < 2:
         return Verdict("early", "Too early to tell: the verdict needs two dev evaluations.")
@@ -53,6 +58,15 @@ def verdict(records: Sequence[Mapping[str, Any]]) -> Verdict:
                            "loss still falling: training is still helping.")  # fmt: skip
         return Verdict("improving", f"Dev loss still falling ({dev[-2][1]:.3f} → {last:.3f}): training is still "
                        "helping.")  # fmt: skip
+    noise = NOISE_SES * dict(_numbers(records, EVAL_RECORD, "dev_loss_se")).get(last_step, 0.0)
+    if last > best * (1 + TOLERANCE) and last - best <= noise and best_step < last_step:
+        sentences = dict(_numbers(records, EVAL_RECORD, "dev_sentences")).get(last_step)
+        on = f" on {sentences:,.0f} dev sentences" if sentences else ""
+        text = (
+            f"Dev loss up {last - best:.3f} from its best, within the noise of the dev set (±{noise:.3f}{on}): "
+            "no sign yet of over-fitting; let it run, or add data."
+        )
+        return Verdict("flat", text)
     if last > best * (1 + TOLERANCE) and best_step < last_step:
         at_best = [loss for step, loss in train if step <= best_step]
         since = [loss for step, loss in train if step > best_step]

@@ -38,7 +38,7 @@ from jobs.corpus_check import (
     write_corpus,
 )
 from jobs.corpus_languages import MIN_CONFIDENCE, code_problem, language_warning, propose_columns
-from jobs.estimate import Estimate, save_estimate
+from jobs.estimate import DEV_FLOOR, DEV_SHARE, MIN_EVALS, Estimate, dev_override, save_estimate, split_sizes
 from jobs.fine_tune import FINETUNE_LR, MAX_FINETUNE_LR, fine_tune_overrides
 from jobs.model_gate import run_gate
 from jobs.run_progress import final_scores, kept_text, read_budget, read_metrics, run_progress
@@ -61,7 +61,7 @@ from views.train_probes import show_probes
 from viz.training_charts import loss_chart, score_chart
 
 if TYPE_CHECKING:  # the page reads presets through jobs.control
-    from training.train_config import OptimConfig, RunConfig
+    from training.train_config import OptimConfig, RunConfig, TrainConfig
 
 POLL_S = 2.0
 LIVE = ("running", "external")  # states whose panel refreshes itself every POLL_S seconds
@@ -354,6 +354,11 @@ def training_settings(runs_dir: Path) -> tuple[Settings, Path | str]:
     )
     config = control.read_preset(control.CONFIGS_DIR / f"{preset}.toml")
     shape = starting_point(runs_dir)
+    if shape and isinstance(shape, list):
+        st.caption(
+            f"Fine-tuning keeps the shape of the model it starts from (its layers, width and vocabulary): the preset "
+            f"“{preset}” sets only how it trains (batch size, evaluations, limits)."
+        )
     overrides = stopping_rules(preset, config.optim, config.run)
     name = st.text_input("Run name (letters, digits, - and _)", "my-run", key="run_name")
     try:
@@ -369,6 +374,15 @@ def training_settings(runs_dir: Path) -> tuple[Settings, Path | str]:
     elif isinstance(run_dir, str):
         st.error(run_dir)
     return Settings(preset, [*shape, *overrides], shape), run_dir
+
+
+def show_split(pairs: int, config: TrainConfig) -> None:
+    """How many pairs the run holds out to judge itself (dev) and to score the result (test)."""
+    dev, test = split_sizes(pairs, config)
+    st.caption(
+        f"The run holds out {dev:,} dev sentences to judge itself while it trains (at least {DEV_FLOOR}, or "
+        f"{DEV_SHARE:.0%} of the corpus when that is fewer) and {test:,} test sentences to score the result."
+    )
 
 
 def start_job(source: CorpusSource, settings: Settings, run_dir: Path, made: Estimate | None) -> None:
@@ -614,7 +628,18 @@ def main() -> None:
         except control.JobError as err:
             blockers.append(str(err))
         else:
+            if sized := dev_override(check.kept, config):  # the preset's dev set is too small to judge this corpus
+                settings = dataclasses.replace(settings, overrides=[*settings.overrides, *sized])
+                config = control.read_preset(preset_path, settings.overrides)
+            show_split(check.kept, config)
             made = show_estimate(runs_dir, source, check, config, preset_path, settings.shape)
+            if made is not None and made.eval_every != config.run.eval_every:
+                st.caption(
+                    f"Dev evaluations every {made.eval_every:,} steps: the preset's {config.run.eval_every:,} would "
+                    f"leave fewer than {MIN_EVALS} in this run, and the verdict needs {MIN_EVALS}."
+                )
+                spaced = f"run.eval_every={made.eval_every}"
+                settings = dataclasses.replace(settings, overrides=[*settings.overrides, spaced])
     if st.button("Start training", key="start", type="primary", disabled=bool(blockers)):
         start_job(source, settings, run_dir, made)
     if blockers:

@@ -14,10 +14,15 @@ from jobs import control
 from jobs.estimate import (
     CALIBRATION_DIR,
     CALIBRATION_VERSION,
+    DEV_FLOOR,
+    MIN_EVALS,
     Calibration,
     EstimateError,
     calibrate,
+    dev_floor,
+    dev_override,
     estimate,
+    split_sizes,
     stored_calibration,
 )
 from jobs.fine_tune import fine_tune_overrides
@@ -199,3 +204,29 @@ def test_the_verdict_skips_malformed_records() -> None:
 def test_the_estimate_record_round_trips() -> None:
     made = estimate(200, config(), cal(), 0.0)
     assert dataclasses.asdict(made) == made.as_dict() and json.loads(json.dumps(made.as_dict()))["steps"] == made.steps
+
+
+@pytest.mark.parametrize("pairs", [30, 400, 2_000, 4_000, 10_000, 1_000_000])
+def test_the_dev_set_is_floored_at_200_or_five_percent(pairs: int) -> None:
+    floor = dev_floor(pairs)
+    assert floor == min(DEV_FLOOR, max(1, pairs // 20))
+    dev, _ = split_sizes(pairs, config(*dev_override(pairs, config())))  # tiny asks for 20
+    assert dev >= floor
+    assert dev_override(pairs, config("data.dev_size=5000")) == []  # a preset asking for more keeps it
+
+
+@pytest.mark.parametrize(
+    "limits",
+    [
+        ("optim.max_steps=30",),
+        ("optim.max_steps=100000", "optim.max_epochs=2"),
+        ("optim.max_steps=10000000", "optim.max_epochs=1000", "optim.max_minutes=0.2"),
+        ("optim.max_steps=10000000", "optim.max_epochs=1000", "optim.max_minutes=30"),
+    ],
+)
+def test_every_estimated_run_gets_the_evaluations_its_verdict_needs(limits: tuple[str, ...]) -> None:
+    settings = config("run.eval_every=1000", *limits)
+    made = estimate(2_000, settings, cal(), 0.0)
+    assert made.steps // made.eval_every >= MIN_EVALS and made.evaluations >= MIN_EVALS
+    enough = estimate(2_000, config("run.eval_every=5", *limits), cal(), 0.0)
+    assert enough.eval_every == 5  # the preset's spacing when it already fits

@@ -702,3 +702,14 @@ def test_a_language_outside_the_list_by_its_iso_code(runs: Path) -> None:
     assert not at.button(key="start").disabled
     at.selectbox(key="target_lang").set_value("en").run()
     assert "both English" in start_disabled_because(at)
+
+
+def test_the_dev_set_and_the_fine_tune_shape_are_said(runs: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    at = upload(page(), "c.tsv", tsv(2_000))  # tiny asks for 20 dev pairs: floored at 5 % of 2,000
+    assert any("holds out 100 dev sentences" in c.value for c in at.caption)
+    asked = capture_commands(monkeypatch)
+    at.button(key="start").click().run()
+    assert not at.exception and "--data.dev_size=100" in asked[0]
+    at = page()
+    at.selectbox(key="init_from").set_value(1).run()
+    assert any(c.value.startswith("Fine-tuning keeps the shape") for c in at.caption)

@@ -6,6 +6,7 @@ import contextlib
 import dataclasses
 import logging
 import math
+import statistics
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -122,23 +123,37 @@ def train_step(
     return loss_sum, nll_sum, align_sum, local_tokens
 
 
-@torch.inference_mode()
 def evaluate_loss(model: Transformer, examples: list[Example], config: TrainConfig, env: Env) -> float:
     """Mean per-token NLL (no smoothing) on ``examples``, in eval mode; with several processes each takes a share."""
+    return evaluate_nll(model, examples, config, env)[0]
+
+
+@torch.inference_mode()
+def evaluate_nll(model: Transformer, examples: list[Example], config: TrainConfig, env: Env) -> tuple[float, float]:
+    """(mean per-token NLL, its noise: the standard error of the mean of the sentences' per-token NLL) on
+    ``examples``, in eval mode; with several processes each takes a share. The noise says how much the dev loss
+    moves by the luck of which sentences the dev set holds: a change smaller than it is no change."""
     was_training = model.training
     model.eval()
-    loss_module = TranslationLoss(model, 0.0)
     shard = examples[env.rank :: env.world_size]
     nll_sum = tokens = 0.0
+    per_sentence: list[float] = []
     c = model.config
     for indices in batch_indices(shard, config.optim.max_tokens, 0, 0, bucketing=True, shuffle=False):
         batch = collate([shard[i] for i in indices], c.pad_id, c.bos_id).to(env.device)
         with env.autocast():
-            _, nll, _ = loss_module(batch.src, batch.tgt_in, batch.tgt_out)
-        nll_sum += float(nll)
+            memory, src_mask, _ = model.encode(batch.src)
+            hidden, _, _ = model.decode(batch.tgt_in, memory, src_mask)  # (B, T, d_model)
+        real = batch.tgt_out != c.pad_id
+        token_nll = F.cross_entropy(model.output(hidden[real]).float(), batch.tgt_out[real], reduction="none")
+        sums = token_nll.new_zeros(real.shape[0]).index_add_(0, real.nonzero()[:, 0], token_nll)  # (B,)
+        per_sentence += (sums / real.sum(dim=1).clamp(min=1)).tolist()
+        nll_sum += float(token_nll.sum())
         tokens += batch.n_tgt_tokens
     model.train(was_training)
-    return all_reduce_sum(nll_sum, env) / max(1.0, all_reduce_sum(tokens, env))
+    losses = [loss for shard_losses in all_gather(per_sentence, env) for loss in shard_losses]
+    noise = statistics.stdev(losses) / math.sqrt(len(losses)) if len(losses) > 1 else 0.0
+    return all_reduce_sum(nll_sum, env) / max(1.0, all_reduce_sum(tokens, env)), noise
 
 
 def dev_scores(model: Transformer, tokenizer: Tokenizer, pairs: list[Pair], env: Env) -> dict[str, Any] | None:
@@ -325,7 +340,7 @@ def epoch_batches(examples: list[Example], o: OptimConfig, env: Env, epoch: int)
 def evaluate_dev(s: Session, progress: Progress) -> None:
     """Dev loss and BLEU (all processes share the work), the best model so far on rank 0; updates ``progress``."""
     config, env, r = s.run.config, s.run.env, s.run.config.run
-    dev_loss = evaluate_loss(s.model, s.dev.examples, config, env)
+    dev_loss, dev_loss_se = evaluate_nll(s.model, s.dev.examples, config, env)
     improved = dev_loss < progress.best_dev_loss
     progress.best_dev_loss = min(progress.best_dev_loss, dev_loss)
     progress.best_step = progress.step if improved else progress.best_step
@@ -335,6 +350,8 @@ def evaluate_dev(s: Session, progress: Progress) -> None:
         "epoch": progress.epoch,
         "dev_loss": dev_loss,
         "dev_ppl": math.exp(min(dev_loss, 50)),
+        "dev_loss_se": dev_loss_se,  # the dev set's noise (evaluate_nll): the verdict needs a change above it
+        "dev_sentences": len(s.dev.examples),
         "elapsed_s": progress.elapsed,
     }
     scores = None

@@ -45,7 +45,7 @@ class DataConfig:
     # names, places and numbers shared by both sides swapped for new ones each epoch: [data.entities] in TOML
     entities: EntityConfig = field(default_factory=EntityConfig)
     # SentencePiece subword sampling on the training set, both sides (0 = off). Smaller alpha = flatter sampling:
-    # with this unigram vocabulary 0.1 nearly doubles the pieces per sentence and cost 35 BLEU in 30 minutes (README).
+    # with this unigram vocabulary 0.1 nearly doubles the pieces per sentence and cost 35 BLEU in 30 minutes (docs/results.md).
     sampling_alpha: float = 0.0
     # Multi-sentence training pairs with as many sentences on each side also train one pair per sentence
     # (data.corpus.sentence_pairs): "¡Hola! ¿Qué tal?" / "Hi! How are you?" teaches "¡Hola!" / "Hi!" on its own.

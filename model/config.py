@@ -11,8 +11,8 @@ from model.typed_config import ConfigError, check_at_least, from_dict
 
 __all__ = ["MAX_ELEMENTS", "MAX_SIZES", "ConfigError", "ModelConfig", "from_dict"]
 
-# Upper bounds, checked before any tensor is built: far above any model this lab trains (checkpoints/es-en has
-# d_model 256, 4+3 layers, 8001 pieces), low enough that a corrupt or hostile config.json fails at once instead of
+# Upper bounds, checked before any tensor is built: far above any model this lab trains (the shipped model has
+# d_model 256, 8+3 layers, 8001 pieces), low enough that a corrupt or hostile config.json fails at once instead of
 # allocating gigabytes. MAX_ELEMENTS caps ``ModelConfig.n_elements`` (2e9 floats: 8 GB in float32).
 MAX_SIZES = {
     "d_model": 8192,

@@ -24,6 +24,19 @@ class GateOutcome:
     problem: str = ""  # why the gate could not run (then it did not pass)
 
 
+def refusal_text(outcome: GateOutcome) -> str:
+    """Why the gate refused, in two sentences a person reads (the gate's own words go in the page's details)."""
+    if outcome.problem:
+        why = (
+            "The check could not compare this run with the shipped model (they were not trained and scored on the "
+            "same held-out sentences, or one of them could not be loaded)"
+        )
+    else:
+        failed = [str(c.get("name")) for c in outcome.checks if not c.get("passed")]
+        why = f"The shipped model still does better on {', '.join(failed) or 'the checks above'}"
+    return f"{why}, so the shipped model stays the default. You can still pick this run on the Translate page."
+
+
 def run_gate(run_dir: Path, baseline: Path, timeout_s: float = TIMEOUT_S) -> GateOutcome:
     """Run the gate on ``run_dir`` against ``baseline``; a run that cannot be compared does not pass."""
     out = run_dir / GATE_FILE

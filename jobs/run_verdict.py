@@ -80,6 +80,27 @@ def verdict(records: Sequence[Mapping[str, Any]]) -> Verdict:
                    "evaluations — more steps will help little; more data or a bigger model may.")  # fmt: skip
 
 
+def reference_summary(scores: Mapping[str, Any]) -> str:
+    """One or two sentences on what the reference points say: the run's dev BLEU against copying the source
+    unchanged (the floor) and against the shipped model, when it was scored."""
+    bleu = {name: row.get("bleu") for name, row in scores.items() if isinstance(row, Mapping)}
+    run, floor = bleu.get("this run"), bleu.get("copy the source (floor)")
+    shipped = next((value for name, value in bleu.items() if name.startswith("shipped model")), None)
+    if not isinstance(run, int | float) or not isinstance(floor, int | float):
+        return "The reference points could not all be scored: compare the rows below."
+    if run <= floor:
+        text = (
+            f"This run ({run:.1f} BLEU) does no better than copying the source unchanged ({floor:.1f}): it has not "
+            "learned to translate yet. More data, more minutes, or fine-tuning the shipped model would help."
+        )
+    else:
+        text = f"This run ({run:.1f} BLEU) translates better than copying the source unchanged ({floor:.1f})."
+    if isinstance(shipped, int | float) and run > floor:
+        than = "better than" if run > shipped else "below"
+        text += f" It scores {than} the shipped model ({shipped:.1f}) on the same sentences."
+    return text
+
+
 def reference_points(run_dir: Path) -> dict[str, Any] | None:
     """The reference points scored for a run (``python -m training.reference_points``), None before."""
     data = read_json(run_dir / REFERENCES_FILE)

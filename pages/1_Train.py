@@ -40,9 +40,9 @@ from jobs.corpus_check import (
 from jobs.corpus_languages import MIN_CONFIDENCE, code_problem, language_warning, propose_columns
 from jobs.estimate import DEV_FLOOR, DEV_SHARE, MIN_EVALS, Estimate, dev_override, save_estimate, split_sizes
 from jobs.fine_tune import FINETUNE_LR, MAX_FINETUNE_LR, fine_tune_overrides
-from jobs.model_gate import run_gate
+from jobs.model_gate import refusal_text, run_gate
 from jobs.run_progress import final_scores, kept_text, read_budget, read_metrics, run_progress
-from jobs.run_verdict import reference_points, score_reference_points, verdict
+from jobs.run_verdict import reference_points, reference_summary, score_reference_points, verdict
 from jobs.uploads import (
     CORPUS_DIRS_ENV,
     STAGING_DIR,
@@ -331,7 +331,7 @@ def starting_point(runs_dir: Path) -> list[str] | str:
     labels = ["random weights (a new model)", *(c.label for c in models)]
     chosen = st.selectbox("Start from", range(len(labels)), key="init_from", format_func=lambda i: labels[i],
                           help="Fine-tuning keeps the model's tokenizer and shape and continues from its weights "
-                          "(the command line's --init-from)")  # fmt: skip
+                          "(a small learning rate, so that it keeps what it knows)")  # fmt: skip
     if chosen == 0:
         return []
     lr = st.number_input("Learning rate (fine-tuning)", 1e-6, MAX_FINETUNE_LR, FINETUNE_LR, format="%.1e",
@@ -366,8 +366,9 @@ def training_settings(runs_dir: Path) -> tuple[Settings, Path | str]:
     except control.JobError as err:
         run_dir = str(err)
     if isinstance(shape, str):
-        run_dir, shape = f"cannot fine-tune: {shape}", []
-        st.error(run_dir)
+        sentence = "This model cannot be fine-tuned: its folder is incomplete or unreadable. Start from another one."
+        refuse(sentence, shape)
+        run_dir, shape = "cannot fine-tune the chosen model", []
     elif isinstance(run_dir, Path) and (control.holds_run(run_dir) or run_lock.holder(run_dir)):
         run_dir = f"a run named {name.strip()!r} already exists: choose another name (or watch it below)"
         st.info(f"{run_dir[0].upper()}{run_dir[1:]}.")
@@ -385,6 +386,13 @@ def show_split(pairs: int, config: TrainConfig) -> None:
     )
 
 
+def refuse(sentence: str, details: str) -> None:
+    """A refusal in words a person reads; the technical details (paths, checksums, options) in an expander."""
+    st.error(sentence)
+    with st.expander("Details"):
+        st.code(details, language=None)
+
+
 def start_job(source: CorpusSource, settings: Settings, run_dir: Path, made: Estimate | None) -> None:
     """Write the checked corpus (and the estimate shown) into the run directory and start training on it."""
     preset_path = control.CONFIGS_DIR / f"{settings.preset}.toml"
@@ -397,8 +405,11 @@ def start_job(source: CorpusSource, settings: Settings, run_dir: Path, made: Est
             save_estimate(run_dir, made)
         overrides = ["data.format=tsv", *settings.overrides]
         pid = control.start(run_dir, preset_path, corpus, overrides, owner=owner_token())
-    except (control.JobError, CorpusError, OSError) as err:
+    except control.JobError as err:  # its messages are written for the page
         st.error(f"Not started: {err}")
+        return
+    except (CorpusError, OSError) as err:
+        refuse("Not started: the corpus could not be written into the run's folder.", str(err))
         return
     st.session_state["watch_run"] = run_dir.name
     st.success(f"Started run {run_dir.name!r} (process {pid}). It keeps training if you close this tab.")
@@ -468,13 +479,14 @@ def show_reference_points(run_dir: Path) -> None:
             with st.spinner("Translating the dev sentences with each model…"):
                 problem = score_reference_points(run_dir, shipped_model())
             if problem:
-                st.error(f"No reference points: {problem}")
+                refuse("No reference points: the other models could not translate this run's dev sentences.", problem)
             else:
                 st.rerun()
         return
     rows = [{"model": name, "dev BLEU": row.get("bleu"), "dev chrF": row.get("chrf")}
             for name, row in points["scores"].items() if isinstance(row, dict)]  # fmt: skip
     st.markdown(f"**Reference points** (the first {points.get('sentences', '?')} dev sentences, greedy)")
+    st.markdown(reference_summary(points["scores"]))
     st.dataframe(pd.DataFrame(rows), hide_index=True)
 
 
@@ -504,9 +516,7 @@ def default_model_gate(run_dir: Path) -> None:
         record_default(runs_dir, run_dir)
         st.success(f"Passed: “run: {run_dir.name}” is now the translate page's default model.")
     else:
-        reason = result.problem or "it fails the checks above"
-        st.error(f"The gate refused this run as the default ({reason}). You can still pick it in the translate "
-                 "page's model picker.")  # fmt: skip
+        refuse(refusal_text(result), result.problem or "the failed checks are marked in the table above")
 
 
 def job_controls(run_dir: Path, status: control.JobStatus) -> None:

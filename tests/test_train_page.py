@@ -64,6 +64,11 @@ def errors(at: AppTest) -> str:
     return "\n".join(e.value for e in at.error)
 
 
+def details(at: AppTest) -> str:
+    """The text of every "Details" expander: where a refusal's technical words go."""
+    return "\n".join(c.value for e in at.expander if e.label == "Details" for c in e.code)
+
+
 def metric(at: AppTest, label: str) -> str:
     return next(m.value for m in at.metric if m.label == label)
 
@@ -515,7 +520,8 @@ def test_a_model_folder_without_a_tokenizer_cannot_be_fine_tuned(runs: Path) -> 
     at = upload(page(), "c.tsv", tsv(60))
     options = at.selectbox(key="init_from").options
     at.selectbox(key="init_from").set_value(options.index("run: broken")).run()
-    assert "cannot fine-tune" in errors(at) and "cannot fine-tune" in start_disabled_because(at)
+    assert "cannot be fine-tuned" in errors(at) and str(runs) not in errors(at)
+    assert str(broken) in details(at) and "cannot fine-tune" in start_disabled_because(at)
 
 
 def test_the_verdict_and_a_failed_reference_scoring_are_shown(runs: Path) -> None:
@@ -523,7 +529,7 @@ def test_the_verdict_and_a_failed_reference_scoring_are_shown(runs: Path) -> Non
     at = page()
     assert any(i.value.startswith("Too early to tell") for i in at.info)
     at.button(key="references").click().run()
-    assert not at.exception and "No reference points" in errors(at)
+    assert not at.exception and "No reference points" in errors(at) and str(runs) not in errors(at)
 
 
 def finished(run_dir: Path, seconds: float = 120) -> None:
@@ -608,7 +614,8 @@ def test_the_gate_refuses_a_bad_run_as_the_default(
     at = page()
     assert at.selectbox(key="watch_run").value == "bad"
     at.button(key="make_default").click().run()
-    assert not at.exception and "The gate refused this run" in errors(at)
+    assert not at.exception and "the shipped model stays the default" in errors(at)
+    assert "canaries right" in errors(at) and "sha256" not in errors(at)
     checks = next(t.value for t in at.dataframe if "check" in t.value.columns)
     assert not checks.loc[checks["check"] == "canaries right", "passed"].item()
     wrong = next(t.value for t in at.dataframe if "what this run said" in t.value.columns)
@@ -617,7 +624,9 @@ def test_the_gate_refuses_a_bad_run_as_the_default(
     dev = runs / "bad" / "splits" / "dev.tsv"
     dev.write_text("".join(dev.read_text().splitlines(keepends=True)[1:]))  # another dev split: not comparable
     at.button(key="make_default").click().run()
-    assert "The gate refused this run" in errors(at) and "sha256 differs" in errors(at)
+    assert "could not compare this run with the shipped model" in errors(at)
+    assert not [w for w in ("sha256", "--init-from", str(runs)) if w in errors(at)]  # plain words on the page
+    assert "sha256 differs" in details(at)  # the gate's own words, in the expander
     assert recorded_default(runs) is None
 
 

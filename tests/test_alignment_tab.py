@@ -22,7 +22,7 @@ from lab.alignment.scoring import read_gold
 from model.run_dir import ALIGNMENT_FILE, CONFIG_FILE
 from translate.settings import REPO_ROOT
 from translate.translator import DEFAULT_MODEL, Translator
-from views.alignment_tab import SCORES_DEFINED
+from views.alignment_tab import NOT_ALIGNMENT, SCORES_DEFINED
 from viz.alignment_lines import AGREEMENT, ATTENTION, BOTH, PEOPLE, agreement_chart, agreement_frames
 
 APP = str(REPO_ROOT / "app.py")
@@ -164,6 +164,19 @@ def test_the_tab_names_the_stored_best_aligner_and_starts_on_it(app_env: Path, t
     assert at.selectbox(key="align_layer").value == 0 and at.selectbox(key="align_head").value == 1
     assert at.radio(key="reading").value == "shift"
     assert at.selectbox(key="head").value == -1  # the maps above keep their own default (mean of heads)
+
+
+def test_the_tab_says_attention_is_not_alignment_with_the_corpus_figures_in_large_type(app_env: Path) -> None:
+    gold = GoldFile("gold.tsv", "0" * 64, 3)
+    save_alignment(app_env, "XL-WA", stored_records(0, 1, "shift"), gold, gold)
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    at.text_area(key="source").set_value("El perro azul 7.")
+    at = alignment_tab(translate(at))
+    assert any(m.value == NOT_ALIGNMENT for m in at.markdown)
+    shown = {m.label: m.value for m in at.main.get_by_key("best_aligner").metric}
+    assert shown == {"AER of its best head, XL-WA test": "0.43", "AER of eflomal (a word aligner), XL-WA test": "0.21"}
+    assert at.toggle(key="align_words").value  # whole words unless the learner asks for subwords
+    assert "python -m" not in at.main.get_by_key("best_aligner").caption[0].value
 
 
 def test_without_a_stored_result_the_tab_starts_on_the_last_layer_and_can_follow_the_maps(app_env: Path) -> None:

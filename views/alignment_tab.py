@@ -162,6 +162,22 @@ def eflomal_caption(stored: StoredAlignment) -> str:
     )
 
 
+NOT_ALIGNMENT = (
+    "**Attention is not alignment.** Each output word attends to many source words at once, for reasons of its own; "
+    "the links below are only where each output word attends most, and even the model's best head agrees with "
+    "people's word links far less often than a dedicated word aligner does."
+)
+
+
+def show_corpus_quality(stored: StoredAlignment) -> None:
+    """The model's best attention aligner and eflomal on the benchmark's test set, in the type of a sentence's own
+    score: one sentence's AER says little beside them."""
+    a, b, _ = st.columns(3)
+    a.metric(f"AER of its best head, {stored.benchmark} test", f"{stored.aer:.2f}", help="Lower is better.")
+    if stored.eflomal_aer is not None:
+        b.metric(f"AER of eflomal (a word aligner), {stored.benchmark} test", f"{stored.eflomal_aer:.2f}")
+
+
 SCORES_DEFINED = (
     "Precision: the share of the links drawn that people drew too. Recall: the share of people's links that are "
     "drawn. AER (alignment error rate) = 1 − 2 × precision × recall ÷ (precision + recall): 0 when the two "
@@ -244,15 +260,19 @@ def show_alignment(
     langs: Languages,
 ) -> None:
     stored, pair = stored_best(directory), gold_pair(text, langs)
+    st.markdown(NOT_ALIGNMENT)
     if stored is not None:
         with st.container(key="best_aligner"):
+            show_corpus_quality(stored)
             st.caption(best_caption(stored))
             if eflomal_caption(stored):
-                st.caption(eflomal_caption(stored))
+                with st.expander("How these figures were made"):
+                    st.caption(eflomal_caption(stored))
     if stored is not None or pair is not None:
         with st.container(key="scores_defined"):
             st.caption(SCORES_DEFINED)
     method = aligner_choice(maps, directory, stored, dec, head)
+    words = st.toggle("Whole words", value=True, key="align_words", help="Join subwords into words (off: subwords).")
     show_own_alignment(translator, directory, maps, method, words, langs)
     if pair is not None:
         show_gold_score(translator, directory, pair, method, langs)
@@ -338,7 +358,7 @@ def show_gold_score(translator: Translator, directory: str, pair: GoldPair, meth
             f"argmax per {langs.tgt} word) are among the {found.gold} links people drew. Scored as bench.alignment "
             f"scores it: the model reads the {langs.src} sentence and is forced to write the reference {langs.tgt} of "
             f"{GOLD_CREDIT}, not the translation above; subwords are joined into the reference's words whatever "
-            'the "Whole words" switch says. Drawn below: green, both drew the link; orange, the attention only; '
+            'the "Whole words" switch says. Drawn below: green, both drew the link; orange, the model only; '
             "grey, people only. Precision = green ÷ (green + orange), recall = green ÷ (green + grey)."
         )
         title = f"Scored: the reference {langs.tgt}, {where(method)}, beside people's links"

@@ -14,7 +14,7 @@ SOURCE_Y, TARGET_Y = 1.0, 0.0  # the source sentence on top, the target below
 SOURCE_COLOUR, TARGET_COLOUR = "#d62728", "#1f77b4"
 HORIZONTAL_UP_TO = 14  # more tokens than this on a side: tilt the labels so they do not overlap
 MAX_WORDS_SHOWN = 40  # more tokens than this on a side: write every k-th one (the dots and tooltips keep them all)
-BOTH, ATTENTION, PEOPLE = "attention and people", "attention only", "people only"
+BOTH, ATTENTION, PEOPLE = "model and people", "model only", "people only"  # attention or attribution
 AGREEMENT = {BOTH: "#2ca02c", ATTENTION: "#ff7f0e", PEOPLE: "#7f7f7f"}  # who drew a link -> its colour
 
 

@@ -29,8 +29,17 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def tiny_run(corpus: Path, out: Path, *extra: str) -> list[str]:
-    return [*TINY, "--corpus", str(corpus), "--out", str(out), "--optim.max_steps=4", "--run.eval_every=2",
-            "--run.dev_bleu_sentences=2", *extra]  # fmt: skip
+    return [
+        *TINY,
+        "--corpus",
+        str(corpus),
+        "--out",
+        str(out),
+        "--optim.max_steps=4",
+        "--run.eval_every=2",
+        "--run.dev_bleu_sentences=2",
+        *extra,
+    ]
 
 
 # ----------------------------------------------------------------------------------------- one writer
@@ -53,8 +62,13 @@ def test_every_form_of_the_command_takes_the_same_lock(tmp_path: Path) -> None:
     out = tmp_path / "run"
     with acquire(out):
         for form in (["-m", "training.train"], ["-m", "training", "train"]):
-            done = subprocess.run([sys.executable, *form, "--out", str(out), "--resume"], cwd=REPO,
-                                  capture_output=True, text=True, timeout=120)  # fmt: skip
+            done = subprocess.run(
+                [sys.executable, *form, "--out", str(out), "--resume"],
+                cwd=REPO,
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
             assert done.returncode == 2 and "is being written by process" in done.stderr, done.stderr
 
 

@@ -44,8 +44,17 @@ def test_presets_load_and_build_a_valid_model_config(preset: str) -> None:
 def test_a_bad_model_shape_fails_before_any_data_is_read(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     """--model.n_heads=5 used to fail only after SentencePiece was trained, with a traceback."""
     out = tmp_path / "run"
-    code = main(["--config", str(CONFIGS / "tiny.toml"), "--corpus", str(tmp_path / "missing.tsv"),
-                       "--out", str(out), "--model.n_heads=5"])  # fmt: skip
+    code = main(
+        [
+            "--config",
+            str(CONFIGS / "tiny.toml"),
+            "--corpus",
+            str(tmp_path / "missing.tsv"),
+            "--out",
+            str(out),
+            "--model.n_heads=5",
+        ]
+    )
     assert code == 2 and not out.exists()  # the corpus does not even exist: the config was checked first
     assert "model.n_heads" in capsys.readouterr().err
 

@@ -98,8 +98,9 @@ def read_distilled(path: Path) -> dict[str, str]:
     try:
         return {pair.src: pair.tgt for pair in read_pairs_file(Path(path))}
     except FileNotFoundError:
-        raise CorpusError(f"{path}: distilled file not found (data.distilled: write it with python -m "
-                          "training.distill)") from None  # fmt: skip
+        raise CorpusError(
+            f"{path}: distilled file not found (data.distilled: write it with python -m training.distill)"
+        ) from None
 
 
 def mix_distilled(parts: Split, d: DataConfig, report: ReadReport) -> Split:

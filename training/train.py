@@ -283,8 +283,13 @@ def build_model(config: TrainConfig, tokenizer: Tokenizer, env: distributed.Env,
             log.info("grown from the parent's %s layers (new layers: zeroed copies, model/grow.py)", layers)
         log.info("initial weights: %s", parent / WEIGHTS_FILE)
     model = model.to(env.device)
-    log.info("model: %.2fM parameters on %s (%s), %d process(es)", model.num_parameters() / 1e6, env.device,
-             env.autocast_dtype or "fp32", env.world_size)  # fmt: skip
+    log.info(
+        "model: %.2fM parameters on %s (%s), %d process(es)",
+        model.num_parameters() / 1e6,
+        env.device,
+        env.autocast_dtype or "fp32",
+        env.world_size,
+    )
     return model
 
 
@@ -297,8 +302,12 @@ def log_data(train_set: TrainingSet, config: TrainConfig, model: Transformer) ->
     log.info("padding fraction: %.1f%% with bucketing, %.1f%% without", 100 * bucketed, 100 * plain)
     if guided.enabled:
         layer = range(model.config.n_decoder_layers)[guided.layer] + 1
-        log.info("guided alignment: weight %g on decoder layer %d, head %d (1-based, as bench.alignment names "
-                 "them)", guided.weight, layer, guided.head + 1)  # fmt: skip
+        log.info(
+            "guided alignment: weight %g on decoder layer %d, head %d (1-based, as bench.alignment names them)",
+            guided.weight,
+            layer,
+            guided.head + 1,
+        )
 
 
 def run(config: TrainConfig, env: distributed.Env, run_dir: Path, resume: bool) -> int:
@@ -325,13 +334,25 @@ def run(config: TrainConfig, env: distributed.Env, run_dir: Path, resume: bool) 
     progress = train(model, tokenizer, train_set, dev, run_context, resume)
     if env.world_size > 1:
         identical, digests = distributed.ranks_identical(model, env)
-        log.info("rank %d of %d: weights sha256 %s; ranks identical: %s", env.rank, env.world_size,
-                 digests[env.rank][:16], identical)  # fmt: skip
+        log.info(
+            "rank %d of %d: weights sha256 %s; ranks identical: %s",
+            env.rank,
+            env.world_size,
+            digests[env.rank][:16],
+            identical,
+        )
     if env.is_main:
         result = finish(model, tokenizer, run_context, dev.examples, parts["test"], progress)
         t = result["test_greedy"]
-        log.info("done: %d steps in %.0f s; final=%s; test BLEU %.2f chrF %.2f (%s)", progress.step,
-                 time.perf_counter() - start, result["final"], t["bleu"], t["chrf"], t["bleu_signature"])  # fmt: skip
+        log.info(
+            "done: %d steps in %.0f s; final=%s; test BLEU %.2f chrF %.2f (%s)",
+            progress.step,
+            time.perf_counter() - start,
+            result["final"],
+            t["bleu"],
+            t["chrf"],
+            t["bleu_signature"],
+        )
     return 0
 
 

@@ -1,0 +1,108 @@
+"""A correction taught and what it did: the sentence and its cross-attention before and after, the checked sentences
+before and after, and how the adaptation went. Only results are kept: the adapted copy is dropped once measured."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from data.readers import Pair
+from lab.attention.explain import maps_of
+from lab.attention.sentence_maps import SentenceMaps
+from lab.page.direction import Languages
+from lab.teaching.adapt import adapt, step_settings
+from lab.teaching.sentence_sets import check_sources, replay_set
+from translate.translator import DecodeOptions, Translator
+
+
+class CorrectionError(ValueError):
+    """A correction the page cannot teach (empty, what the model already says, or outside its vocabulary)."""
+
+
+@dataclass(frozen=True)
+class Checked:
+    source: str
+    before: str
+    after: str
+
+    @property
+    def changed(self) -> bool:
+        return self.before != self.after
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one taught correction changed, for the page to show (no model inside: safe to keep in a session)."""
+
+    model: str  # the model directory whose copy was taught
+    source: str
+    correction: str
+    before: str  # the original model's translation of ``source``
+    after: str  # the adapted copy's
+    before_maps: SentenceMaps
+    after_maps: SentenceMaps
+    losses: tuple[float, ...]  # the correction's token loss before each step
+    seconds: float
+    produced: bool  # the copy decodes (greedily) exactly the correction
+    stopped: str
+    replay: str  # where the replayed pairs came from, in words
+    guards_checks: bool  # the checked sentences were replayed too
+    checks: tuple[Checked, ...]
+
+    @property
+    def steps(self) -> int:
+        return len(self.losses)
+
+    @property
+    def changed(self) -> list[Checked]:
+        return [c for c in self.checks if c.changed]
+
+
+def teach(
+    translator: Translator,
+    model_dir: Path,
+    langs: Languages,
+    source: str,
+    correction: str,
+    options: DecodeOptions | None = None,
+    on_step: Callable[[int, float], None] | None = None,
+) -> Outcome:
+    """Teach a copy of ``translator``'s model that ``source`` is ``correction`` and measure it; the shared model
+    and ``model_dir`` are only read."""
+    options = options or DecodeOptions()
+    correction = correction.strip()
+    if not correction:
+        raise CorrectionError("Type the right English first.")
+    original = translator.translate(source, options)
+    if original.text.strip() == correction:
+        raise CorrectionError("The model already says exactly that: type a different English sentence to teach.")
+    replay = replay_set(translator, model_dir, langs)
+    tokenizer = translator.tokenizer
+    if tokenizer.tgt.unk_id() in tokenizer.encode_tgt(correction):
+        raise CorrectionError(
+            "Part of this English has no form in the model's vocabulary: it could only learn “⁇” for it."
+        )
+    settings = step_settings(model_dir)
+    adapted = adapt(translator.model, tokenizer, Pair(source, correction), list(replay.pairs), settings, on_step)
+    copy = Translator(adapted.model, tokenizer)
+    taught = copy.translate(source, options)
+    sources = list(check_sources(model_dir, langs))
+    before = translator.translate_all(sources, options) if sources else []
+    after = copy.translate_all(sources, options) if sources else []
+    return Outcome(
+        model=str(model_dir),
+        source=source,
+        correction=correction,
+        before=original.text,
+        after=taught.text,
+        before_maps=maps_of(translator, original.src_ids, original.hypotheses[0].tokens),
+        after_maps=maps_of(copy, taught.src_ids, taught.hypotheses[0].tokens),
+        losses=adapted.losses,
+        seconds=adapted.seconds,
+        produced=adapted.produced,
+        stopped=adapted.stopped,
+        replay=replay.origin,
+        guards_checks=replay.guards_checks,
+        checks=tuple(Checked(s, b.text, a.text) for s, b, a in zip(sources, before, after, strict=True)),
+    )

@@ -31,7 +31,6 @@ MAX_STEPS = 30  # the page's bound on the work of one adaptation …
 MAX_SECONDS = 20.0  # … whichever comes first
 LR_FRACTION = 0.2  # of the model's peak learning rate: one pair in a few steps, the rest left mostly as it was
 REPLAY_PER_STEP = 7  # replayed pairs beside the correction in each step's batch
-CHECK_EVERY = 5  # steps between greedy checks of whether the copy already produces the correction
 CLIP_NORM = 1.0  # as the presets: one large gradient of a single pair must not throw the weights far
 
 
@@ -102,7 +101,7 @@ def adapt(
     seed: int = 1,
 ) -> Adapted:
     """Fine-tune a deep copy of ``model`` on ``correction`` beside ``replay`` (cycled, ``REPLAY_PER_STEP`` a step)
-    until it produces the correction (checked every ``CHECK_EVERY`` steps), ``max_steps`` or ``max_seconds``;
+    until it produces the correction (checked after every step), ``max_steps`` or ``max_seconds``;
     ``on_step(step, seconds)`` after each step (a progress bar)."""
     torch.manual_seed(seed)
     start = time.perf_counter()
@@ -125,14 +124,12 @@ def adapt(
         seconds = time.perf_counter() - start
         if on_step is not None:
             on_step(step, seconds)
-        out_of_time = seconds >= max_seconds
-        if step % CHECK_EVERY == 0 or step == max_steps or out_of_time:
-            with torch.inference_mode():
-                produced = produces(local, taught.src, taught.tgt)
-            if produced:
-                stopped = f"it produced the correction after {step} steps"
-                break
-        if out_of_time:
+        with torch.inference_mode():  # one greedy decode: a small fraction of a step, and no step more than needed
+            produced = produces(local, taught.src, taught.tgt)
+        if produced:
+            stopped = f"it produced the correction after {step} step{'s' if step > 1 else ''}"
+            break
+        if seconds >= max_seconds:
             stopped = f"the {max_seconds:g} s budget ran out after {step} steps"
             break
     for parameter in local.parameters():

@@ -84,10 +84,11 @@ def teach(
             "Part of this English has no form in the model's vocabulary: it could only learn “⁇” for it."
         )
     settings = step_settings(model_dir)
-    adapted = adapt(translator.model, tokenizer, Pair(source, correction), list(replay.pairs), settings, on_step)
+    others = [p for p in replay.pairs if p.src != source]  # a replayed pair of the same source would contradict it
+    adapted = adapt(translator.model, tokenizer, Pair(source, correction), others, settings, on_step)
     copy = Translator(adapted.model, tokenizer)
     taught = copy.translate(source, options)
-    sources = list(check_sources(model_dir, langs))
+    sources = [s for s in check_sources(model_dir, langs) if s != source]  # the other sentences
     before = translator.translate_all(sources, options) if sources else []
     after = copy.translate_all(sources, options) if sources else []
     return Outcome(

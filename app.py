@@ -37,6 +37,7 @@ from views.maps import show_all_heads, show_maps
 from views.positional_tab import show_positional
 from views.result import hypothesis_picker, sentence_picker, show_output
 from views.steps_tab import beam_settings, show_steps
+from views.teach_tab import show_teach
 from views.whatif_tab import show_whatif
 
 
@@ -219,6 +220,7 @@ def show_translation(request: Request, current: Request, langs: Languages, besid
         ),
         ("Arithmetic of a weight", partial(show_arithmetic, translator, maps, enc, dec, head, langs)),
         ("What if", partial(show_whatif, translator, request, sentence.src_ids, candidate.tokens, maps, dec, langs)),
+        ("Teach a correction", partial(show_teach, translator, request, sentence.source, dec, head, words, langs)),
         ("Architecture", partial(show_architecture_tab, translator.model.config, display.layers)),
         ("Head summary", partial(show_head_summary, maps, words, langs)),
         ("All heads", partial(show_all_heads, maps, display, langs)),

@@ -10,6 +10,7 @@ The Train page is ``pages/1_Train.py`` and needs nothing from here.
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
@@ -35,6 +36,7 @@ from views.head_summary import show_head_summary
 from views.input_check import show_example_hint, show_input_check, show_view
 from views.maps import show_all_heads, show_maps
 from views.positional_tab import show_positional
+from views.ranking_tab import show_ranking
 from views.result import hypothesis_picker, sentence_picker, show_output
 from views.steps_tab import beam_settings, show_steps
 from views.teach_tab import show_teach
@@ -117,6 +119,12 @@ def open_example(example: GuidedExample, choice: ModelChoice, settings: tuple[in
     st.session_state["source"] = example.source
     st.session_state["request"] = page_request(choice, settings)
     show_view(example.claim)
+
+
+def open_source(text: str, request: Request) -> None:
+    """A sentence picked in another view (a ranked line): in the box and translated with ``request``'s settings."""
+    st.session_state["source"] = text
+    st.session_state["request"] = replace(request, text=text)
 
 
 KEPT_SOURCE = "kept_source"  # the Spanish text, kept while the Train page runs
@@ -225,6 +233,10 @@ def show_translation(request: Request, current: Request, langs: Languages, besid
         ("Head summary", partial(show_head_summary, maps, words, langs)),
         ("All heads", partial(show_all_heads, maps, display, langs)),
         ("Positional encoding", partial(show_positional, translator, maps)),
+        (
+            "Find the bad translations",
+            partial(show_ranking, translator, request, partial(open_source, request=request)),
+        ),
         ("Download", partial(show_downloads, sentence, candidate, maps, charts)),
     )
     shown = st.tabs([title for title, _ in tabs], key="view", on_change="rerun")

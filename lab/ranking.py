@@ -1,0 +1,145 @@
+"""Find the bad translations (NMTVis's document view): a text's lines translated and ranked, least confident first.
+
+Each line gets three figures from the model and, where the line has one, its reference:
+- confidence: the mean log-probability per output token (EOS included) of the greedy or best beam hypothesis;
+- low coverage: the share of its source words whose summed cross-attention is below the coverage hint's threshold
+  (``lab/whatif/coverage_hint``, last decoder layer, mean of heads);
+- chrF: sacrebleu's sentence chrF against the reference, with the metric ``training/evaluate`` uses.
+None of them proves a translation wrong: a confident output can be wrong, and attention is not explanation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import sacrebleu
+
+from data.readers import CorpusError, read_tsv
+from lab.attention.explain import maps_of
+from lab.whatif.coverage_hint import THRESHOLD, coverage
+from model.run_dir import split_file
+from translate.translator import DecodeOptions, Translation, Translator
+
+MAX_LINES = 500  # lines ranked at once: about 6 s on one CPU thread with the shipped model (docs/views.md)
+MAX_BYTES = 256_000  # an uploaded file's size: 500 lines of 500 characters
+BATCH = 32  # lines per call to translate_all: the progress bar moves once per batch
+
+
+class LinesError(ValueError):
+    """Input that cannot be ranked; the message names the input, the line and what was expected."""
+
+
+@dataclass(frozen=True)
+class Line:
+    number: int  # 1-based line of the input it was read from
+    source: str
+    reference: str | None  # None: the line had no <TAB>reference
+
+
+@dataclass(frozen=True)
+class Ranked:
+    """One line's translation and its figures."""
+
+    line: Line
+    translation: str
+    confidence: float  # mean log-probability per output token (nats, <= 0)
+    low_coverage: float  # share of source words below the coverage threshold (0..1)
+    chrf: float | None  # sentence chrF (0..100), None without a reference
+    cut: bool  # the input or the output was cut at a length limit
+
+
+def read_lines(text: str, name: str) -> list[Line]:
+    """Non-blank lines of ``text``, each ``source`` or ``source<TAB>reference``; at most MAX_LINES."""
+    lines = []
+    for number, raw in enumerate(text.splitlines(), 1):
+        if not raw.strip():
+            continue
+        fields = raw.split("\t")
+        if len(fields) > 2 or not fields[0].strip():
+            raise LinesError(f"{name}:{number}: expected a sentence or sentence<TAB>reference, got {raw[:60]!r}")
+        lines.append(Line(number, fields[0].strip(), fields[1].strip() if len(fields) == 2 else None))
+    if len(lines) > MAX_LINES:
+        raise LinesError(f"{name}: {len(lines)} lines; at most {MAX_LINES} are ranked here (split the text)")
+    return lines
+
+
+def read_upload(data: bytes, name: str) -> list[Line]:
+    """An uploaded UTF-8 file of at most MAX_BYTES, read as ``read_lines``."""
+    if len(data) > MAX_BYTES:
+        raise LinesError(f"{name}: {len(data):,} bytes; at most {MAX_BYTES:,} are read here")
+    try:
+        return read_lines(data.decode("utf-8-sig"), name)
+    except UnicodeDecodeError as err:
+        raise LinesError(f"{name}: not UTF-8 text (byte {err.start})") from None
+
+
+def has_dev_split(model_dir: Path) -> bool:
+    """The model folder is a run's, with its ``splits/dev.tsv``."""
+    return split_file(model_dir, "dev").is_file()
+
+
+def dev_lines(model_dir: Path) -> tuple[list[Line], int] | None:
+    """The first MAX_LINES pairs of a run's ``splits/dev.tsv`` and how many it has; None when it has none."""
+    path = split_file(model_dir, "dev")
+    if not path.is_file():
+        return None
+    try:
+        pairs = read_tsv(path)
+    except CorpusError as err:
+        raise LinesError(str(err)) from None
+    return [Line(i, p.src, p.tgt) for i, p in enumerate(pairs[:MAX_LINES], 1)], len(pairs)
+
+
+def mean_log_prob(translation: Translation) -> float:
+    """The best hypothesis's log-probability per token, EOS included (length-fair, unlike the sum)."""
+    best = translation.hypotheses[0]
+    return best.log_prob / max(1, len(best.tokens))
+
+
+def low_coverage(translator: Translator, translation: Translation) -> float:
+    """Share of the source words whose summed cross-attention (last layer) is below the coverage hint's threshold."""
+    maps = maps_of(translator, translation.src_ids, translation.hypotheses[0].tokens)
+    words = coverage(maps, maps.n_layers("cross") - 1, THRESHOLD)
+    return sum(w.low for w in words) / max(1, len(words))
+
+
+def sentence_chrf(hypothesis: str, reference: str | None) -> float | None:
+    """sacrebleu's sentence chrF (0..100) with ``training/evaluate``'s metric; None without a reference."""
+    if reference is None:
+        return None
+    return float(sacrebleu.metrics.CHRF().sentence_score(hypothesis, [reference]).score)
+
+
+def rank(
+    translator: Translator,
+    lines: list[Line],
+    options: DecodeOptions | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> list[Ranked]:
+    """Every line translated whole (as ``training/evaluate`` does) and scored, least confident first;
+    ``progress`` is told the number of lines done after each batch."""
+    out = []
+    for start in range(0, len(lines), BATCH):
+        chunk = lines[start : start + BATCH]
+        results = translator.translate_all(
+            [line.source for line in chunk], options or DecodeOptions(), batch_size=BATCH
+        )
+        for line, result in zip(chunk, results, strict=True):
+            cut = result.truncated or result.hypotheses[0].truncated
+            chrf = sentence_chrf(result.text, line.reference)
+            out.append(Ranked(line, result.text, mean_log_prob(result), low_coverage(translator, result), chrf, cut))
+        if progress is not None:
+            progress(len(out))
+    return sorted(out, key=lambda r: r.confidence)
+
+
+def corpus_scores(ranked: list[Ranked]) -> dict[str, float] | None:
+    """Corpus BLEU and chrF of the lines with a reference, as ``training/evaluate`` computes them; None if none has."""
+    scored = [r for r in ranked if r.line.reference is not None]
+    if not scored:
+        return None
+    hyps, refs = [r.translation for r in scored], [[r.line.reference for r in scored]]
+    bleu, chrf = sacrebleu.metrics.BLEU().corpus_score(hyps, refs), sacrebleu.metrics.CHRF().corpus_score(hyps, refs)
+    return {"bleu": round(bleu.score, 2), "chrf": round(chrf.score, 2), "sentences": len(scored)}

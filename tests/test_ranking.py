@@ -1,0 +1,128 @@
+"""Find the bad translations: lines read and bounded, ranked by the model's own confidence, scored as
+``training.evaluate`` scores them, and the tab on the page (AppTest, tiny model)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import sacrebleu
+import torch
+from streamlit.proto.WidgetStates_pb2 import WidgetState
+from streamlit.testing.v1 import AppTest
+from streamlit.testing.v1.element_tree import Dataframe
+
+from data.readers import read_tsv
+from lab.ranking import MAX_BYTES, MAX_LINES, Line, LinesError, corpus_scores, dev_lines, rank, read_lines, read_upload
+from model.run_dir import split_file
+from training.evaluate import score
+from translate.translator import Translator
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+TAB = "Find the bad translations"
+
+
+def test_lines_with_and_without_reference_blank_lines_skipped() -> None:
+    lines = read_lines("Hola.\tHello.\n\n  \nAdiós.\n", "pasted")
+    assert lines == [Line(1, "Hola.", "Hello."), Line(4, "Adiós.", None)]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("Hola.\nuno\tdos\ttres\n", "pasted:2: expected a sentence or sentence<TAB>reference"),
+        ("\tHello.\n", "pasted:1: expected"),
+        ("x\n" * (MAX_LINES + 1), f"pasted: {MAX_LINES + 1} lines; at most {MAX_LINES}"),
+    ],
+)
+def test_bad_lines_are_refused_with_the_line_or_the_limit(text: str, message: str) -> None:
+    with pytest.raises(LinesError, match=message):
+        read_lines(text, "pasted")
+
+
+def test_upload_must_be_small_utf8() -> None:
+    assert read_upload("\ufeffHola.\n".encode(), "a.txt") == [Line(1, "Hola.", None)]  # a BOM is not text
+    with pytest.raises(LinesError, match=r"a.txt: not UTF-8 text \(byte 4\)"):
+        read_upload(b"Hola\xff\n", "a.txt")
+    with pytest.raises(LinesError, match=f"at most {MAX_BYTES:,}"):
+        read_upload(b"x" * (MAX_BYTES + 1), "a.txt")
+
+
+def test_ranked_scores_equal_evaluate_and_the_model(tiny_model_dir: Path) -> None:
+    """Corpus BLEU/chrF equal ``training.evaluate.score``'s on the same pairs; confidence is the model's own mean
+    log-probability of its output, recomputed by a teacher-forced pass; the table is least confident first."""
+    translator = Translator.load(tiny_model_dir)
+    pairs = read_tsv(split_file(tiny_model_dir, "dev"))[:40]
+    lines = [Line(i, p.src, p.tgt) for i, p in enumerate(pairs, 1)] + [Line(99, "El gato rojo 3.", None)]
+    done: list[int] = []
+    ranked = rank(translator, lines, progress=done.append)
+    assert done[-1] == len(lines) and done == sorted(done)
+    assert [r.confidence for r in ranked] == sorted(r.confidence for r in ranked)
+    expected = score(translator, pairs)
+    assert corpus_scores(ranked) == {"bleu": expected["bleu"], "chrf": expected["chrf"], "sentences": len(pairs)}
+    by_line = {r.line.number: r for r in ranked}
+    assert by_line[99].chrf is None
+    for r in ranked:
+        assert 0.0 <= r.low_coverage <= 1.0
+        if r.line.reference is not None:
+            assert r.chrf == sacrebleu.metrics.CHRF().sentence_score(r.translation, [r.line.reference]).score
+    worst = ranked[0]
+    result = translator.translate(worst.line.source)
+    tokens = result.hypotheses[0].tokens
+    c = translator.model.config
+    with torch.inference_mode():
+        logits = translator.model(torch.tensor([result.src_ids]), torch.tensor([[c.bos_id, *tokens[:-1]]]))
+    log_probs = logits.log_softmax(-1)[0, torch.arange(len(tokens)), torch.tensor(tokens)]
+    assert worst.confidence == pytest.approx(float(log_probs.mean()), abs=1e-4)
+
+
+def test_dev_lines_are_bounded(tiny_model_dir: Path, tmp_path: Path) -> None:
+    lines, total = dev_lines(tiny_model_dir)
+    assert total == len(read_tsv(split_file(tiny_model_dir, "dev"))) and len(lines) == min(total, MAX_LINES)
+    assert dev_lines(tmp_path) is None
+
+
+def open_tab(model_env: Path) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    at.session_state["view"] = TAB
+    at.run()
+    assert not at.exception, [e.message for e in at.exception]
+    return at
+
+
+def select_row(at: AppTest, table: Dataframe, row: int) -> None:
+    """Run the app as after a click on ``row``: AppTest has no way to select a table row, so the test sends the
+    widget state the browser sends (the table's id, its selection as JSON) beside the other widgets'."""
+    states = at._tree.get_widget_states()
+    selection = {"selection": {"rows": [row], "columns": [], "cells": []}}
+    states.widgets.append(WidgetState(id=table.proto.id, string_value=json.dumps(selection)))
+    at._tree._runner._run(states)
+
+
+def test_tab_ranks_pasted_lines_and_a_row_opens_in_the_lab(model_env: Path) -> None:
+    at = open_tab(model_env)
+    at.text_area(key="ranking_text").set_value("El gato rojo 3.\tThe red cat 3.\nEl perro azul 7.\nxyz qq\n").run()
+    at.button(key="ranking_run").click().run()
+    assert not at.exception, [e.message for e in at.exception]
+    (table,) = at.dataframe
+    frame = table.value
+    assert len(frame) == 3 and list(frame["confidence"]) == sorted(frame["confidence"])
+    assert frame["chrF"].notna().sum() == 1
+    assert any("Corpus BLEU" in c.value for c in at.caption)
+    picked = frame["source"].iloc[0]
+    select_row(at, table, 0)
+    assert not at.exception, [e.message for e in at.exception]
+    assert at.text_area(key="source").value == picked
+    assert at.main.get_by_key("provenance").code[0].value == picked  # translated: the lab opened on it
+
+
+def test_tab_refuses_too_many_lines_and_offers_the_dev_split(model_env: Path) -> None:
+    at = open_tab(model_env)
+    at.text_area(key="ranking_text").set_value("Hola.\n" * (MAX_LINES + 1)).run()
+    assert any(f"at most {MAX_LINES}" in e.value for e in at.error)
+    assert at.button(key="ranking_run").disabled
+    at.radio(key="ranking_source").set_value("The model's dev split").run()
+    at.button(key="ranking_run").click().run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert len(at.dataframe[0].value) == min(MAX_LINES, len(read_tsv(split_file(model_env, "dev"))))

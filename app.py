@@ -40,6 +40,7 @@ from views.ranking_tab import show_ranking
 from views.result import hypothesis_picker, sentence_picker, show_output
 from views.steps_tab import beam_settings, show_steps
 from views.teach_tab import show_teach
+from views.toy_tab import show_toy
 from views.whatif_tab import show_whatif
 
 
@@ -237,6 +238,7 @@ def show_translation(request: Request, current: Request, langs: Languages, besid
             "Find the bad translations",
             partial(show_ranking, translator, request, partial(open_source, request=request)),
         ),
+        ("Watch it learn", show_toy),
         ("Download", partial(show_downloads, sentence, candidate, maps, charts)),
     )
     shown = st.tabs([title for title, _ in tabs], key="view", on_change="rerun")

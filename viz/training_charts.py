@@ -15,6 +15,7 @@ LOSS_SERIES = {
     ("eval", "dev_loss"): "dev NLL",
 }
 SCORE_SERIES = {("eval", "dev_bleu"): "dev BLEU", ("eval", "dev_chrf"): "dev chrF"}
+TOY_SERIES = {("toy", "loss"): "train loss (nats)", ("toy", "accuracy"): "held-out sequences right (share)"}
 COLUMNS = ["step", "series", "value"]
 PLOT_HEIGHT = 260  # pixels of plot: the page fills the width, and the title, axis and legend come on top of this
 FIT_X = alt.AutoSizeParams(type="fit-x", contains="padding")  # "fit" squeezed the plot to ~55 px under its legend
@@ -56,6 +57,11 @@ def loss_chart(records: Sequence[Mapping[str, Any]]) -> alt.Chart:
 def score_chart(records: Sequence[Mapping[str, Any]]) -> alt.Chart:
     """Dev BLEU and chrF (greedy, on the first dev sentences) at each evaluation."""
     return _line_chart(metrics_frame(records, SCORE_SERIES), "Dev BLEU and chrF", "score")
+
+
+def toy_chart(records: Sequence[Mapping[str, Any]]) -> alt.Chart:
+    """A toy run's loss and held-out accuracy on one axis: both live in 0..~3, and one falls as the other rises."""
+    return _line_chart(metrics_frame(records, TOY_SERIES), "Loss and held-out accuracy", "nats · share")
 
 
 def probe_frame(weights: Sequence[Sequence[float]], rows: Sequence[str], cols: Sequence[str]) -> pd.DataFrame:

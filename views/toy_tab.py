@@ -72,10 +72,11 @@ def run(config: ToyConfig, curves: DeltaGenerator, picture: DeltaGenerator) -> N
 
 def show_toy() -> None:
     st.caption(
-        "A Transformer of this lab's own code, tiny (one layer, d_model 32), learns a toy task in front of you: "
-        "reverse, copy or sort 8 symbols. Watch its cross-attention form on one held-out example — reverse makes "
-        "the anti-diagonal, copy the diagonal — then change one thing and see what breaks (without positions, "
-        "reverse and copy cannot be learned; sort can). A toy: real translation takes hours, and its maps are messier."
+        "A Transformer of this lab's own code, tiny (d_model 32), learns a toy task in front of you: reverse, copy "
+        "or sort 8 symbols out of 12. Watch its cross-attention form on one held-out example — reverse makes the "
+        "anti-diagonal, copy the diagonal — then change one thing and see what breaks (without positions, reverse "
+        "and copy cannot be learned; sort can). A toy: real translation takes hours, and its maps are messier "
+        "(docs/views.md)."
     )
     config = choices()
     start = st.button("Train", key="toy_train", type="primary")

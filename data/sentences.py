@@ -42,7 +42,7 @@ def sentences(text: str) -> list[str]:
 LONG_INPUT = 64  # subwords: a longer input of several sentences is translated sentence by sentence
 # Subwords per piece (EOS included): within what the model learned (Tatoeba's training sentences: median 9, 99.9 % up
 # to 32, longest 75) and maps that stay readable and cheap to draw. Longer pieces make the model loop on
-# run-on text without punctuation and the page slow (bench.app_latency; figures in docs/results.md).
+# run-on text without punctuation and the page slow (workshop.bench.app_latency; figures in docs/results.md).
 MAX_PIECE = 40
 CLAUSE_END = re.compile(r"(?<=[,;:])\s+")
 SPACE = re.compile(r"\s+")

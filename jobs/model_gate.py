@@ -1,4 +1,4 @@
-""" "Use as default model" on the Train page: the regression gate (``python -m training.gate``, the same as the
+""" "Use as default model" on the Train page: the regression gate (``python -m workshop gate``, the same as the
 command line's) against the shipped model, in its own process; its figures are kept in the run folder."""
 
 from __future__ import annotations
@@ -41,8 +41,8 @@ def run_gate(run_dir: Path, baseline: Path, timeout_s: float = TIMEOUT_S) -> Gat
     """Run the gate on ``run_dir`` against ``baseline``; a run that cannot be compared does not pass."""
     out = run_dir / GATE_FILE
     out.unlink(missing_ok=True)
-    argv = [sys.executable, "-m", "training.gate", "--candidate", str(run_dir), "--baseline", str(baseline),
-            "--json", str(out)]  # fmt: skip
+    argv = [sys.executable, "-m", "workshop", "gate", "--candidate", str(run_dir), "--baseline", str(baseline)]
+    argv += ["--json", str(out)]
     env = {**os.environ, "OMP_WAIT_POLICY": "PASSIVE"}
     try:
         done = subprocess.run(argv, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=timeout_s)

@@ -16,10 +16,10 @@ JOINT_TOKENIZER_FILE = "spm.model"  # one SentencePiece model for both languages
 SRC_TOKENIZER_FILE = "spm.src.model"
 TGT_TOKENIZER_FILE = "spm.tgt.model"
 MODEL_CARD_FILE = "MODEL_CARD.md"
-ALIGNMENT_FILE = "alignment.json"  # bench.alignment --save: its figures on gold alignments, the app's default aligner
+ALIGNMENT_FILE = "alignment.json"  # figures on gold alignments (workshop bench alignment --save)
 
 # What training writes beside it (a run directory).
-TRAIN_CONFIG_FILE = "train_config.json"  # TrainConfig: what --resume and bench.quality rebuild from
+TRAIN_CONFIG_FILE = "train_config.json"  # TrainConfig: what --resume and workshop.bench.quality rebuild from
 DATA_REPORT_FILE = "data_report.json"  # pairs read, kept, skipped by reason; split sizes and sha256
 SPLITS_DIR = "splits"  # train.tsv, dev.tsv, test.tsv
 TRAIN_LINKS_FILE = "train.align"  # in splits/, guided alignment: eflomal's piece links, a Pharaoh line per pair

@@ -170,7 +170,7 @@ def test_without_eflomal_installed_its_row_is_skipped(monkeypatch: pytest.Monkey
 
 
 def test_bench_writes_one_record_per_method(tmp_path: Path, toy_corpus: Path) -> None:
-    from bench.alignment import main
+    from workshop.bench.alignment import main
 
     gold = tmp_path / "gold.tsv"
     gold.write_text(
@@ -201,8 +201,8 @@ def test_bench_writes_one_record_per_method(tmp_path: Path, toy_corpus: Path) ->
 def test_bench_scores_the_head_guided_alignment_taught(tmp_path: Path) -> None:
     """A model trained with optim.guided_alignment gets a row for its taught head ("predicts" rows, argmax), equal
     to that head's cell of the grid. (The shipped weights stand in for such a model: only the row is checked.)"""
-    from bench.alignment import guided_head, main
     from lab.alignment.methods import Method
+    from workshop.bench.alignment import guided_head, main
 
     model = tmp_path / "model"
     model.mkdir()

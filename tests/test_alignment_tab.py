@@ -103,7 +103,7 @@ def test_the_shortest_pairs_are_offered_in_file_order_and_found_again_by_their_t
 
 
 def test_bench_save_stores_figures_only_and_the_app_reads_back_its_dev_choice(model_dir: Path, tmp_path: Path) -> None:
-    from bench.alignment import main
+    from workshop.bench.alignment import main
 
     gold = write_gold(tmp_path)
     assert main(["--model", str(model_dir), "--gold", str(gold), "--dev", str(gold), "--no-eflomal", "--save"]) == 0

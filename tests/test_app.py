@@ -15,7 +15,6 @@ import streamlit as st
 import torch
 from streamlit.testing.v1 import AppTest
 
-from bench.app_latency import long_input
 from data.case_markup import MARK
 from data.tokenizer import JOINT_FILE
 from lab.attention.explain import EMPTY, Explanation, maps_of
@@ -27,6 +26,7 @@ from translate.translator import DEFAULT_MODEL, DecodeOptions, Translator
 from views.maps import DISCLAIMER, HEAD_KEYS, LAYER_KEYS
 from viz.arithmetic import weight_text
 from viz.heatmap import MAX_AXIS_LABELS
+from workshop.bench.app_latency import long_input
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 

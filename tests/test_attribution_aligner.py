@@ -92,7 +92,7 @@ def test_the_tabs_matrix_is_laid_out_like_a_cross_attention_map(translator: Tran
 def test_bench_prints_the_attribution_rows_beside_attention(
     tiny_model_dir: Path, gold: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from bench.alignment import main
+    from workshop.bench.alignment import main
 
     out = tmp_path / "alignment.json"
     args = ["--model", str(tiny_model_dir), "--gold", str(gold), "--dev", str(gold), "--no-eflomal"]
@@ -114,7 +114,7 @@ def test_bench_prints_the_attribution_rows_beside_attention(
 def test_bench_without_attribution_says_so(
     tiny_model_dir: Path, gold: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from bench.alignment import main
+    from workshop.bench.alignment import main
 
     assert main(["--model", str(tiny_model_dir), "--gold", str(gold), "--no-eflomal", "--no-attribution"]) == 0
     printed = capsys.readouterr().out

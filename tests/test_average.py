@@ -1,4 +1,4 @@
-"""Averaging models (training.average): the weights are the mean, the first member's files come along, and what
+"""Averaging models (workshop.average): the weights are the mean, the first member's files come along, and what
 cannot be averaged is refused naming the model."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from model.run_dir import WEIGHTS_FILE
-from training.average import main
 from translate.translator import Translator
+from workshop.average import main
 
 
 def perturbed(model_dir: Path, out: Path, seed: int) -> Path:

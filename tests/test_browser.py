@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from bench.app_latency import long_input
-from bench.app_server import CHROMIUM, CHROMIUM_ARGS, running_app
 from translate.translator import Translator
 from viz.heatmap import MIN_HEIGHT
+from workshop.bench.app_latency import long_input
+from workshop.bench.app_server import CHROMIUM, CHROMIUM_ARGS, running_app
 
 PATIENCE_MS = 120_000  # generous: a loaded 2-core machine is slow to start Chromium and the app's first run
 RENDERED_VIEWS = """() => Array.from(document.querySelectorAll('.st-key-views [data-testid="stVegaLiteChart"]'))

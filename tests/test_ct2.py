@@ -10,13 +10,13 @@ import pytest
 import torch
 
 from model.weights import ModelLoadError, save_model
-from training.distill import main as distill_main
 from training.evaluate import main as evaluate_main
 from training.export import main as export_main
 from translate import ct2
 from translate.cli import main as translate_main
 from translate.model_dir import load_model
 from translate.translator import DecodeOptions, Translator
+from workshop.distill import main as distill_main
 
 pytest.importorskip("ctranslate2")  # model.ct2 imports it only when used
 INFERENCE_FILES = ("config.json", "model.safetensors", "spm.model")

@@ -12,9 +12,9 @@ import pytest
 from data.corpus import CorpusError, read_pairs_file
 from data.readers import ReadReport
 from training import prepare
-from training.distill import main
 from training.train_config import load_train_config
 from translate.translator import DecodeOptions, Translator
+from workshop.distill import main
 
 BEAM = DecodeOptions(beam_size=2)
 

@@ -136,9 +136,9 @@ def test_inconsistent_arguments_are_usage_errors(args: list[str], tmp_path: Path
 def test_bench_quality_prints_clean_and_typed_with_signatures_and_writes_json(
     tiny_model_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """``python -m bench.quality`` end to end on the tiny model: its own test split regenerated and checked,
+    """``python -m workshop bench quality`` end to end on the tiny model: its own test split regenerated and checked,
     clean and typed side by side, the signatures of the metrics that scored them, the everyday list."""
-    from bench.quality import main as quality
+    from workshop.bench.quality import main as quality
 
     phrases = tmp_path / "phrases.tsv"
     phrases.write_text("El gato rojo 3.\tThe red cat 3.\n", encoding="utf-8")

@@ -13,9 +13,10 @@ import torch
 from data.corpus import read_pairs_file, typed_key
 from model.run_dir import DATA_REPORT_FILE, SPLITS_DIR
 from model.weights import save_model
-from training import export, gate
-from training.phrases import Phrase
+from training import export
 from translate.translator import Translator
+from workshop import gate
+from workshop.phrases import Phrase
 
 
 def own_phrases(translator: Translator, sources: list[str]) -> list[Phrase]:
@@ -106,11 +107,7 @@ def test_a_shipped_model_is_replaced_only_through_the_gate(
     run = tmp_path / "run"
     shutil.copytree(tiny_model_dir, run)
     save_model(broken(Translator.load(run)).model, run)  # a run that translates nothing
-    monkeypatch.setattr(export, "CHECKPOINTS", checkpoints)
-    tiny_lists = {"EVERYDAY": tmp_path / "everyday.tsv", "CANARIES": tmp_path / "canaries.tsv"}
-    for name, path in tiny_lists.items():
-        path.write_text("El gato rojo 3.\tThe red cat 3.\n", encoding="utf-8")
-        monkeypatch.setattr(gate, name, path)
+    monkeypatch.setattr(export, "CHECKPOINTS", checkpoints)  # the gate itself runs in its own process
     before = (shipped / "model.safetensors").read_bytes()
     assert export.main(["--run", str(run), "--out", str(shipped)]) == 2
     err = capsys.readouterr().err

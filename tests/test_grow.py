@@ -13,10 +13,10 @@ from test_training import records, tiny
 from model.config import ConfigError, ModelConfig
 from model.grow import check_growable, grow, parent_layers
 from model.transformer import Transformer
-from training.average import main as average_main
-from training.deepen import main as grow_main
 from training.train import main
 from translate.translator import Translator
+from workshop.average import main as average_main
+from workshop.deepen import main as grow_main
 
 
 def test_parent_layers_spread_in_order_and_cover_every_parent_layer() -> None:
@@ -101,7 +101,7 @@ def test_a_grown_folder_translates_as_its_parent_and_averages_with_a_child_of_it
         a, b = parent.translate(text), child.translate(text)
         assert b.text == a.text
         assert b.hypotheses[0].log_prob == pytest.approx(a.hypotheses[0].log_prob, abs=1e-4)
-    # The mean of the grown parent and itself is itself: training.average accepts the grown shape.
+    # The mean of the grown parent and itself is itself: workshop.average accepts the grown shape.
     assert average_main(["--model", str(grown), "--model", str(grown), "--out", str(tmp_path / "soup")]) == 0
     assert Translator.load(tmp_path / "soup").translate("El gato rojo.").text == parent.translate("El gato rojo.").text
 

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("model", "data", "translate", "training", "lab", "viz", "views", "jobs", "bench", "pages")
+LAB = ("model", "data", "translate", "training", "lab", "viz", "views", "jobs", "pages")  # what a learner reads
+PACKAGES = (*LAB, "workshop")  # the workshop: how the shipped model was made and is measured
 
 
 def sources() -> list[Path]:
@@ -123,6 +124,31 @@ def all_imports(path: Path) -> set[str]:
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             names.add(node.module)
     return names
+
+
+def test_nothing_in_the_lab_imports_the_workshop() -> None:
+    """The lab runs a workshop tool as a process (``python -m workshop gate``), never imports it, lazily or not."""
+    lab = [ROOT / "app.py"] + [p for package in LAB for p in sorted((ROOT / package).rglob("*.py"))]
+    found = [
+        f"{path.relative_to(ROOT)} imports {name}"
+        for path in lab
+        for name in sorted(all_imports(path))
+        if name.split(".")[0] == "workshop"
+    ]
+    assert not found, found
+
+
+def test_the_workshop_door_lists_every_tool() -> None:
+    """``python -m workshop`` reaches every workshop module that has a ``main`` and every bench script."""
+    from workshop.__main__ import BENCHES, COMMANDS
+
+    def has_main(path: Path) -> bool:
+        return any(isinstance(n, ast.FunctionDef) and n.name == "main" for n in ast.parse(path.read_text()).body)
+
+    tools = {f"workshop.{p.stem}" for p in (ROOT / "workshop").glob("*.py") if not p.stem.startswith("__")}
+    assert tools == {module for module, _ in COMMANDS.values()}
+    benches = {p.stem for p in (ROOT / "workshop" / "bench").glob("*.py") if has_main(p)}
+    assert benches | {p.stem for p in (ROOT / "workshop" / "bench").glob("*.sh")} == set(BENCHES)
 
 
 def test_no_package_import_cycle() -> None:

@@ -1,4 +1,4 @@
-"""The everyday phrase list and its exact-match scoring (training/phrases.py)."""
+"""The everyday phrase list and its exact-match scoring (workshop/phrases.py)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from training.phrases import (
+from workshop.phrases import (
     EVERYDAY,
     Phrase,
     PhraseListError,

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from model.config import ModelConfig
-from training.recipe import RECIPE_FILE, load_recipe, main
 from translate.translator import Translator
+from workshop.recipe import RECIPE_FILE, load_recipe, main
 
 RECIPE = """
 corpus = ["{corpus}"]
@@ -115,7 +115,7 @@ def test_a_bad_recipe_names_the_file_the_step_and_the_key(
 
 
 def test_the_shipped_recipes_parse_and_until_names_a_step(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    for path in sorted(Path("configs/recipes").glob("*.toml")):
+    for path in sorted(Path("workshop/recipes").glob("*.toml")):
         assert load_recipe(path).steps, path
-    assert main(["--recipe", "configs/recipes/distilled.toml", "--out", str(tmp_path), "--until", "nope"]) == 2
+    assert main(["--recipe", "workshop/recipes/distilled.toml", "--out", str(tmp_path), "--until", "nope"]) == 2
     assert "no such step" in capsys.readouterr().err

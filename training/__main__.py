@@ -1,18 +1,27 @@
-"""``python -m training COMMAND ...``: one entry point for the training commands."""
+"""``python -m training COMMAND ...``: the lab's one command line for training, and where the lab's doors are listed."""
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Callable
 
+# Every entry point of the lab. training.calibrate and training.reference_points have a command line too, but only
+# the Train page runs them (as processes, for its estimate and its verdict): they are not listed.
 USAGE = """usage: python -m training COMMAND [ARGS...]
 
 commands:
-  train      train a model from a parallel corpus   (same as python -m training.train)
-  evaluate   translate a test set and score it      (same as python -m training.evaluate)
-  export     copy a finished run into a model folder (same as python -m training.export)
+  train      train a model from a parallel corpus     (same as python -m training.train)
+  evaluate   translate a test set and score it        (same as python -m training.evaluate)
+  export     copy a finished run into a model folder  (same as python -m training.export)
 
-Run python -m training COMMAND --help for the options of a command."""
+Run python -m training COMMAND --help for the options of a command.
+
+the lab's other doors:
+  python -m translate TEXT    translate with a model (--help for beams, n-best, ensembles)
+  python -m data.download     fetch the Tatoeba Spanish-English corpus
+  streamlit run app.py        the app: the Translate and Train pages
+
+How the shipped model was made and is measured (gate, phrases, distillation, benches): python -m workshop --help"""
 
 
 def command(name: str) -> Callable[[list[str] | None], int] | None:

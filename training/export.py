@@ -14,8 +14,11 @@ replaced as a whole, so files that described the previous model (``MODEL_CARD.md
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
+import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import torch
@@ -31,7 +34,6 @@ from model.run_dir import (
     TRAIN_CONFIG_FILE,
 )
 from model.weights import ModelLoadError, save_model, staged_dir
-from training.gate import GateError, report, run_gate
 from training.split_record import SPLIT_RECORD_FILE
 from translate import ct2
 from translate.model_dir import load_model
@@ -67,17 +69,23 @@ def check_destination(run_dir: Path, out: Path) -> None:
 def gate_refuses(run_dir: Path, out: Path) -> str:
     """Why ``run_dir`` may not replace the model at ``out`` (a model folder in ``checkpoints/``, which the app and
     the commands use by default): the regression gate's failures against it; "" when it passes or ``out`` is
-    elsewhere."""
+    elsewhere. The gate is a workshop tool: it runs in its own process (the lab never imports the workshop)."""
     dest = out.resolve()
     if CHECKPOINTS.resolve() not in dest.parents or not (dest / CONFIG_FILE).is_file():
         return ""
-    print(f"{out} is a shipped model: the run must pass the regression gate against it (python -m training.gate)")
-    try:
-        checks = run_gate(run_dir, dest)
-    except (GateError, ModelLoadError) as err:
+    print(f"{out} is a shipped model: the run must pass the regression gate against it (python -m workshop gate)")
+    with tempfile.TemporaryDirectory() as tmp:
+        verdict = Path(tmp) / "gate.json"
+        argv = [sys.executable, "-m", "workshop", "gate", "--candidate", str(run_dir.resolve())]
+        argv += ["--baseline", str(dest), "--json", str(verdict)]
+        done = subprocess.run(argv, cwd=REPO_ROOT, capture_output=True, text=True, check=False)
+        checks = json.loads(verdict.read_text(encoding="utf-8"))["checks"] if verdict.is_file() else None
+    if done.returncode not in (0, 1) or checks is None:
+        lines = [line.removeprefix("error: ") for line in done.stderr.splitlines() if line.strip()]
+        err = lines[-1] if lines else f"exit code {done.returncode}"
         return f"the regression gate could not run ({err}); pass --force to replace {out} anyway"
-    print(report(checks))
-    failed = [c.name for c in checks if not c.passed]
+    print(done.stdout, end="")  # the gate's table of checks
+    failed = [c["name"] for c in checks if not c["passed"]]
     if not failed:
         return ""
     return f"{run_dir} fails the regression gate ({', '.join(failed)}); {out} is unchanged (--force replaces it)"

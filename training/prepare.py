@@ -94,12 +94,12 @@ def without(pairs: list[Pair], avoid: list[Pair], report: ReadReport) -> list[Pa
 
 
 def read_distilled(path: Path) -> dict[str, str]:
-    """source -> the teacher's translation, from a file ``python -m training.distill`` wrote."""
+    """source -> the teacher's translation, from a file ``python -m workshop distill`` wrote."""
     try:
         return {pair.src: pair.tgt for pair in read_pairs_file(Path(path))}
     except FileNotFoundError:
         raise CorpusError(
-            f"{path}: distilled file not found (data.distilled: write it with python -m training.distill)"
+            f"{path}: distilled file not found (data.distilled: write it with python -m workshop distill)"
         ) from None
 
 

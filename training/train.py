@@ -303,7 +303,7 @@ def log_data(train_set: TrainingSet, config: TrainConfig, model: Transformer) ->
     if guided.enabled:
         layer = range(model.config.n_decoder_layers)[guided.layer] + 1
         log.info(
-            "guided alignment: weight %g on decoder layer %d, head %d (1-based, as bench.alignment names them)",
+            "guided alignment: weight %g on decoder layer %d, head %d (1-based, as the alignment bench names them)",
             guided.weight,
             layer,
             guided.head + 1,

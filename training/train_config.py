@@ -21,7 +21,7 @@ class GuidedAlignmentConfig:
 
     weight: float = 0.0  # of the alignment loss beside the translation loss; 0 = off (Garg et al. used 0.05)
     layer: int = -2  # the decoder layer, 0-based, negative from the top: -2 = the penultimate (Garg et al.)
-    head: int = 0  # 0-based (bench.alignment names layers and heads 1-based)
+    head: int = 0  # 0-based (workshop.bench.alignment names layers and heads 1-based)
 
     def __post_init__(self) -> None:
         check_at_least("optim.guided_alignment", self, ("weight", "head"), 0)

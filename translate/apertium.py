@@ -1,7 +1,7 @@
 """Apertium, the rule-based translator, as a reference point: ``apertium -u spa-eng`` over a list of sentences.
 
 Installed by the system's package manager (``apt-get install apertium apertium-eng-spa``), never by this project;
-``translate`` returns None where it is missing, and the callers say so. Used by ``bench.quality`` and the Train
+``translate`` returns None where it is missing, and the callers say so. Used by ``workshop.bench.quality`` and the Train
 page's reference points (``training.reference_points``).
 """
 

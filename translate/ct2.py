@@ -164,7 +164,7 @@ def _check_export(ct2_dir: Path, model_dir: Path) -> None:
 
 def engine_threads(cores: int) -> tuple[int, int]:
     """(inter_threads, intra_threads) of the CTranslate2 engine on ``cores`` cores: one single-threaded worker per
-    core, each decoding its share of a batch (bench/engine_threads.py measures the alternatives side by side)."""
+    core, each decoding its share of a batch (workshop/bench/engine_threads.py measures the alternatives)."""
     return max(1, cores), 1
 
 

@@ -156,7 +156,7 @@ def eflomal_caption(stored: StoredAlignment) -> str:
         return ""
     return (
         f"eflomal (Östling & Tiedemann 2016) is a statistical word aligner, no neural network and no attention: "
-        f"trained by python -m bench.alignment on this model's training corpus plus the {stored.benchmark} "
+        f"trained by python -m workshop bench alignment on this model's training corpus plus the {stored.benchmark} "
         "sentences (their text, never their links), both directions joined (grow-diag-final-and), then scored on "
         "the same test links. It is the comparison point: what a dedicated aligner reaches on these sentences."
     )
@@ -334,7 +334,7 @@ def gold_pair(text: str, langs: Languages) -> GoldPair | None:
 
 def show_gold_score(translator: Translator, directory: str, pair: GoldPair, method: Aligner, langs: Languages) -> None:
     """For a gold sentence: the alignment scored (the model forced to write the reference) drawn beside people's
-    links, and precision, recall and AER of ``method`` on it, as ``bench.alignment`` scores it."""
+    links, and precision, recall and AER of ``method`` on it, as ``workshop.bench.alignment`` scores it."""
     try:
         read = attributed_gold if isinstance(method, AttributionMethod) else forced_gold
         forced = read(directory, tuple(pair.target), tuple(pair.source), _translator=translator)
@@ -355,7 +355,7 @@ def show_gold_score(translator: Translator, directory: str, pair: GoldPair, meth
         )
         st.caption(
             f'{found.correct} of the {found.predicted} links drawn at {where(method)} ("{method.reading}" reading, '
-            f"argmax per {langs.tgt} word) are among the {found.gold} links people drew. Scored as bench.alignment "
+            f"argmax per {langs.tgt} word) are among the {found.gold} links people drew. Scored as the alignment bench "
             f"scores it: the model reads the {langs.src} sentence and is forced to write the reference {langs.tgt} of "
             f"{GOLD_CREDIT}, not the translation above; subwords are joined into the reference's words whatever "
             'the "Whole words" switch says. Drawn below: green, both drew the link; orange, the model only; '

@@ -1,8 +1,8 @@
 """A model's alignment bench result, stored in its directory: figures only, never a word of the gold data.
 
-``python -m bench.alignment --save`` writes it (gold files named by path, sha256 and size; one record per method
-with precision, recall and AER on the scored set, AER on dev, and what dev chose); the app's alignment tab reads
-it to name the model's best aligner and to offer that layer, head and reading by default.
+``python -m workshop bench alignment --save`` writes it (gold files named by path, sha256 and size; one record
+per method with precision, recall and AER on the scored set, AER on dev, and what dev chose); the app's alignment
+tab reads it to name the model's best aligner and to offer that layer, head and reading by default.
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ class StoredAlignment:
 def save_alignment(
     model_dir: Path, benchmark: str, records: Sequence[dict[str, Any]], test: GoldFile, dev: GoldFile
 ) -> Path:
-    """Write ``alignment.json`` into ``model_dir`` (records as ``bench.alignment`` makes them); returns its path."""
+    """Write ``alignment.json`` into ``model_dir`` (records as the alignment bench makes them); returns its path."""
     path = Path(model_dir) / ALIGNMENT_FILE
     payload = {"benchmark": benchmark, "test": asdict(test), "dev": asdict(dev), "records": list(records)}
     path.write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

@@ -2,7 +2,7 @@
 
 The gold data (XL-WA, CC BY-NC-SA) is never copied into the repository: ``$LAB_GOLD_ALIGNMENTS`` names the file,
 by default XL-WA's English–Spanish dev set in ``../shared/data`` beside the repository. Point it at dev, never at
-test: test is for reporting (``bench.alignment``), not for looking at while choosing a layer and head.
+test: test is for reporting (``workshop.bench.alignment``), not for looking at while choosing a layer and head.
 """
 
 from __future__ import annotations

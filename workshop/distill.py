@@ -1,7 +1,7 @@
 """Sequence-level knowledge distillation (Kim & Rush 2016): a teacher re-translates every training source, and a
 student learns from those translations (``data.distilled`` and ``data.mix`` in a preset).
 
-``python -m training.distill --teacher DIR [--teacher DIR2 …] --pairs RUN/splits/train.tsv --out FILE`` writes
+``python -m workshop distill --teacher DIR [--teacher DIR2 …] --pairs RUN/splits/train.tsv --out FILE`` writes
 ``source<TAB>teacher's translation`` lines in the order of ``--pairs`` and, beside them, ``FILE.json``: the teacher
 (its directories and weights' sha256), the beam, the pairs file's sha256 and the minutes it took. It is resumable:
 run it again and it continues after the last line written. Several ``--teacher`` directories decode as one
@@ -66,7 +66,7 @@ def distill(translator: Translator, pairs: list[Pair], out: Path, options: Decod
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m training.distill", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m workshop distill", description=__doc__.splitlines()[0])
     parser.add_argument("--teacher", type=Path, action="append", required=True, help="model directory (repeatable)")
     parser.add_argument("--pairs", type=Path, required=True, help="the training pairs (a run's splits/train.tsv)")
     parser.add_argument("--out", type=Path, required=True, help="distilled pairs file to write (or continue)")
@@ -99,7 +99,3 @@ def main(argv: list[str] | None = None) -> int:
     meta_file.write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
     print(f"wrote {args.out}: {len(pairs)} pairs, teacher {', '.join(map(str, args.teacher))}, beam {args.beam}")
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

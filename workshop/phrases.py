@@ -101,7 +101,7 @@ def mark_seen(result: dict[str, object], seen: set[str]) -> dict[str, object]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m training.phrases", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m workshop phrases", description=__doc__.splitlines()[0])
     parser.add_argument("--model", type=Path, default=DEFAULT_MODEL, help="model directory")
     parser.add_argument("--phrases", type=Path, default=EVERYDAY, help="phrase list (source<TAB>answers)")
     parser.add_argument("--beam", type=int, default=1, help="beam size (1 = greedy)")
@@ -120,7 +120,3 @@ def main(argv: list[str] | None = None) -> int:
         for name, label in (("seen", "seen in training"), ("generalised", "had to generalise (not in training)")):
             print(f"  {label}: {result[name]['accepted']}/{result[name]['phrases']} accepted")
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -14,7 +14,7 @@ as it was taught: argmax of the row that predicts each word.
 ``--save`` stores the figures (never the gold text) in the model directory, where the app's alignment tab reads its
 best aligner from (``lab.alignment.bench_result``).
 
-    python -m bench.alignment --model checkpoints/es-en --gold ../shared/data/xl-wa-es/test.tsv \\
+    python -m workshop bench alignment --model checkpoints/es-en --gold ../shared/data/xl-wa-es/test.tsv \\
         --dev ../shared/data/xl-wa-es/dev.tsv --json alignment.json --save
 """
 
@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -139,7 +138,11 @@ def print_table(title: str, records: list[dict[str, Any]]) -> None:
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m workshop bench alignment",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--model", type=Path, default=DEFAULT_MODEL)
     parser.add_argument("--gold", type=Path, required=True, help="gold alignments to report on (test)")
     parser.add_argument("--dev", type=Path, default=None, help="gold alignments to choose layer/head/threshold on")
@@ -224,7 +227,3 @@ def main(argv: list[str] | None = None) -> int:
         gold = gold_file_of(args.gold, len(test.pairs)), gold_file_of(args.dev, len(dev.pairs))
         print(f"Stored in {save_alignment(args.model, args.benchmark, records, *gold)}")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

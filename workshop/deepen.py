@@ -1,7 +1,7 @@
-"""``python -m training.deepen``: a model folder grown deeper without training, computing what its parent computes.
+"""``python -m workshop deepen``: a model folder grown deeper without training, computing what its parent computes.
 
 ``training.train --init-from`` grows a parent when its shape asks for more layers (``model/grow.py``); this writes
-the grown parent on its own, so that it can be averaged with a child trained from it (``training.average`` needs
+the grown parent on its own, so that it can be averaged with a child trained from it (``workshop.average`` needs
 one shape): the mean of a grown parent and its child is a point between the two, as the mean of a parent and its
 child of one shape is. The output holds the grown weights (float32), their config and the parent's tokenizer — no
 split, training config or scores: it is the parent's function, not a run. Written in a new folder and renamed into
@@ -40,7 +40,7 @@ def grow_folder(model: Path, out: Path, n_encoder_layers: int, n_decoder_layers:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m training.deepen", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m workshop deepen", description=__doc__.splitlines()[0])
     parser.add_argument("--model", type=Path, required=True, help="the parent model directory")
     parser.add_argument("--encoder-layers", type=int, required=True, help="the grown model's encoder layers")
     parser.add_argument("--decoder-layers", type=int, required=True, help="the grown model's decoder layers")
@@ -53,7 +53,3 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     print(f"{args.out}: {args.model} grown to {args.encoder_layers}+{args.decoder_layers} layers")
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -1,4 +1,4 @@
-"""``python -m training.average``: one model whose weights are the mean of several models' weights.
+"""``python -m workshop average``: one model whose weights are the mean of several models' weights.
 
 A "model soup" (Wortsman et al. 2022): models of one lineage (a parent and its fine-tuned children, or two cycles
 of one run) averaged weight by weight often keep what each learned; checkpoint averaging within a run is the same
@@ -102,7 +102,7 @@ def average(models: list[Path], out: Path) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m training.average", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m workshop average", description=__doc__.splitlines()[0])
     parser.add_argument("--model", type=Path, action="append", required=True, help="a model directory (repeat)")
     parser.add_argument("--out", type=Path, required=True, help="the averaged model's directory")
     args = parser.parse_args(argv)
@@ -115,7 +115,3 @@ def main(argv: list[str] | None = None) -> int:
     if unscored:
         print(f"{args.out}: {unscored}", file=sys.stderr)
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -2,10 +2,10 @@
 
 Two thread pools on few cores can make both several times slower (torch's OpenMP workers spin after each parallel
 region while CTranslate2's want the same cores). Each setting runs in a fresh process that first decodes with
-PyTorch (so torch's pool is alive, as in ``bench.model_speed`` and the app), then times CTranslate2 int8 at batch 1
-and batch 64, greedy. Printed side by side, with PyTorch itself as the baseline:
+PyTorch (so torch's pool is alive, as in ``workshop.bench.model_speed`` and the app), then times CTranslate2 int8 at
+batch 1 and batch 64, greedy. Printed side by side, with PyTorch itself as the baseline:
 
-    python -m bench.engine_threads --model checkpoints/es-en --limit 1000
+    python -m workshop bench engine_threads --model checkpoints/es-en --limit 1000
 """
 
 from __future__ import annotations
@@ -65,21 +65,25 @@ def cpu_name() -> str:
     return next((line.split(":", 1)[1].strip() for line in lines if line.startswith("model name")), "?")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        prog="python -m workshop bench engine_threads",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--model", type=Path, default=Path("checkpoints/es-en"))
     parser.add_argument("--pairs", type=Path, help="src<TAB>ref file (default: the model's test split rebuilt)")
     parser.add_argument("--limit", type=int, default=1000)
     parser.add_argument("--latency-sentences", type=int, default=200)
     parser.add_argument("--child", help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if args.child:
         case, ct2_dir, sources_file = json.loads(args.child)
         sources = Path(sources_file).read_text(encoding="utf-8").splitlines()
         print(json.dumps(measure(args.model, Path(ct2_dir), sources, tuple(case), args.latency_sentences)))
         return
-    from bench.model_speed import engine_pairs
     from translate import ct2
+    from workshop.bench.model_speed import engine_pairs
 
     sources = [p.src for p in engine_pairs(args.model, args.pairs, args.limit)]
     cpu = cpu_name()
@@ -93,7 +97,10 @@ def main() -> None:
             child = json.dumps([case, str(ct2_dir), str(sources_file)])
             argv = ["--model", str(args.model), "--child", child, "--latency-sentences", str(args.latency_sentences)]
             done = subprocess.run(
-                [sys.executable, "-m", "bench.engine_threads", *argv], capture_output=True, text=True, check=True
+                [sys.executable, "-m", "workshop", "bench", "engine_threads", *argv],
+                capture_output=True,
+                text=True,
+                check=True,
             )
             figures = json.loads(done.stdout.strip().splitlines()[-1])
             base = base or figures
@@ -107,7 +114,3 @@ def main() -> None:
             f"| {torch_threads} | {inter} | {intra} | {f['ct2_batch64']:,.0f} | {f['ct2_batch64'] / b64:.2f} "
             f"| {f['ct2_batch1_ms']:.1f} | {b1 / f['ct2_batch1_ms']:.2f} |"
         )
-
-
-if __name__ == "__main__":
-    main()

@@ -1,13 +1,13 @@
-"""``python -m training.recipe``: a model's whole recipe, from the corpus, as named steps run in order.
+"""``python -m workshop recipe``: a model's whole recipe, from the corpus, as named steps run in order.
 
-A recipe is a TOML file (``configs/recipes/``): the corpus and a list of ``[[steps]]``. Each step writes
+A recipe is a TOML file (``workshop/recipes/``): the corpus and a list of ``[[steps]]``. Each step writes
 ``OUT/NAME`` and may use the output of an earlier step by its name:
 
 - **train**: a training run (``training.train``) from a preset and overrides; ``init_from`` the model it starts from
   (its split is kept), ``distilled`` a distill step whose translations it also learns from (``data.mix``);
 - **distill**: a teacher (``models``: one, or several as an ensemble) re-translates the training pairs of
-  ``pairs`` (default: the first teacher's) into ``OUT/NAME.tsv`` (``training.distill``);
-- **average**: the mean of ``models``' weights (``training.average``: a model soup);
+  ``pairs`` (default: the first teacher's) into ``OUT/NAME.tsv`` (``workshop.distill``);
+- **average**: the mean of ``models``' weights (``workshop.average``: a model soup);
 - **export**: a run as a shippable model directory (``training.export``, float16 by default).
 
 A step whose output is complete is skipped, a stopped one continued (training resumes exactly; distillation
@@ -36,16 +36,16 @@ from data.readers import ReadReport
 from model.config import ConfigError
 from model.run_dir import CONFIG_FILE, MODEL_CARD_FILE, RESULT_FILE, STATE_FILE, TRAIN_CONFIG_FILE, split_file
 from model.typed_config import from_dict
-from training.average import main as average
-from training.distill import main as distill
 from training.export import main as export
 from training.prepare import load_and_split
 from training.train import main as train
 from training.train_config import build_train_config
 from translate.ct2 import CT2_DIR
+from workshop.average import main as average
+from workshop.distill import main as distill
 
 RECIPE_FILE = "recipe.json"
-DEFAULT_RECIPE = Path("configs/recipes/distilled.toml")
+DEFAULT_RECIPE = Path("workshop/recipes/distilled.toml")
 MEMBERS = {"distill": (1, "a teacher"), "average": (2, "two models or more")}  # kind → fewest models, in words
 
 
@@ -236,7 +236,7 @@ class Steps:
             [
                 "# Model card",
                 "",
-                "## Recipe (python -m training.recipe)",
+                "## Recipe (python -m workshop recipe)",
                 "",
                 "| step | kind | minutes | machine |",
                 "|---|---|---:|---|",
@@ -249,7 +249,7 @@ class Steps:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m training.recipe", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m workshop recipe", description=__doc__.splitlines()[0])
     parser.add_argument("--recipe", type=Path, default=DEFAULT_RECIPE, help="the recipe (TOML)")
     parser.add_argument("--out", type=Path, required=True, help="folder of the recipe's runs and files")
     parser.add_argument("--until", metavar="NAME", help="stop after this step (default: the last)")
@@ -276,7 +276,3 @@ def main(argv: list[str] | None = None) -> int:
         + ", ".join(f"{name} {e['minutes']:.1f}" for name, e in steps.record["steps"].items())
     )
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

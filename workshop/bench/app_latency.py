@@ -9,9 +9,9 @@
    the English output and the three charts drawn, for new sentences (nothing cached), for one repeated, and for
    the 5,000-character input (target at most 3 s), with the bytes the page received over its websocket.
 
-    python -m bench.app_latency                          # the shipped model (checkpoints/es-en)
-    python -m bench.app_latency --model runs/es-en-small --repeats 50
-    python -m bench.app_latency --model /tmp/tiny --no-browser
+    python -m workshop bench app_latency                          # the shipped model (checkpoints/es-en)
+    python -m workshop bench app_latency --model runs/es-en-small --repeats 50
+    python -m workshop bench app_latency --model /tmp/tiny --no-browser
 """
 
 from __future__ import annotations
@@ -25,12 +25,12 @@ from pathlib import Path
 
 import altair as alt
 
-from bench.app_server import CHROMIUM, CHROMIUM_ARGS, REPO, running_app
 from lab.attention.explain import explain, maps_of, set_threads
 from lab.attention.map_views import map_view
 from lab.attention.sentence_maps import KIND_TITLES, KINDS, pick
 from translate.translator import DEFAULT_MODEL, Translator
 from viz.heatmap import attention_frame, attention_heatmap
+from workshop.bench.app_server import CHROMIUM, CHROMIUM_ARGS, REPO, running_app
 
 SENTENCE_15 = "Mañana mis amigos y yo vamos a ir a la playa con el perro grande."
 BROWSER_SENTENCES = (
@@ -240,7 +240,7 @@ def browser_latency(model: Path, rounds: int) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m workshop bench app_latency", description=__doc__.splitlines()[0])
     parser.add_argument("--model", type=Path, default=Path(os.environ.get("LAB_MODEL_DIR") or DEFAULT_MODEL))
     parser.add_argument("--repeats", type=int, default=20, help="timed Python calls per figure")
     parser.add_argument("--rounds", type=int, default=3, help="timed browser clicks on cached sentences")
@@ -253,7 +253,3 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_browser:
         browser_latency(args.model, args.rounds)
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -5,8 +5,8 @@ positions only, this project's Transformer) against ``torch.nn.Transformer`` of 
 plain shuffled batches of the same token budget. Same data, same preset, same number of steps.
 Run with tcmalloc for the allocator lever:
 
-    LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4 python -m bench.train_speed
-    python -m bench.train_speed --steps 20 --preset configs/small.toml
+    LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4 python -m workshop bench train_speed
+    python -m workshop bench train_speed --steps 20 --preset configs/small.toml
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from pathlib import Path
 
 import torch
 
-from bench.model_speed import TorchBaseline
 from data.batch import batch_indices, collate, encode_pairs, padding_fraction
 from data.corpus import ReadReport
 from data.tokenizer import train_tokenizer
@@ -29,6 +28,7 @@ from training.prepare import load_and_split
 from training.train_config import load_train_config
 from training.trainer import TranslationLoss
 from translate.settings import SHARED_DATA
+from workshop.bench.model_speed import TorchBaseline
 
 CORPUS = SHARED_DATA / "tatoeba-spa-eng" / "spa-eng.tsv"
 
@@ -52,12 +52,16 @@ def run(module: torch.nn.Module, batches: list, steps: int) -> tuple[float, floa
     return sum(b.n_tgt_tokens for b in batches[3 : steps + 3]) / sum(seconds), statistics.mean(seconds)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        prog="python -m workshop bench train_speed",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--preset", type=Path, default=Path("configs/small.toml"))
     parser.add_argument("--corpus", type=Path, default=CORPUS)
     parser.add_argument("--steps", type=int, default=30)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     config = load_train_config(args.preset, [f"data.corpora=['{args.corpus}']"])
     parts = load_and_split(config.data, ReadReport())
     tokenizer = train_tokenizer(parts.train, config.data.vocab_size, config.data.joint_vocab)
@@ -94,7 +98,3 @@ def main() -> None:
     base = results[0][2]
     for name, pad, rate, seconds in results:
         print(f"| {name} | {pad:.1%} | {rate:,.0f} | {seconds:.2f} | {rate / base:.2f}× |")
-
-
-if __name__ == "__main__":
-    main()

@@ -6,7 +6,7 @@ as written and as typed; a translation counts as wrong when its sentence chrF ag
 ``--wrong-below``; each threshold's precision (warned and wrong / warned) and recall (warned and wrong / wrong)
 are printed side by side.
 
-    python -m bench.uncertainty --model checkpoints/es-en
+    python -m workshop bench uncertainty --model checkpoints/es-en
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ THRESHOLDS = (0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.uncertainty", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m workshop bench uncertainty", description=__doc__.splitlines()[0])
     parser.add_argument("--model", type=Path, default=DEFAULT_MODEL)
     parser.add_argument("--wrong-below", type=float, default=40.0, help="sentence chrF under which it is wrong")
     args = parser.parse_args(argv)
@@ -47,7 +47,3 @@ def main(argv: list[str] | None = None) -> int:
         precision = sum(warned) / max(1, len(warned))
         print(f"| {threshold} | {len(warned)} | {precision:.2f} | {sum(warned) / max(1, n_wrong):.2f} |")
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -6,7 +6,7 @@ followed token, the all-heads grid, the arithmetic of one weight, the positional
 What if tab, decoding step by step with beam search, the alignment tab for a gold sentence, and the Train page.
 Prints the files it wrote.
 
-    python -m bench.screenshots --out /tmp/shots
+    python -m workshop bench screenshots --out /tmp/shots
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ import sys
 import time
 from pathlib import Path
 
-from bench.app_server import CHROMIUM, CHROMIUM_ARGS, running_app
 from lab.page.examples import EXAMPLES
 from views.whatif_tab import TOOLS
+from workshop.bench.app_server import CHROMIUM, CHROMIUM_ARGS, running_app
 
 try:
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
@@ -151,7 +151,7 @@ def take(url: str, out: Path) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m workshop bench screenshots", description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, required=True, help="folder for the PNGs (created)")
     args = parser.parse_args(argv)
     if not Path(CHROMIUM).exists():
@@ -163,7 +163,3 @@ def main(argv: list[str] | None = None) -> int:
         for line in take(url, args.out):
             print(line)
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

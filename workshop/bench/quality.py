@@ -7,8 +7,8 @@ sacrebleu BLEU / chrF and sentences/s side by side: once with the sources as wri
 type them (``data.noise.typed``: lowercase, no accents, no ¿¡, no commas, no final punctuation). Then the everyday
 phrase list (``data/everyday-es-en.tsv``), scored by exact match.
 
-    python -m bench.quality                                   # shipped model, greedy + beam 4, Apertium
-    python -m bench.quality --model runs/my-run --beams 1 --limit 500
+    python -m workshop bench quality                                   # shipped model, greedy + beam 4, Apertium
+    python -m workshop bench quality --model runs/my-run --beams 1 --limit 500
 """
 
 from __future__ import annotations
@@ -27,11 +27,11 @@ from data.corpus import CorpusError, Pair, ReadReport
 from data.noise import TYPED_DESCRIPTION, typed
 from model.config import from_dict
 from model.run_dir import DATA_REPORT_FILE, TRAIN_CONFIG_FILE
-from training.phrases import EVERYDAY, read_phrases, score_phrases
 from training.prepare import load_and_split, model_split, split_fingerprint
 from training.train_config import TrainConfig
 from translate import apertium
 from translate.translator import DEFAULT_MODEL, DecodeOptions, Translator
+from workshop.phrases import EVERYDAY, read_phrases, score_phrases
 
 
 def test_pairs(model_dir: Path, corpus: str | None) -> list[Pair]:
@@ -86,7 +86,11 @@ def translate_systems(translator: Translator, sources: list[str], beams: list[in
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m workshop bench quality",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--model", type=Path, default=DEFAULT_MODEL)
     parser.add_argument("--corpus", default=None, help="corpus path if it moved since training")
     parser.add_argument("--beams", default="1,4", help="beam sizes to evaluate (1 = greedy)")
@@ -131,7 +135,3 @@ def main(argv: list[str] | None = None) -> None:
             "chrf_signature": written[0]["chrf_signature"],
         }
         args.json.write_text(json.dumps(report, indent=2) + "\n")
-
-
-if __name__ == "__main__":
-    main()

@@ -2,7 +2,7 @@
 # Train several recipes side by side on one GPU, score each on the dev split (as written and typed, greedy), and
 # export the best small-shape model (the shipped shape) and the best model of any shape.
 #
-#   bash bench/gpu_candidates.sh CORPUS OUT [MINUTES]
+#   bash workshop/bench/gpu_candidates.sh CORPUS OUT [MINUTES]
 #
 # A small model leaves a big GPU mostly idle (its steps wait on Python batching), so the candidates share it.
 # Selection uses the dev split only (mean of dev BLEU as written and typed); never the test split or the

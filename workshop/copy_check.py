@@ -1,4 +1,4 @@
-"""``python -m training.copy_check --model DIR``: does the model carry names, places and numbers it never saw?
+"""``python -m workshop copy-check --model DIR``: does the model carry names, places and numbers it never saw?
 
 The dev pairs that hold a name or number on both sides (data/entities.py finds them) get it replaced, on both
 sides, by one from the names training never draws (``entities.held_out``: one Faker name in five by a stable
@@ -121,7 +121,7 @@ def model_items(model_dir: Path) -> list[CopyItem]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m training.copy_check", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m workshop copy-check", description=__doc__.splitlines()[0])
     parser.add_argument("--model", type=Path, default=DEFAULT_MODEL, help="model or run directory")
     parser.add_argument("--misses", type=int, default=10, help="misses printed per form")
     parser.add_argument("--json", type=Path, help="write the figures and every miss here")
@@ -142,7 +142,3 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         args.json.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

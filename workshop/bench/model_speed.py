@@ -8,9 +8,9 @@
    split: sentences/s at batch 64 (greedy and beam 4), ms per sentence at batch 1 (greedy), BLEU of each, and
    how many outputs are token for token PyTorch's greedy ones.
 
-    python -m bench.model_speed                  # all four, both sizes
-    python -m bench.model_speed --sizes small --steps 5
-    python -m bench.model_speed --sections engines --threads 2 --limit 1000 --latency-sentences 200
+    python -m workshop bench model_speed                  # all four, both sizes
+    python -m workshop bench model_speed --sizes small --steps 5
+    python -m workshop bench model_speed --sections engines --threads 2 --limit 1000 --latency-sentences 200
 """
 
 from __future__ import annotations
@@ -245,14 +245,18 @@ def engine_pairs(model_dir: Path, pairs_file: Path | None, limit: int) -> list[P
     if pairs_file is not None:
         pairs = read_test_set(None, None, pairs_file)
     else:
-        from bench.quality import test_pairs
+        from workshop.bench.quality import test_pairs
 
         pairs = test_pairs(model_dir, None)
     return pairs[:limit] if limit else pairs
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        prog="python -m workshop bench model_speed",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--sizes", default="small,base")
     parser.add_argument("--steps", type=int, default=6, help="timed training steps per model")
     parser.add_argument("--sentences", type=int, default=200, help="sentences per training batch")
@@ -263,7 +267,7 @@ def main() -> None:
     parser.add_argument("--pairs", type=Path, help="engines: src<TAB>ref test file (default: the run's split)")
     parser.add_argument("--limit", type=int, default=0, help="engines: only the first N test sentences (0 = all)")
     parser.add_argument("--latency-sentences", type=int, default=200, help="engines: sentences timed at batch 1")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     sections = args.sections.split(",")
     if unknown := set(sections) - set(SECTIONS):
         parser.error(f"--sections: unknown {sorted(unknown)} (known: {', '.join(SECTIONS)})")
@@ -282,7 +286,3 @@ def main() -> None:
     if "engines" in sections:
         pairs = engine_pairs(args.model, args.pairs, args.limit)
         bench_engines(args.model, pairs, args.latency_sentences)
-
-
-if __name__ == "__main__":
-    main()

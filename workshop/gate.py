@@ -1,4 +1,4 @@
-"""``python -m training.gate --candidate DIR``: may a model replace the shipped one? A regression gate.
+"""``python -m workshop gate --candidate DIR``: may a model replace the shipped one? A regression gate.
 
 The candidate and the baseline (the shipped model unless told otherwise) translate the same dev split, as written
 and as people type it, the everyday phrase list and a short list of canary sentences; the candidate passes when
@@ -8,7 +8,7 @@ and as people type it, the everyday phrase list and a short list of canary sente
   data does not hold (what it had to generalise to: a list it trained on proves little);
 - it gets every canary right ("Hola mundo" and other sentences any usable model translates);
 - it carries at least as many unseen names, places and numbers as the baseline, as written and typed
-  (training/copy_check.py);
+  (workshop/copy_check.py);
 - it loops (a word four or more times in a row) on at most ``max_extra_loops`` more dev sentences than the baseline.
 
 Both must be scored on the same dev pairs: a candidate whose dev split differs from the baseline's (by sha256) is
@@ -29,13 +29,13 @@ from pathlib import Path
 from data.corpus import CorpusError, Pair
 from model.run_dir import DATA_REPORT_FILE
 from model.weights import ModelLoadError
-from training.copy_check import CopyItem, copy_items
-from training.copy_check import check as copy_check
 from training.evaluate import score, typed_pairs
-from training.phrases import EVERYDAY, Phrase, mark_seen, read_phrases, score_phrases, training_sources
 from training.prepare import model_split, split_fingerprint
 from translate.settings import REPO_ROOT
 from translate.translator import DEFAULT_MODEL, Translator
+from workshop.copy_check import CopyItem, copy_items
+from workshop.copy_check import check as copy_check
+from workshop.phrases import EVERYDAY, Phrase, mark_seen, read_phrases, score_phrases, training_sources
 
 CANARIES = REPO_ROOT / "data" / "canaries-es-en.tsv"
 LOOP = re.compile(r"\b(\w+)(?:\W+\1\b){3,}", re.IGNORECASE)  # a word four or more times in a row
@@ -111,7 +111,7 @@ class GateLists:
     phrases: list[Phrase]  # the everyday list
     canaries: list[Phrase]
     seen: set[str] | None  # typed_key of the candidate's training sources (None: unknown)
-    copy: list[CopyItem] = field(default_factory=list)  # the copy check's sentences (training/copy_check.py)
+    copy: list[CopyItem] = field(default_factory=list)  # the copy check's sentences (workshop/copy_check.py)
 
 
 def gate(
@@ -174,7 +174,7 @@ def report(checks: list[Check]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m training.gate", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m workshop gate", description=__doc__.splitlines()[0])
     parser.add_argument("--candidate", type=Path, required=True, help="model (or run) directory to judge")
     parser.add_argument("--baseline", type=Path, default=DEFAULT_MODEL, help="default: the shipped model")
     parser.add_argument("--tolerance", type=float, default=GateRule.tolerance, help="dev BLEU the candidate may lose")
@@ -193,7 +193,3 @@ def main(argv: list[str] | None = None) -> int:
                 "checks": [asdict(c) for c in checks]}  # fmt: skip
         args.json.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     return 0 if all(c.passed for c in checks) else 1
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

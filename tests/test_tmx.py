@@ -4,11 +4,14 @@
 from __future__ import annotations
 
 import json
+import time
+import tracemalloc
 from pathlib import Path
 
 import pytest
 from conftest import toy_pairs
 
+from data import tmx
 from data.corpus import CleanConfig, CorpusError, ReadReport, detect_format, read_corpus
 from data.readers import Reading
 from data.tmx import language, tmx_pairs
@@ -55,12 +58,27 @@ def test_a_tmx_file_is_detected_by_extension_or_content(tmp_path: Path) -> None:
     "head",
     [
         '<?xml version="1.0"?>\n<!DOCTYPE tmx [<!ENTITY lol "lol">]>\n<tmx><body>\n',  # an internal entity
-        '<?xml version="1.0"?>\n<!DOCTYPE tmx SYSTEM "tmx14.dtd">\n<tmx><body>\n',  # a DTD, even a plain one
+        '<?xml version="1.0"?>\n<!DOCTYPE tmx SYSTEM "tmx14.dtd" []>\n<tmx><body>\n',  # an internal subset
+        '<?xml version="1.0"?>\n<!DOCTYPE tmx [<!ENTITY a "aa"><!ENTITY b "&a;&a;&a;&a;">]>\n<tmx><body>\n',  # laughs
     ],
 )
 def test_a_document_type_or_entity_is_refused(tmp_path: Path, head: str) -> None:
     with pytest.raises(CorpusError, match=r":2: a document type or entity declaration"):
         read_corpus(write(tmp_path / "m.tmx", tu("Hola.", "Hello."), head))
+
+
+@pytest.mark.parametrize(
+    "doctype",
+    [
+        '<!DOCTYPE tmx SYSTEM "tmx14.dtd">',  # OmegaT
+        '<!DOCTYPE tmx PUBLIC "-//LISA OSCAR:1998//DTD for Translation Memory eXchange//EN" "tmx14.dtd">',  # Trados
+        '<!DOCTYPE tmx SYSTEM "http://127.0.0.1:9/never-fetched.dtd">',
+    ],
+)
+def test_a_dtd_named_by_its_identifier_is_read_and_never_fetched(tmp_path: Path, doctype: str) -> None:
+    head = HEAD.replace("\n", f"\n{doctype}\n", 1)
+    pairs = read_corpus(write(tmp_path / "m.tmx", tu("Hola.", "Hello.") + tu("Adiós.", "Bye."), head))
+    assert [(p.src, p.tgt) for p in pairs] == [("Hola.", "Hello."), ("Adiós.", "Bye.")]
 
 
 def test_an_external_entity_is_never_read(tmp_path: Path) -> None:
@@ -70,6 +88,43 @@ def test_an_external_entity_is_never_read(tmp_path: Path) -> None:
     with pytest.raises(CorpusError, match="document type or entity") as err:
         read_corpus(write(tmp_path / "m.tmx", tu("&xxe;", "Hello."), head))
     assert "TOP SECRET" not in str(err.value)
+
+
+def test_an_entity_only_an_unread_dtd_could_define_is_refused(tmp_path: Path) -> None:
+    dtd = tmp_path / "secret.dtd"
+    dtd.write_text('<!ENTITY xxe "TOP SECRET">', encoding="utf-8")
+    head = HEAD.replace("\n", f'\n<!DOCTYPE tmx SYSTEM "{dtd.as_uri()}">\n', 1)
+    with pytest.raises(CorpusError, match=r":5: .*reference to an entity") as err:
+        read_corpus(write(tmp_path / "m.tmx", tu("&xxe;", "Hello."), head))
+    assert "TOP SECRET" not in str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("declared", "data", "message"),
+    [
+        ("EBCDIC-XYZ", b"", r'm.tmx: the XML declaration names encoding="EBCDIC-XYZ", which cannot be read'),
+        ("cp037", b"", r'names encoding="cp037", which cannot be read'),
+        ("UTF-16", b"", r'encoding specified in XML declaration is incorrect.*says encoding="UTF-16"'),
+        ("UTF-8", "Adiós".encode("latin-1"), r':4: not well-formed XML .*invalid token.*says encoding="UTF-8"'),
+    ],
+)
+def test_an_unknown_or_lying_encoding_is_one_line(tmp_path: Path, declared: str, data: bytes, message: str) -> None:
+    path = tmp_path / "m.tmx"
+    path.write_bytes(HEAD.replace("UTF-8", declared).encode() + b"<tu><seg>" + data + b"</seg></tu>" + TAIL.encode())
+    with pytest.raises(CorpusError, match=message) as err:
+        read_corpus(path)
+    assert "\n" not in str(err.value)
+    check = check_corpus(CorpusSource(path), CleanConfig())
+    assert not check.ok and declared in check.problems[0]
+
+
+def test_the_cli_says_one_line_for_an_unknown_encoding(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    path = tmp_path / "m.tmx"
+    path.write_text(HEAD.replace("UTF-8", "EBCDIC-XYZ") + tu("Hola.", "Hello.") + TAIL, encoding="utf-8")
+    argv = ["--config", "configs/tiny.toml", "--corpus", str(path), "--out", str(tmp_path / "run")]
+    assert train(argv) == 2
+    err = capsys.readouterr().err
+    assert "EBCDIC-XYZ" in err and str(path) in err and "Traceback" not in err
 
 
 def test_a_unit_missing_a_language_names_the_unit(tmp_path: Path) -> None:
@@ -114,3 +169,52 @@ def test_a_model_trains_on_a_tmx_corpus(tmp_path: Path) -> None:
     report = json.loads((out / "data_report.json").read_text(encoding="utf-8"))
     assert report["formats"] == {str(corpus): "tmx"} and report["read"] == 300
     assert (out / "splits" / "train.tsv").read_text(encoding="utf-8").count("\n") > 100
+
+
+def hostile(kind: str, n: int) -> str:
+    """A <tu> that a hostile file makes huge: many attributes, deep inline codes, or one long segment."""
+    if kind == "attributes":
+        attrs = " ".join(f'a{i}="{i}"' for i in range(n))
+        return f'<tu {attrs}><tuv xml:lang="es"><seg>Hola.</seg></tuv><tuv xml:lang="en"><seg>Hi.</seg></tuv></tu>\n'
+    if kind == "depth":
+        return tu("<ph>" * n + "x" + "</ph>" * n, "Hello.")
+    return tu("palabra " * n, "Hello.")
+
+
+@pytest.mark.parametrize(
+    ("kind", "n", "message"),
+    [
+        ("attributes", 100, r":5: <tu> 2 \(line 5\): <tu> has 100 attributes; at most 64 are read"),
+        ("depth", 100, r":5: <tu> 2 \(line 5\): elements nested over 64 deep \(at <ph>\)"),
+        ("segment", 20_000, r":5: <tu> 2 \(line 5\): a <seg> of over 100,000 characters"),
+    ],
+)
+def test_a_unit_too_big_to_be_real_is_refused_naming_it(tmp_path: Path, kind: str, n: int, message: str) -> None:
+    path = write(tmp_path / "m.tmx", tu("Hola.", "Hello.") + hostile(kind, n) + tu("Sí.", "Yes."))
+    with pytest.raises(CorpusError, match=message):
+        read_corpus(path, how=Reading(skip_bad=True))
+    check = check_corpus(CorpusSource(path), CleanConfig())
+    assert not check.ok and "<tu> 2" in check.problems[0]
+
+
+def test_one_huge_tag_is_refused_before_the_parser_holds_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(tmx, "BLOCK", 256)
+    monkeypatch.setattr(tmx, "MAX_RUN", 4096)
+    path = write(tmp_path / "m.tmx", tu("Hola.", "Hello.") + hostile("attributes", 5_000))
+    with pytest.raises(CorpusError, match=r":5: <tu> 2: over 4,096 bytes in one tag or text"):
+        read_corpus(path)
+
+
+@pytest.mark.parametrize("kind", ["attributes", "depth", "segment"])
+def test_a_hostile_file_is_refused_quickly_in_little_memory(tmp_path: Path, kind: str) -> None:
+    n = {"attributes": 200_000, "depth": 300_000, "segment": 400_000}[kind]
+    path = write(tmp_path / "m.tmx", tu("Hola.", "Hello.") + hostile(kind, n))
+    size = path.stat().st_size
+    assert size > 2_000_000
+    tracemalloc.start()
+    start = time.perf_counter()
+    with pytest.raises(CorpusError, match="<tu> 2"):
+        read_corpus(path)
+    seconds, peak = time.perf_counter() - start, tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert seconds < 5 and peak < size, (seconds, peak, size)

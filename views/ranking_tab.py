@@ -50,6 +50,7 @@ def chosen_lines(model: str) -> list[Line] | None:
                 f"A UTF-8 .txt or .tsv file: sentence or sentence<TAB>reference per line, at most {MAX_LINES} lines",
                 type=["txt", "tsv"],
                 key="ranking_file",
+                max_upload_size=1,  # MB: the browser refuses more; read_upload names the real limit
             )
             return None if upload is None else read_upload(upload.getvalue(), upload.name) or None
         found = dev_lines(Path(model))

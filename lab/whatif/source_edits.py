@@ -1,13 +1,16 @@
 """Change the Spanish: drop, mask or replace one source word, re-translate, and compare.
 
-The edit is made on the model's own subword ids, so every other token stays exactly as it was. The change in the
-cross-attention map is read with the ORIGINAL output forced on both sources: the rows are then the same tokens, the
-columns the original source words (the edited word is one column: a dropped word receives 0).
+The edit is made word by word on the model's own subword ids: a word is read again only where the edit changes how
+the tokenizer reads it in the edited sentence (the new word, as typed; the word that becomes the first, which typing
+would capitalise), so the edited source is what typing the edited sentence gives and every other word keeps its ids.
+The change in the cross-attention map is read with the ORIGINAL output forced on both sources: the rows are then the
+same tokens, the columns the original source words (the edited word is one column: a dropped word receives 0).
 """
 
 from __future__ import annotations
 
 import difflib
+import re
 from dataclasses import dataclass
 from typing import Literal
 
@@ -41,18 +44,65 @@ def source_words(tokenizer: Tokenizer, src_ids: list[int]) -> SourceWords:
     return SourceWords(word_labels(pieces, groups), groups, editable)
 
 
+_AROUND = re.compile(r"^(\W*)(.*?)(\W*)$", re.DOTALL)  # punctuation before, the word, punctuation after
+
+
+def in_place_of(new: str, old: str) -> str:
+    """The typed ``new`` word in ``old``'s place: ``old``'s punctuation kept ("casa." -> "cama."), unless typed too."""
+    old_lead, old_core, old_trail = _AROUND.match(old).groups()  # type: ignore[union-attr]
+    lead, core, trail = _AROUND.match(new).groups()  # type: ignore[union-attr]
+    if not old_core or not core:  # a word of punctuation only, either side: nothing to keep around it
+        return new
+    return (lead or old_lead) + core + (trail or old_trail)
+
+
+def _edit(
+    tokenizer: Tokenizer, src_ids: list[int], words: SourceWords, word: int, edit: EditKind, new: str
+) -> tuple[list[int], list[list[int]]]:
+    """The edited ids, and each original word's indices in them (a dropped word: none)."""
+    if edit != "drop" and not new.strip():  # masked by <unk>: nothing to read again
+        return _assemble(src_ids, words.groups, {word: [tokenizer.src.unk_id()]})
+    typed = [words.labels[w] for w in words.editable]  # the words as typed: "El", "gato", "casa."
+    at = words.editable.index(word)
+    changed = list(typed)
+    changed[at] = "" if edit == "drop" else in_place_of(new.strip(), typed[at])
+    kept = [w for w in changed if w]
+    # each word as the tokenizer reads it in its sentence: only the first word is read with a capital
+    read_before = tokenizer.src_tokens(typed)
+    read_after = iter(tokenizer.src_tokens(kept))
+    replaced: dict[int, list[int]] = {}
+    for k, w in enumerate(words.editable):
+        if not changed[k]:
+            replaced[w] = []
+            continue
+        reading = next(read_after)
+        if reading != read_before[k]:
+            replaced[w] = tokenizer.src.encode(reading) or [tokenizer.src.unk_id()]
+    return _assemble(src_ids, words.groups, replaced)
+
+
+def _assemble(
+    src_ids: list[int], groups: list[list[int]], replaced: dict[int, list[int]]
+) -> tuple[list[int], list[list[int]]]:
+    """``src_ids`` with the ids of each word in ``replaced`` swapped for its new ids; each word's new indices."""
+    ids: list[int] = []
+    new_groups: list[list[int]] = []
+    for w, group in enumerate(groups):
+        word_ids = replaced.get(w, [src_ids[i] for i in group])
+        new_groups.append(list(range(len(ids), len(ids) + len(word_ids))))
+        ids += word_ids
+    return ids, new_groups
+
+
 def edited_ids(
     tokenizer: Tokenizer, src_ids: list[int], words: SourceWords, word: int, edit: EditKind, new: str = ""
 ) -> list[int]:
-    """``src_ids`` with word ``word`` dropped, masked by ``<unk>`` (``new`` empty) or a chosen word, or replaced."""
-    group = words.groups[word]
-    before, after = src_ids[: group[0]], src_ids[group[-1] + 1 :]
-    if edit == "drop":
-        return before + after
-    if edit == "mask" and not new.strip():
-        return [*before, tokenizer.src.unk_id(), *after]
-    replacement = tokenizer.encode_src(new.strip())[:-1]  # the word's subwords, its EOS dropped
-    return before + (replacement or [tokenizer.src.unk_id()]) + after
+    """``src_ids`` with word ``word`` dropped, masked by ``<unk>`` (``new`` empty) or a chosen word, or replaced.
+
+    A chosen word is read as typed ("gato" mid-sentence has no capital mark, "Gato" has one) and takes the place of
+    the word's letters, its punctuation kept; the edited ids equal the tokenizer's for the edited sentence typed.
+    """
+    return _edit(tokenizer, src_ids, words, word, edit, new)[0]
 
 
 def word_diff(old: str, new: str) -> list[tuple[str, str]]:
@@ -103,14 +153,8 @@ def edit_and_compare(
     """Apply ``edit``, translate with ``options``, and read the cross-attention change at ``layer``."""
     words = source_words(tokenizer, src_ids)
     word, kind, new = edit
-    new_ids = edited_ids(tokenizer, src_ids, words, word, kind, new)
+    new_ids, new_groups = _edit(tokenizer, src_ids, words, word, kind, new)  # new_groups: empty when dropped
     tokens, truncated = search(Steered(model), new_ids, options)
-    group = words.groups[word]
-    new_groups = [list(g) for g in words.groups]  # the original words' indices in the edited source
-    shift = len(new_ids) - len(src_ids)
-    new_groups[word] = list(range(group[0], group[0] + len(group) + shift))  # empty when dropped
-    for w in range(word + 1, len(new_groups)):
-        new_groups[w] = [i + shift for i in new_groups[w]]
     before = merge_columns(_cross(model, src_ids, original, layer), words.groups)
     after = merge_columns(_cross(model, new_ids, original, layer), new_groups)
     return SourceEdit(

@@ -1,0 +1,95 @@
+"""Change the Spanish on the shipped model, whose tokenizer reads the source with case markup (data/case_markup.py):
+an edit changes exactly the edited word's ids, reads the typed word as typed, and gives what typing the edited
+sentence gives."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from data.case_markup import MARK
+from data.tokenizer import Tokenizer
+from lab.whatif.source_edits import edit_and_compare, edited_ids, in_place_of, source_words
+from translate.translator import DEFAULT_MODEL, DecodeOptions, Translator
+
+SENTENCES = (
+    "El gato blanco duerme en la casa.",
+    "¿Dónde vive Ana?",
+    "Mi hermano trabaja en Madrid, con María.",
+    "hoy no tengo hambre",
+)
+
+
+@pytest.fixture(scope="module")
+def tok() -> Tokenizer:
+    found = Tokenizer.load(DEFAULT_MODEL)
+    assert found.case_markup  # the defects below need case markup: the test is void without it
+    return found
+
+
+def _typed(labels: list[str]) -> str:
+    return " ".join(labels)
+
+
+@pytest.mark.parametrize("text", SENTENCES)
+def test_replacing_a_word_changes_exactly_its_ids_as_typed(tok: Tokenizer, text: str) -> None:
+    src = tok.encode_src(text)
+    words = source_words(tok, src)
+    typed = [words.labels[w] for w in words.editable]
+    for k, w in enumerate(words.editable):
+        group = words.groups[w]
+        assert edited_ids(tok, src, words, w, "replace", words.labels[w]) == src  # by itself: no id changes
+        replaced = edited_ids(tok, src, words, w, "replace", "perro")
+        new_word = in_place_of("perro", typed[k])
+        expected = tok.encode_src(_typed([*typed[:k], new_word, *typed[k + 1 :]]))
+        assert replaced == expected  # what typing the edited sentence gives
+        tail = len(src) - group[-1] - 1
+        assert replaced[: group[0]] == src[: group[0]] and replaced[len(replaced) - tail :] == src[group[-1] + 1 :]
+        middle = tok.src_pieces(replaced[group[0] : len(replaced) - tail])
+        assert (MARK in middle) == (k == 0)  # lowercase mid-sentence: no capital mark; first word: typing's mark
+        assert (typed[k][-1] in ".?!") == (middle[-1] in (".", "?", "!"))  # the sentence-final sign kept
+
+
+def test_a_capital_typed_mid_sentence_is_kept(tok: Tokenizer) -> None:
+    src = tok.encode_src("Vivo en la ciudad.")
+    words = source_words(tok, src)
+    ciudad = next(w for w in words.editable if words.labels[w] == "ciudad.")
+    replaced = edited_ids(tok, src, words, ciudad, "replace", "Madrid")
+    assert replaced == tok.encode_src("Vivo en la Madrid.")
+    assert source_words(tok, replaced).labels[ciudad] == "Madrid."
+
+
+@pytest.mark.parametrize("text", SENTENCES)
+def test_dropping_a_word_gives_what_typing_the_rest_gives(tok: Tokenizer, text: str) -> None:
+    src = tok.encode_src(text)
+    words = source_words(tok, src)
+    typed = [words.labels[w] for w in words.editable]
+    for k, w in enumerate(words.editable):
+        dropped = edited_ids(tok, src, words, w, "drop")
+        assert dropped == tok.encode_src(_typed(typed[:k] + typed[k + 1 :]))
+    dropped = edited_ids(tok, src, words, words.editable[0], "drop")
+    after = source_words(tok, dropped)
+    new_first = tok.src_pieces([dropped[i] for i in after.groups[after.editable[0]]])
+    assert MARK in new_first  # the new first word is read with the capital typing gives it
+
+
+def test_a_punctuation_sign_typed_with_the_word_is_not_doubled() -> None:
+    assert in_place_of("cama", "casa.") == "cama."
+    assert in_place_of("cama.", "casa.") == "cama."
+    assert in_place_of("Cuándo", "¿Dónde") == "¿Cuándo"
+    assert in_place_of("gato", "3") == "gato"
+
+
+def test_an_edit_on_the_shipped_model_reads_the_attention_on_the_edited_words() -> None:
+    translator = Translator.load(DEFAULT_MODEL)
+    tok = translator.tokenizer
+    result = translator.translate("El gato duerme en la casa.")
+    src, out = result.src_ids, result.hypotheses[0].tokens
+    words = source_words(tok, src)
+    gato = next(w for w in words.editable if words.labels[w] == "gato")
+    same = edit_and_compare(translator.model, tok, src, out, (gato, "replace", "gato"), DecodeOptions(), -1)
+    assert same.src_ids == src and same.tokens == out and np.allclose(same.change, 0.0)
+    first = words.editable[0]
+    dropped = edit_and_compare(translator.model, tok, src, out, (first, "drop", ""), DecodeOptions(), -1)
+    assert dropped.src_ids == tok.encode_src("gato duerme en la casa.")  # "gato" gains the mark typing gives
+    assert np.all(dropped.after[:, first] == 0.0) and np.allclose(dropped.after.sum(-1), 1.0, atol=1e-5)

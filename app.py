@@ -18,6 +18,7 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from data.languages import with_article
+from jobs.control import live_runs
 from lab.attention.explain import Explanation, explain, maps_of, set_threads
 from lab.attention.sentence_maps import SentenceMaps, problems
 from lab.page.direction import Languages, languages
@@ -25,7 +26,9 @@ from lab.page.examples import EXAMPLES, GuidedExample, examples_for, no_examples
 from lab.page.labels import placeholder, source_label, title
 from lab.page.model_choices import ModelChoice, default_index, find_models, shipped_model
 from lab.page.request import Request
+from model.run_dir import WEIGHTS_FILE
 from model.weights import ModelLoadError
+from translate.model_dir import weights_dir
 from translate.settings import runs_folder
 from translate.translator import DecodeOptions, Translator
 from views.alignment_tab import gold_picker, show_alignment
@@ -44,33 +47,55 @@ from views.toy_tab import show_toy
 from views.whatif_tab import show_whatif
 
 
+def weights_version(directory: str) -> int:
+    """When the weights of ``directory`` were written (ns), 0 when missing: a stopped run, resumed, writes new ones,
+    and the caches below then load them afresh instead of the checkpoint they had."""
+    try:
+        return (weights_dir(Path(directory)) / WEIGHTS_FILE).stat().st_mtime_ns
+    except OSError:
+        return 0
+
+
 @st.cache_resource(show_spinner="Loading the model…", max_entries=4)
-def load_translator(directory: str) -> Translator:
-    """One shared, read-only model per directory and process."""
+def cached_translator(directory: str, version: int) -> Translator:
+    """One shared, read-only model per directory, version of its weights and process."""
     return Translator.load(Path(directory))
 
 
+def load_translator(directory: str) -> Translator:
+    return cached_translator(directory, weights_version(directory))
+
+
 @st.cache_data(show_spinner="Translating…", max_entries=64)
-def translate(directory: str, text: str, beam_size: int, length_penalty: float, n_best: int) -> Explanation:
+def translate(
+    directory: str, version: int, text: str, beam_size: int, length_penalty: float, n_best: int
+) -> Explanation:
     """The translation of every piece of the text: one cached call per (model, text, decoding settings)."""
     options = DecodeOptions(beam_size=beam_size, length_penalty=length_penalty, n_best=n_best)
     return explain(load_translator(directory), text, options)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def attention(directory: str, src_ids: tuple[int, ...], tokens: tuple[int, ...]) -> SentenceMaps:
+def attention(directory: str, version: int, src_ids: tuple[int, ...], tokens: tuple[int, ...]) -> SentenceMaps:
     """The maps of one hypothesis of one sentence, computed when it is looked at."""
     return maps_of(load_translator(directory), list(src_ids), list(tokens))
 
 
+KEPT_MODEL = "kept_model"  # the picked model's folder, kept while the Train page runs
+
+
 def model_picker() -> ModelChoice:
-    """The shipped default (LAB_MODEL_DIR overrides it) and every finished run; the Train page may have made one of
-    them the default (after the regression gate)."""
+    """The shipped default (LAB_MODEL_DIR overrides it) and every finished or stopped run (not one training now);
+    the Train page may have made one of them the default (after the regression gate). The pick outlives a visit to
+    the Train page."""
     runs = runs_folder()  # LAB_RUNS_DIR, read as the Train page reads it
-    choices = find_models(shipped_model(), runs)
-    choice = st.sidebar.selectbox(
-        "Model", choices, index=default_index(choices, runs), key="model", format_func=lambda c: c.label
-    )
+    choices = find_models(shipped_model(), runs, {path.name for path, _ in live_runs(runs)})
+    index = default_index(choices, runs)
+    if "model" not in st.session_state and KEPT_MODEL in st.session_state:  # back from another page
+        index = next((i for i, c in enumerate(choices) if str(c.path) == st.session_state[KEPT_MODEL]), index)
+    choice = st.sidebar.selectbox("Model", choices, index=index, key="model", format_func=lambda c: c.label)
+    # Streamlit forgets a widget's value while another page runs: keep the pick under a key of our own.
+    st.session_state[KEPT_MODEL] = str(choice.path)
     if not choice.available:
         st.warning(
             f"The model `{choice.path}` is not trained yet. Pick a finished run in the sidebar when there is one, or "
@@ -193,7 +218,10 @@ def show_translation(request: Request, current: Request, langs: Languages, besid
     """The translation of ``request`` (``current``: what the page asks for now) ``beside`` the text box, its maps and
     the tabs."""
     try:
-        result = translate(request.model, request.text, request.beam_size, request.length_penalty, request.n_best)
+        version = weights_version(request.model)
+        result = translate(
+            request.model, version, request.text, request.beam_size, request.length_penalty, request.n_best
+        )
     except ModelLoadError as err:
         st.error(f"This model cannot be loaded: {err}")
         return
@@ -203,7 +231,7 @@ def show_translation(request: Request, current: Request, langs: Languages, besid
         show_output(result, request, current, langs)
     sentence = sentence_picker(result, langs)
     candidate = hypothesis_picker(sentence)
-    maps = attention(request.model, tuple(sentence.src_ids), tuple(candidate.tokens))
+    maps = attention(request.model, version, tuple(sentence.src_ids), tuple(candidate.tokens))
     for problem in problems(maps):
         st.error(f"Broken attention invariant: {problem}")
     display, charts, under = show_maps(maps, langs)  # a layer and a head per kind; other tabs follow cross's

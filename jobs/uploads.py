@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import shutil
 import unicodedata
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -17,6 +18,8 @@ from translate.settings import REPO_ROOT, SHARED_DATA, runs_folder
 MAX_UPLOAD_ENV = "LAB_MAX_UPLOAD_MB"
 DEFAULT_MAX_UPLOAD_MB = 200
 STAGING_DIR = ".uploads"  # inside the runs folder; hidden, so never taken for a run
+MAX_STAGED = 8  # uploads kept there (a page switch reuses the last one); older ones are deleted
+STAGED_NAME = re.compile(r"[0-9a-f]{16}")  # a staged upload's folder: its content hash
 MAX_NAME = 100  # characters of a staged upload's name
 MAX_NAME_BYTES, MAX_PATH_BYTES = 255, 4095  # what Linux file systems allow (NAME_MAX; PATH_MAX less its NUL)
 CORPUS_DIRS_ENV = "LAB_CORPUS_DIRS"  # folders (os.pathsep-separated) whose files the Train page may read
@@ -69,7 +72,16 @@ def stage_files(files: Mapping[str, bytes], staging: Path) -> Path:
             tmp = path.with_name(f".{name}.tmp")
             tmp.write_bytes(content)
             tmp.replace(path)
+    os.utime(folder)  # the newest upload (even one staged before) is kept longest
+    prune_staging(staging, MAX_STAGED)
     return folder
+
+
+def prune_staging(staging: Path, keep: int) -> None:
+    """Delete all but the ``keep`` most recently staged uploads: the staging folder stays bounded."""
+    folders = [p for p in staging.iterdir() if p.is_dir() and not p.is_symlink() and STAGED_NAME.fullmatch(p.name)]
+    for old in sorted(folders, key=lambda p: p.stat().st_mtime_ns, reverse=True)[keep:]:
+        shutil.rmtree(old, ignore_errors=True)
 
 
 # ----------------------------------------------------------------------------------------- paths on the server

@@ -43,6 +43,7 @@ from jobs.fine_tune import FINETUNE_LR, MAX_FINETUNE_LR, fine_tune_overrides
 from jobs.model_gate import refusal_text, run_gate
 from jobs.run_progress import final_scores, kept_text, read_budget, read_metrics, run_progress
 from jobs.run_verdict import reference_points, reference_summary, score_reference_points, verdict
+from jobs.stopped_run import STOPPED_SCORES_FILE, checkpoint_step, fresh, score_stopped, stopped_scores
 from jobs.uploads import (
     CORPUS_DIRS_ENV,
     STAGING_DIR,
@@ -54,8 +55,18 @@ from jobs.uploads import (
     size_problem,
     stage_files,
 )
-from lab.page.model_choices import find_models, record_default, recorded_default, shipped_model
+from lab.page.direction import languages
+from lab.page.model_choices import (
+    find_models,
+    is_usable,
+    last_step,
+    record_default,
+    recorded_default,
+    shipped_model,
+    stopped_label,
+)
 from training import run_lock
+from training.reference_points import REFERENCES_FILE
 from views.train_estimate import duration, show_estimate, show_outcome
 from views.train_probes import show_probes
 from viz.training_charts import loss_chart, score_chart
@@ -74,6 +85,41 @@ STATE_TEXT = {  # Streamlit's coloured text, not emoji: emoji render as boxes wh
     "crashed": ":red[crashed]",
     "new": "not started",
 }
+# Streamlit forgets a widget's value while another page runs: the settings are kept under a key of our own and put
+# back when the page is shown again (buttons and uploaders cannot be set, so they are not kept).
+KEPT_SETTINGS = "kept_train_settings"
+KEPT_KEYS = (
+    "source_kind",
+    "format",
+    "src_column",
+    "tgt_column",
+    "server_path",
+    "source_lang",
+    "source_lang_code",
+    "target_lang",
+    "target_lang_code",
+    "preset",
+    "finetune_lr",
+    "budget_minutes",
+    "budget_epochs",
+    "run_name",
+    "watch_run",
+)
+KEPT_PREFIXES = ("max_steps_", "patience_")  # one field per preset
+KEPT_UPLOADS = "kept_uploads"  # {uploader key: (staged file, name as uploaded, put back after a page switch)}
+
+
+def restore_settings() -> None:
+    """Put back the settings kept when another page ran (a widget shown since keeps its own value)."""
+    for key, value in st.session_state.get(KEPT_SETTINGS, {}).items():
+        if key not in st.session_state:
+            st.session_state[key] = value
+
+
+def keep_settings() -> None:
+    """Keep this run's settings for the next visit of the page."""
+    kept = {k: v for k, v in st.session_state.items() if k in KEPT_KEYS or str(k).startswith(KEPT_PREFIXES)}
+    st.session_state[KEPT_SETTINGS] = kept
 
 
 # ----------------------------------------------------------------------------------------- 1. corpus
@@ -82,15 +128,30 @@ STATE_TEXT = {  # Streamlit's coloured text, not emoji: emoji render as boxes wh
 def staged_upload(
     key: str, label: str, max_mb: int, staging: Path, types: list[str] | None
 ) -> tuple[Path, str] | str | None:
-    """(saved path under a sanitised name, name as uploaded); a message when too large; None before an upload."""
+    """(saved path under a sanitised name, name as uploaded); a message when too large; None before an upload.
+
+    The staged file outlives a page switch (the uploader forgets it): it is used again until another is uploaded."""
+    kept = st.session_state.setdefault(KEPT_UPLOADS, {})
+    shown_before = key in st.session_state  # absent: a first visit, or back from another page
     uploaded = st.file_uploader(label, type=types, key=key, max_upload_size=max_mb)
     if uploaded is None:
-        return None
+        path, shown, restored = kept.get(key, (None, "", False))
+        if path is None or not Path(path).is_file() or (shown_before and not restored):  # removed by the user
+            kept.pop(key, None)
+            return None
+        kept[key] = (path, shown, True)
+        st.caption(f"Using {shown}, uploaded before (upload another file to replace it).")
+        if st.button("Forget it", key=f"forget_{key}"):
+            kept.pop(key, None)
+            st.rerun()
+        return Path(path), shown
     problem = size_problem(uploaded.size, max_mb, uploaded.name)
     if problem:
         return problem
     name = safe_filename(uploaded.name)
-    return stage_files({name: uploaded.getvalue()}, staging) / name, uploaded.name
+    path = stage_files({name: uploaded.getvalue()}, staging) / name
+    kept[key] = (str(path), uploaded.name, False)
+    return path, uploaded.name
 
 
 def choose_columns(path: Path, shown: str, staging: Path) -> CorpusSource | str:
@@ -327,7 +388,7 @@ def stopping_rules(preset: str, optim: OptimConfig, run: RunConfig) -> list[str]
 def starting_point(runs_dir: Path) -> list[str] | str:
     """Random weights, or fine-tuning a finished model (the shipped one or a run) with a small learning rate: the
     overrides, or why the choice cannot be used."""
-    models = [c for c in find_models(shipped_model(), runs_dir) if c.available]
+    models = [c for c in find_models(shipped_model(), runs_dir) if c.available and c.stopped_at is None]
     labels = ["random weights (a new model)", *(c.label for c in models)]
     chosen = st.selectbox("Start from", range(len(labels)), key="init_from", format_func=lambda i: labels[i],
                           help="Fine-tuning keeps the model's tokenizer and shape and continues from its weights "
@@ -471,7 +532,7 @@ def show_result(run_dir: Path) -> None:
 
 def show_reference_points(run_dir: Path) -> None:
     """The run's dev score beside a floor (the source copied), the shipped model and Apertium, scored when asked."""
-    points = reference_points(run_dir)
+    points = reference_points(run_dir) if fresh(run_dir / REFERENCES_FILE, run_dir) else None
     if points is None:
         if st.button("Compare with reference points", key="references",
                      help="The same dev sentences translated by this model, by the shipped model and by Apertium "
@@ -490,19 +551,63 @@ def show_reference_points(run_dir: Path) -> None:
     st.dataframe(pd.DataFrame(rows), hide_index=True)
 
 
+def show_stopped(run_dir: Path, records: list[dict]) -> None:
+    """A run stopped before its end: its best checkpoint so far is a model, scored on the test split when asked,
+    picked on the Translate page, made the default through the gate, or trained further (Resume)."""
+    step, best = last_step(run_dir), checkpoint_step(run_dir, records)
+    if not is_usable(run_dir) or best is None:
+        st.caption("It stopped before its first checkpoint, so there is no model to use yet.")
+        return
+    st.info(
+        f"Stopped at step {step:,}, before its limits. Its best checkpoint so far (step {best:,}) is a model you can "
+        f"use: score it here, pick “{stopped_label(run_dir.name, step)}” on the Translate page, or resume training."
+    )
+    scores = stopped_scores(run_dir)
+    if scores is None:
+        asked = st.button(
+            "Score the best checkpoint",
+            key="score_stopped",
+            help="Translates the run's held-out test sentences with it (greedy) and scores them",
+        )
+        if asked:
+            with st.spinner("Translating the test sentences…"):
+                problem = score_stopped(run_dir)
+            if problem:
+                refuse("No scores: the checkpoint could not translate this run's test sentences.", problem)
+            else:
+                st.rerun()
+        return
+    a, b = st.columns(2)
+    a.metric(f"Test BLEU (greedy, step {best:,})", f"{scores['bleu']:.2f}")
+    b.metric(f"Test chrF (greedy, step {best:,})", f"{scores.get('chrf', float('nan')):.2f}")
+    st.caption(f"Scored from the best checkpoint ({STOPPED_SCORES_FILE}); resuming the run makes new ones.")
+    show_reference_points(run_dir)
+    default_model_gate(run_dir)
+
+
 def default_model_gate(run_dir: Path) -> None:
-    """“Use as default model”: only a run that passes the regression gate against the shipped model becomes what
-    the translate page shows first; a refused run can still be picked there."""
+    """“Use as default model”: only a run that passes the regression gate against the current default (the shipped
+    model, or the run the gate made the default) becomes what the translate page shows first; a refused run can
+    still be picked there."""
     runs_dir = run_dir.parent
-    if recorded_default(runs_dir) == run_dir:
+    current = recorded_default(runs_dir)
+    if current == run_dir:
         st.caption("This run is the translate page's default model (it passed the regression gate).")
         return
-    if not st.button("Use as default model", key="make_default",
-                     help="Runs the regression gate (python -m training.gate) against the shipped model: dev BLEU "
-                     "as written and typed, everyday phrases, canary sentences"):  # fmt: skip
+    mine, shipped = languages(run_dir), languages(shipped_model())
+    if mine.known and shipped.known and (mine.src_code, mine.tgt_code) != (shipped.src_code, shipped.tgt_code):
+        st.caption(
+            f"Only a {shipped.src} → {shipped.tgt} model can become the default for now: the check that decides "
+            f"compares it with the current default on {shipped.src} phrases and canary sentences, and there is no "
+            f"such check yet for {mine.src} → {mine.tgt}. You can still pick this run on the Translate page."
+        )
         return
-    with st.spinner("Running the regression gate against the shipped model…"):
-        result = run_gate(run_dir, shipped_model())
+    if not st.button("Use as default model", key="make_default",
+                     help="Runs the regression gate (python -m training.gate) against the current default model: "
+                     "dev BLEU as written and typed, everyday phrases, canary sentences"):  # fmt: skip
+        return
+    with st.spinner("Running the regression gate against the current default model…"):
+        result = run_gate(run_dir, current or shipped_model())
     if result.checks:
         rows = [{"check": c.get("name"), "this run": c.get("candidate"), "shipped": c.get("baseline"),
                  "rule": c.get("rule"), "passed": c.get("passed")} for c in result.checks]  # fmt: skip
@@ -538,7 +643,12 @@ def job_controls(run_dir: Path, status: control.JobStatus) -> None:
                 "No saved training state yet (it is written at each evaluation), so it cannot be resumed: start "
                 "it again under the same name from the command line, or under a new name here."
             )
-        elif st.button("Resume", key="resume", help="Continues exactly from the last saved state"):
+            return
+        st.caption(
+            "Resume continues training from where it was last saved, with the same settings and limits; nothing "
+            "already learned is lost."
+        )
+        if st.button("Resume training", key="resume", help="Continues exactly from the last saved state"):
             try:
                 control.resume(run_dir, owner=owner_token())
             except control.JobError as err:
@@ -564,6 +674,8 @@ def run_panel(run_dir: Path, polling: bool) -> None:
         st.error(f"The training process ended{code} before finishing. The end of its log:")
         st.code(tail or "(the log is empty)", language=None)
     job_controls(run_dir, status)
+    if status.state in ("stopped", "crashed"):
+        show_stopped(run_dir, records)
     show_result(run_dir)
     if any(r.get("kind") == "eval" for r in records):
         st.info(verdict(records).text)
@@ -601,6 +713,7 @@ def watch(runs_dir: Path) -> None:
 
 def main() -> None:
     st.set_page_config(page_title="Train · Translation lab", layout="wide")
+    restore_settings()
     st.title("Train on your own corpus")
     runs_dir, max_mb = control.runs_folder(), max_upload_mb()
     st.caption(f"Runs are saved in `{runs_dir}`; uploads up to {max_mb} MB.")
@@ -654,6 +767,7 @@ def main() -> None:
         start_job(source, settings, run_dir, made)
     if blockers:
         st.caption("Start is disabled: " + "; ".join(blockers) + ".")
+    keep_settings()
     st.header("3. Runs")
     watch(runs_dir)
 

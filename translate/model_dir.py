@@ -1,5 +1,6 @@
 """A model directory loaded for translating: its network (config.json + model.safetensors, model/weights.py) and its
-tokenizer, each checked against the other before anything is allocated."""
+tokenizer, each checked against the other before anything is allocated. A run stopped before its end has no
+network of its own yet: its best checkpoint so far stands in (``weights_dir``)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import torch
 
 from data.tokenizer import Tokenizer, TokenizerError
 from model.config import ConfigError, ModelConfig
-from model.run_dir import CONFIG_FILE, WEIGHTS_FILE
+from model.run_dir import BEST_DIR, CONFIG_FILE, SNAPSHOTS_DIR, WEIGHTS_FILE
 from model.transformer import Transformer
 from model.weights import ModelLoadError, check_shapes, expected_shapes, load_weights
 
@@ -22,13 +23,33 @@ class LoadedModel:
     directory: Path
 
 
+MODEL_FILES = (CONFIG_FILE, WEIGHTS_FILE)  # the network's two files; the tokenizer lies beside them
+
+
+def holds_network(folder: Path) -> bool:
+    """True when ``folder`` has the network's two files (config.json and model.safetensors)."""
+    return all((folder / name).is_file() for name in MODEL_FILES)
+
+
+def weights_dir(directory: Path) -> Path:
+    """Where the network of ``directory`` is: the folder itself (a finished run, an exported model), else, for a run
+    stopped before its end, its best checkpoint so far (``best/``), else its newest snapshot (``checkpoints/``,
+    written at each save, which may come before the first evaluation); the folder itself when none holds one."""
+    directory = Path(directory)
+    if holds_network(directory):
+        return directory
+    snapshots = sorted((directory / SNAPSHOTS_DIR).glob("step-*"))  # step-0000050: the name sorts by step
+    return next((f for f in (directory / BEST_DIR, *reversed(snapshots)) if holds_network(f)), directory)
+
+
 def load_model(directory: Path, device: str | torch.device = "cpu") -> LoadedModel:
     """Rebuild the model from its directory in eval mode, checking every file."""
     directory = Path(directory)
     if not directory.is_dir():
         raise ModelLoadError(f"{directory}: model directory not found")
+    network = weights_dir(directory)
     try:
-        config = ModelConfig.from_json_file(directory / CONFIG_FILE)
+        config = ModelConfig.from_json_file(network / CONFIG_FILE)
         tokenizer = Tokenizer.load(directory)
     except (ConfigError, TokenizerError) as err:
         raise ModelLoadError(str(err)) from None
@@ -40,7 +61,7 @@ def load_model(directory: Path, device: str | torch.device = "cpu") -> LoadedMod
             f"{directory}: tokenizer vocabulary ({tokenizer.src.get_piece_size()}/{tokenizer.tgt.get_piece_size()}) "
             f"does not match {CONFIG_FILE} ({config.src_vocab_size}/{config.tgt_vocab_size})"
         )
-    check_shapes(directory / WEIGHTS_FILE, expected_shapes(config))  # before the real model allocates anything
+    check_shapes(network / WEIGHTS_FILE, expected_shapes(config))  # before the real model allocates anything
     model = Transformer(config)
-    load_weights(model, directory / WEIGHTS_FILE)
+    load_weights(model, network / WEIGHTS_FILE)
     return LoadedModel(model.to(device).eval(), tokenizer, directory)

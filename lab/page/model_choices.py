@@ -1,16 +1,20 @@
-"""The model picker's choices: the shipped default plus every finished run in the runs folder."""
+"""The model picker's choices: the shipped default plus every run of the runs folder that holds a network: finished,
+or stopped before its end (then its best checkpoint so far stands in, marked "stopped at step N")."""
 
 from __future__ import annotations
 
 import json
 import os
+from collections.abc import Container
 from dataclasses import dataclass
 from pathlib import Path
 
-from model.run_dir import CONFIG_FILE, WEIGHTS_FILE
+from model.run_dir import METRICS_LOG_FILE
+from translate.model_dir import MODEL_FILES as MODEL_FILES  # re-exported: the app's tests name it here
+from translate.model_dir import holds_network, weights_dir
 from translate.translator import DEFAULT_MODEL
 
-MODEL_FILES = (CONFIG_FILE, WEIGHTS_FILE)  # what makes a directory loadable by Translator.load
+TAIL_BYTES = 16_384  # of metrics.jsonl: enough for its last records, however long the run
 
 
 @dataclass(frozen=True)
@@ -18,6 +22,7 @@ class ModelChoice:
     label: str
     path: Path
     available: bool  # False for the shipped default before it exists
+    stopped_at: int | None = None  # a run stopped before its end: its last step (its best checkpoint is loaded)
 
 
 def shipped_model() -> Path:
@@ -27,12 +32,41 @@ def shipped_model() -> Path:
 
 def is_model_dir(path: Path) -> bool:
     """True when ``path`` holds a finished model (config.json and model.safetensors)."""
-    return path.is_dir() and all((path / name).is_file() for name in MODEL_FILES)
+    return path.is_dir() and holds_network(path)
 
 
-def find_models(default: Path, runs: Path) -> list[ModelChoice]:
-    """The shipped default first (even when missing), then each run directory of ``runs`` holding a model, by name
-    (symbolic links are not runs: a link may point anywhere)."""
+def is_usable(path: Path) -> bool:
+    """True when ``Translator.load`` finds a network in ``path``: a finished model, or a stopped run's checkpoint."""
+    return path.is_dir() and holds_network(weights_dir(path))
+
+
+def last_step(run_dir: Path) -> int:
+    """The last step metrics.jsonl records (read from its tail only); 0 when it records none."""
+    try:
+        with open(run_dir / METRICS_LOG_FILE, "rb") as f:
+            f.seek(max(0, f.seek(0, os.SEEK_END) - TAIL_BYTES))
+            lines = f.read().decode("utf-8", errors="replace").splitlines()
+    except OSError:
+        return 0
+    for line in reversed(lines):
+        try:
+            step = json.loads(line).get("step")
+        except (ValueError, AttributeError):
+            continue  # the first line of the tail is cut; the last may be half-written
+        if isinstance(step, int):
+            return step
+    return 0
+
+
+def stopped_label(name: str, step: int) -> str:
+    """How the picker names a run stopped before its end."""
+    return f"run: {name} (stopped at step {step:,})"
+
+
+def find_models(default: Path, runs: Path, training: Container[str] = ()) -> list[ModelChoice]:
+    """The shipped default first (even when missing), then each run directory of ``runs`` holding a network, by
+    name: finished, or stopped before its end (not those ``training`` now: their checkpoints change at every
+    evaluation). Symbolic links are not runs: a link may point anywhere."""
     choices = [ModelChoice(f"shipped: {default.name}", default, is_model_dir(default))]
     try:
         entries = sorted(runs.iterdir(), key=lambda p: p.name) if runs.is_dir() else []
@@ -43,6 +77,9 @@ def find_models(default: Path, runs: Path) -> list[ModelChoice]:
             continue
         if is_model_dir(path):
             choices.append(ModelChoice(f"run: {path.name}", path, True))
+        elif path.name not in training and is_usable(path):
+            step = last_step(path)
+            choices.append(ModelChoice(stopped_label(path.name, step), path, True, step))
     return choices
 
 
@@ -62,7 +99,7 @@ DEFAULT_CHOICE_FILE = ".default_model.json"  # in the runs folder: the run the T
 
 def recorded_default(runs: Path) -> Path | None:
     """The run the Train page made the default ("Use as default model", after the regression gate), when it is
-    still a finished model folder of ``runs``; None otherwise (then the shipped model is the default)."""
+    still a usable model folder of ``runs``; None otherwise (then the shipped model is the default)."""
     try:
         name = json.loads((runs / DEFAULT_CHOICE_FILE).read_text(encoding="utf-8")).get("run")
     except (OSError, ValueError, AttributeError):
@@ -70,7 +107,7 @@ def recorded_default(runs: Path) -> Path | None:
     if not isinstance(name, str) or not name or "/" in name or name.startswith("."):
         return None
     path = runs / name
-    return path if not path.is_symlink() and is_model_dir(path) else None
+    return path if not path.is_symlink() and is_usable(path) else None
 
 
 def record_default(runs: Path, run_dir: Path) -> None:

@@ -603,7 +603,7 @@ def default_model_gate(run_dir: Path) -> None:
         )
         return
     if not st.button("Use as default model", key="make_default",
-                     help="Runs the regression gate (python -m training.gate) against the current default model: "
+                     help="Runs the regression gate (python -m workshop gate) against the current default model: "
                      "dev BLEU as written and typed, everyday phrases, canary sentences"):  # fmt: skip
         return
     with st.spinner("Running the regression gate against the current default model…"):

@@ -10,6 +10,7 @@ from lab.attention.head_contribution import HeadContribution, LogitPath, RowAt, 
 from lab.attention.sentence_maps import SentenceMaps
 from translate.translator import Translator
 from viz.arithmetic import head_norm_bars, head_norm_frame, term_frame, vector_strips, weight_text
+from viz.heatmap import DIVERGING_KEY
 
 MAX_COMPONENTS = 128  # components of a value vector drawn (the shipped model's d_head is 64)
 CONTEXT_FORMULA = r"c_i = \sum_j \alpha_{ij}\, v_j, \qquad v_j = W_V^{(h)} x_j + b_V^{(h)}"
@@ -19,14 +20,17 @@ OUTPUT_FORMULA = (
 )
 
 
+NOT_ONE_VECTOR = "—"  # the other keys together have no one ‖v‖: a dash, never "None"
+
+
 def value_table(result: HeadContribution) -> pd.DataFrame:
-    """The keys shown one by one, then the others together: weight α, ‖v‖, ‖α·v‖."""
+    """The keys shown one by one, then the others together: weight α, ‖v‖, ‖α·v‖, as text with 4 decimals."""
     rows = [
         {
             "key": result.keys[j],
             "weight α": weight_text(result.weights[j]),
-            "‖v‖": round(float(np.linalg.norm(result.values[j])), 4),
-            "‖α·v‖": round(float(result.weights[j] * np.linalg.norm(result.values[j])), 4),
+            "‖v‖": f"{np.linalg.norm(result.values[j]):.4f}",
+            "‖α·v‖": f"{result.weights[j] * np.linalg.norm(result.values[j]):.4f}",
         }
         for j in result.top
     ]
@@ -35,8 +39,8 @@ def value_table(result: HeadContribution) -> pd.DataFrame:
             {
                 "key": f"the other {len(result.rest)} keys",
                 "weight α": weight_text(result.weights[result.rest].sum()),
-                "‖v‖": None,
-                "‖α·v‖": round(float(np.linalg.norm(result.rest_sum)), 4),
+                "‖v‖": NOT_ONE_VECTOR,
+                "‖α·v‖": f"{np.linalg.norm(result.rest_sum):.4f}",
             }
         )
     return pd.DataFrame(rows)
@@ -55,7 +59,7 @@ def show_values(result: HeadContribution, d_head: int) -> None:
         st.dataframe(value_table(result), hide_index=True)
     st.caption(
         f"The {len(result.top)} keys of largest weight one by one, the others summed; masked keys carry α = 0. "
-        f"‖context‖ = {np.linalg.norm(result.context):.4f}. Red is negative, blue positive, on one scale."
+        f"‖context‖ = {np.linalg.norm(result.context):.4f}. {DIVERGING_KEY}, on one scale."
     )
 
 

@@ -8,7 +8,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from viz.heatmap import FIT_X, MASKED_COLOUR, unique_labels
+from viz.heatmap import FIT_X, MASKED_COLOUR, diverging_scale, unique_labels
 
 MINUS_INFINITY = "−∞"
 MOST_DECIMALS = 12  # past this, scientific notation
@@ -122,7 +122,8 @@ def term_frame(
 
 
 def vector_strips(frame: pd.DataFrame, title: str) -> alt.Chart:
-    """One strip per row of a tidy (term, order, component, value) frame, on one diverging scale centred at 0."""
+    """One strip per row of a tidy (term, order, component, value) frame, on one diverging scale centred at 0
+    (``viz.heatmap.DIVERGING_KEY``: negative red, positive blue)."""
     bound = float(frame["value"].abs().max()) or 1.0
     return (
         alt.Chart(frame, title=title)
@@ -130,7 +131,7 @@ def vector_strips(frame: pd.DataFrame, title: str) -> alt.Chart:
         .encode(
             x=alt.X("component:O", title="component", axis=alt.Axis(labels=False, ticks=False)),
             y=alt.Y("term:N", sort=alt.SortField("order"), title=None, axis=alt.Axis(labelLimit=320)),
-            color=alt.Color("value:Q", scale=alt.Scale(scheme="redblue", domain=[-bound, bound], reverse=True)),
+            color=alt.Color("value:Q", title="value", scale=diverging_scale(bound)),
             tooltip=["term:N", "component:O", alt.Tooltip("value:Q", format=".4f")],
         )
         .properties(height=alt.Step(22), autosize=FIT_X)

@@ -17,7 +17,17 @@ MIN_PANEL = 100  # pixels: a panel is never shorter than its axis title ("query 
 MAX_GRID_LABELS = 20  # longer sentences: small multiples without token labels
 MAX_AXIS_LABELS = 24  # more tokens than this on an axis: label every k-th one (beyond ~30 they collide)
 SCHEME = "blues"
+# The diverging scale of every signed chart, centred at 0: Vega's "redblue" runs from red at the domain's low end to
+# blue at its high end, so negative is red and positive blue (never ``reverse``: the captions read these names).
+DIVERGING_SCHEME = "redblue"
+NEGATIVE_COLOUR, POSITIVE_COLOUR = "red", "blue"
+DIVERGING_KEY = f"{NEGATIVE_COLOUR.capitalize()} is negative, {POSITIVE_COLOUR} positive"  # what a caption says
 FIT_X = alt.AutoSizeParams(type="fit-x", contains="padding")  # fill the page's column, keep the given height
+
+
+def diverging_scale(bound: float) -> alt.Scale:
+    """The diverging scale on [−bound, bound]: negative values red, positive blue, 0 white (``DIVERGING_KEY``)."""
+    return alt.Scale(scheme=DIVERGING_SCHEME, domain=[-bound, bound])
 
 
 def unique_labels(tokens: Sequence[str]) -> list[str]:

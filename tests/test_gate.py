@@ -116,3 +116,18 @@ def test_a_shipped_model_is_replaced_only_through_the_gate(
     assert export.main(["--run", str(run), "--out", str(shipped), "--force"]) == 0
     assert (shipped / "model.safetensors").read_bytes() != before
     assert json.loads((shipped / DATA_REPORT_FILE).read_text())["sha256"]["dev"]  # a model folder as before
+
+
+def test_export_says_why_the_gate_could_not_run(
+    tiny_model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    checkpoints = tmp_path / "checkpoints"
+    shipped = export.export(tiny_model_dir, checkpoints / "es-en", torch.float32)
+    run = Path(shutil.copytree(tiny_model_dir, tmp_path / "run"))
+    dev = run / SPLITS_DIR / "dev.tsv"
+    dev.write_text("".join(dev.read_text().splitlines(keepends=True)[1:]))  # another dev split: not comparable
+    monkeypatch.setattr(export, "CHECKPOINTS", checkpoints)
+    assert export.main(["--run", str(run), "--out", str(shipped)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: the regression gate could not run (") and "sha256 differs" in err
+    assert "--force" in err and err.count("\n") == 1

@@ -137,8 +137,10 @@ def _estimate(pairs: int, config: TrainConfig, cal: Calibration, now: float, eva
     steps_per_epoch = max(1, math.ceil(cal.steps_per_epoch * train_pairs / cal.train_pairs))
     eval_s = dev * cal.dev_loss_seconds_per_pair + min(dev, r.dev_bleu_sentences) * cal.translate_seconds_per_sentence
     per_step = cal.seconds_per_step + eval_s / eval_every  # evaluations happen inside the time budget
-    limits = [(o.max_steps, f"optim.max_steps = {o.max_steps:,}"),
-              (o.max_epochs * steps_per_epoch, f"optim.max_epochs = {o.max_epochs:,}")]  # fmt: skip
+    limits = [
+        (o.max_steps, f"optim.max_steps = {o.max_steps:,}"),
+        (o.max_epochs * steps_per_epoch, f"optim.max_epochs = {o.max_epochs:,}"),
+    ]
     if o.max_minutes > 0:
         limits.append((max(1, int(o.max_minutes * 60 / per_step)), f"optim.max_minutes = {o.max_minutes:g}"))
     steps, limit = min(limits, key=lambda item: item[0])
@@ -201,8 +203,19 @@ def calibrate(
     folder = runs_dir / CALIBRATION_DIR
     folder.mkdir(parents=True, exist_ok=True)
     out = folder / f"{key}.json"
-    argv = [sys.executable, "-m", "training.calibrate", "--config", str(preset), "--corpus", str(corpus),
-            "--out", str(out), f"--launched-at={time.time()}", *(f"--{item}" for item in overrides)]  # fmt: skip
+    argv = [
+        sys.executable,
+        "-m",
+        "training.calibrate",
+        "--config",
+        str(preset),
+        "--corpus",
+        str(corpus),
+        "--out",
+        str(out),
+        f"--launched-at={time.time()}",
+        *(f"--{item}" for item in overrides),
+    ]
     env = {**os.environ, "OMP_WAIT_POLICY": "PASSIVE"}
     try:
         done = subprocess.run(argv, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=timeout_s)
@@ -241,8 +254,11 @@ def outcome(run_dir: Path) -> Outcome | None:
     if not timed:
         return None
     last = max(timed, key=lambda r: r["step"])
-    starts = [e["time"] for e in read_jsonl(run_dir / JOB_EVENTS_FILE)
-              if e.get("event") == "start" and isinstance(e.get("time"), int | float)]  # fmt: skip
+    starts = [
+        e["time"]
+        for e in read_jsonl(run_dir / JOB_EVENTS_FILE)
+        if e.get("event") == "start" and isinstance(e.get("time"), int | float)
+    ]
     result = run_dir / RESULT_FILE  # a resumed run's wall time holds its pause: none given
     total = result.stat().st_mtime - starts[0] if len(starts) == 1 and result.is_file() else None
     return Outcome(int(last["step"]), float(last["elapsed_s"]), total)

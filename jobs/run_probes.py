@@ -28,8 +28,9 @@ def probe_labels(run_dir: Path) -> list[dict[str, list[str]]]:
     except (OSError, ValueError):
         return []
     keys = ("src", "tgt_in", "tgt_out")
-    ok = isinstance(rows, list) and all(isinstance(r, dict) and all(isinstance(r.get(k), list) for k in keys)
-                                        for r in rows)  # fmt: skip
+    ok = isinstance(rows, list) and all(
+        isinstance(r, dict) and all(isinstance(r.get(k), list) for k in keys) for r in rows
+    )
     return rows if ok else []
 
 

@@ -120,8 +120,10 @@ def kept_text(run_dir: Path) -> str | None:
     else:
         steps = kept.get("steps") or []
         span = f"steps {steps[0]:,}–{steps[-1]:,}" if steps else "the last snapshots"
-        which = (f"the average of {len(steps)} snapshots ({span} of {last:,}), whose dev loss "
-                 f"({kept.get('dev_loss', float('nan')):.3f}) beat the best single one")  # fmt: skip
+        which = (
+            f"the average of {len(steps)} snapshots ({span} of {last:,}), whose dev loss "
+            f"({kept.get('dev_loss', float('nan')):.3f}) beat the best single one"
+        )
     stopped = result.get("stopped") or "the limits were reached"
     return f"Kept {which}. Training stopped: {stopped}."
 

@@ -35,8 +35,11 @@ class Verdict:
 
 def _numbers(records: Sequence[Mapping[str, Any]], kind: str, field: str) -> list[tuple[int, float]]:
     stepped = [r for r in records if isinstance(r.get("step"), int)]
-    return [(r["step"], float(r[field])) for r in latest_records(stepped)
-            if r.get("kind") == kind and isinstance(r.get(field), int | float) and math.isfinite(r[field])]  # fmt: skip
+    return [
+        (r["step"], float(r[field]))
+        for r in latest_records(stepped)
+        if r.get("kind") == kind and isinstance(r.get(field), int | float) and math.isfinite(r[field])
+    ]
 
 
 def verdict(records: Sequence[Mapping[str, Any]]) -> Verdict:
@@ -54,10 +57,14 @@ def verdict(records: Sequence[Mapping[str, Any]]) -> Verdict:
     last_step, last = dev[-1]
     if last < min(loss for _, loss in dev[:-1]) * (1 - TOLERANCE):
         if len(bleu) >= 2 and bleu[-1][1] > max(b for _, b in bleu[:-1]):
-            return Verdict("improving", f"Dev BLEU still rising ({bleu[-2][1]:.1f} → {bleu[-1][1]:.1f}) and dev "
-                           "loss still falling: training is still helping.")  # fmt: skip
-        return Verdict("improving", f"Dev loss still falling ({dev[-2][1]:.3f} → {last:.3f}): training is still "
-                       "helping.")  # fmt: skip
+            return Verdict(
+                "improving",
+                f"Dev BLEU still rising ({bleu[-2][1]:.1f} → {bleu[-1][1]:.1f}) and dev "
+                "loss still falling: training is still helping.",
+            )
+        return Verdict(
+            "improving", f"Dev loss still falling ({dev[-2][1]:.3f} → {last:.3f}): training is still helping."
+        )
     noise = NOISE_SES * dict(_numbers(records, EVAL_RECORD, "dev_loss_se")).get(last_step, 0.0)
     if last > best * (1 + TOLERANCE) and last - best <= noise and best_step < last_step:
         sentences = dict(_numbers(records, EVAL_RECORD, "dev_sentences")).get(last_step)
@@ -71,13 +78,22 @@ def verdict(records: Sequence[Mapping[str, Any]]) -> Verdict:
         at_best = [loss for step, loss in train if step <= best_step]
         since = [loss for step, loss in train if step > best_step]
         if at_best and since and min(since) < at_best[-1]:
-            return Verdict("overfitting", f"Dev loss rising (best {best:.3f} at step {best_step:,}, now {last:.3f}) "
-                           "while train loss falls: over-fitting — stop, or add data.")  # fmt: skip
-        return Verdict("worse", f"Dev loss rising (best {best:.3f} at step {best_step:,}, now {last:.3f}) and train "
-                       "loss not falling: the learning rate may be too high.")  # fmt: skip
+            return Verdict(
+                "overfitting",
+                f"Dev loss rising (best {best:.3f} at step {best_step:,}, now {last:.3f}) "
+                "while train loss falls: over-fitting — stop, or add data.",
+            )
+        return Verdict(
+            "worse",
+            f"Dev loss rising (best {best:.3f} at step {best_step:,}, now {last:.3f}) and train "
+            "loss not falling: the learning rate may be too high.",
+        )
     recent = [loss for _, loss in dev[-FLAT_EVALS:]]
-    return Verdict("flat", f"Flat: dev loss has moved less than {TOLERANCE:.1%} over the last {len(recent)} "
-                   "evaluations — more steps will help little; more data or a bigger model may.")  # fmt: skip
+    return Verdict(
+        "flat",
+        f"Flat: dev loss has moved less than {TOLERANCE:.1%} over the last {len(recent)} "
+        "evaluations — more steps will help little; more data or a bigger model may.",
+    )
 
 
 def reference_summary(scores: Mapping[str, Any]) -> str:

@@ -112,6 +112,7 @@ FEATURE_TESTS = {
     "step_panels": "the Step by step tab's smaller panels (viz and lab)",
     "steps_app": "the Step by step and positional tabs through AppTest",
     "train_page": "pages/1_Train.py through AppTest",
+    "page_switch": "what survives a trip from one page to the other and back",
 }
 
 

@@ -5,14 +5,16 @@ before anything is allocated; and whole-folder replacement. Never pickle.
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 import torch
 from safetensors import SafetensorError, safe_open
-from safetensors.torch import load_file, save_file
+from safetensors.torch import load_file, save
 
 from model.config import ModelConfig
 from model.run_dir import CONFIG_FILE, WEIGHTS_FILE
@@ -30,14 +32,30 @@ def weights_of(model: Transformer, dtype: torch.dtype | None = None) -> dict[str
     }
 
 
+def write_beside(path: Path, write: Callable[[BinaryIO], object]) -> None:
+    """Call ``write`` on a temporary file beside ``path``, fsync, then rename it in: ``path`` stays the old file
+    whole or becomes the new one. On any error (a full disk) the temporary file is removed and the error raised."""
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        with open(tmp, "wb") as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+        tmp.replace(path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
 def save_model(model: Transformer, directory: Path, dtype: torch.dtype | None = None) -> None:
-    """Write config.json and model.safetensors (atomically: temporary file, then rename)."""
+    """Write model.safetensors and config.json, each beside and renamed in (``write_beside``)."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    tmp = directory / (WEIGHTS_FILE + ".tmp")
-    save_file(weights_of(model, dtype), str(tmp), metadata={"format": "pt"})
-    tmp.replace(directory / WEIGHTS_FILE)
-    (directory / CONFIG_FILE).write_text(model.config.to_json(), encoding="utf-8")
+    # Serialised in memory and written by Python: a failed write raises OSError with its errno (ENOSPC), where
+    # safetensors' own writer would raise a SafetensorError naming none.
+    data = save(weights_of(model, dtype), metadata={"format": "pt"})
+    write_beside(directory / WEIGHTS_FILE, lambda f: f.write(data))
+    write_beside(directory / CONFIG_FILE, lambda f: f.write(model.config.to_json().encode("utf-8")))
 
 
 def file_shapes(path: Path) -> dict[str, tuple[int, ...]]:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import os
+import errno
 import random
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import torch
 from safetensors.torch import load_file
@@ -13,17 +13,53 @@ from safetensors.torch import load_file
 from model.run_dir import SNAPSHOTS_DIR as CHECKPOINT_DIR
 from model.run_dir import STATE_FILE, WEIGHTS_FILE
 from model.transformer import Transformer
-from model.weights import ModelLoadError, save_model
+from model.weights import ModelLoadError, save_model, staged_dir, write_beside
+
+FULL_DISK = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)  # no space, over quota, over the largest file allowed
+
+
+class _Writes:
+    """A file for torch.save that keeps the OSError of a failed write: torch re-raises it as a RuntimeError
+    without its errno, and a full disk must be told apart from a bug."""
+
+    def __init__(self, file: BinaryIO) -> None:
+        self.file, self.error = file, None
+
+    def write(self, data: bytes) -> int:
+        try:
+            return self.file.write(data)
+        except OSError as err:
+            self.error = err
+            raise
+
+    def flush(self) -> None:
+        self.file.flush()
 
 
 def atomic_save(obj: Any, path: Path) -> None:
-    """torch.save to a temporary file in the same folder, fsync, then rename: never a half-written file."""
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as f:
-        torch.save(obj, f)
-        f.flush()
-        os.fsync(f.fileno())
-    tmp.replace(path)
+    """torch.save beside ``path``, fsync, then rename in: never a half-written file; a failed write is an OSError."""
+
+    def write(file: BinaryIO) -> None:
+        writes = _Writes(file)
+        try:
+            torch.save(obj, writes)
+        except RuntimeError:
+            if writes.error is not None:
+                raise writes.error from None
+            raise
+
+    write_beside(path, write)
+
+
+def disk_full_message(run_dir: Path, err: OSError) -> str:
+    """One line for a checkpoint that did not fit on the disk: which folder, and how to go on."""
+    folder = Path(err.filename).parent if err.filename else run_dir
+    then = (
+        "continue with --resume from the last complete state"
+        if (run_dir / STATE_FILE).is_file()
+        else "start it again (no training state had been saved yet)"
+    )
+    return f"{folder}: {err.strerror or err} while saving; the files saved before are whole: free space, then {then}"
 
 
 def rng_states() -> dict[str, Any]:
@@ -90,10 +126,11 @@ def drop_snapshots_after(run_dir: Path, step: int) -> None:
 
 
 def save_checkpoint(run_dir: Path, model: Transformer, step: int, keep: int) -> Path:
-    """Weights-only snapshot ``checkpoints/step-N/`` for averaging; keeps the newest ``keep``."""
-    folder = run_dir / CHECKPOINT_DIR
-    path = folder / f"step-{step:07d}"
-    save_model(model, path)
+    """Weights-only snapshot ``checkpoints/step-N/`` for averaging, written beside and renamed in; then keeps the
+    newest ``keep``."""
+    path = run_dir / CHECKPOINT_DIR / f"step-{step:07d}"
+    with staged_dir(path, "partial") as staged:
+        save_model(model, staged)
     existing = snapshots(run_dir)
     for old in existing[: max(0, len(existing) - max(1, keep))]:
         _remove(old)

@@ -225,6 +225,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return train_in(run_dir, config, args.resume)
+    except OSError as err:
+        if err.errno not in checkpoint.FULL_DISK:
+            raise
+        print(f"error: {checkpoint.disk_full_message(run_dir, err)}", file=sys.stderr)
+        return 2
     finally:
         if lock is not None:
             lock.release()

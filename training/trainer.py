@@ -265,12 +265,14 @@ def train(
     window = Window()
     start = time.perf_counter() - progress.elapsed
     stop = bool(stop_reason(progress, run.config))  # a resumed run may have ended already: then it takes no step
-    while not stop and progress.epoch < o.max_epochs:
-        stop = train_epoch(session, train_set, progress, window, start)
-        if not stop:
-            progress.epoch += 1
-            progress.batch_in_epoch = 0
-    bar.close()
+    try:
+        while not stop and progress.epoch < o.max_epochs:
+            stop = train_epoch(session, train_set, progress, window, start)
+            if not stop:
+                progress.epoch += 1
+                progress.batch_in_epoch = 0
+    finally:
+        bar.close()  # also when a save fails: the error's line then starts a line of its own
     return progress
 
 
@@ -373,5 +375,6 @@ def save_state(s: Session, progress: Progress) -> None:
     rngs = all_gather(checkpoint.rng_states(), s.run.env)
     if s.run.env.is_main:
         keep = max(s.run.config.run.keep_checkpoints, s.run.config.run.average_last)
-        checkpoint.save_checkpoint(s.run.run_dir, s.model, progress.step, keep)
+        # The state first: a disk that fills at the snapshot then leaves the new resume point and the old snapshots.
         checkpoint.save_state(s.run.run_dir, s.model, s.optimizer, dataclasses.asdict(progress), rngs)
+        checkpoint.save_checkpoint(s.run.run_dir, s.model, progress.step, keep)

@@ -17,12 +17,13 @@ import fcntl
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -141,12 +142,7 @@ def launch(run_dir: Path, argv: Sequence[str], env: Mapping[str, str] | None = N
     runs_dir = run_dir.parent
     runs_dir.mkdir(parents=True, exist_ok=True)
     with _launching(runs_dir):
-        busy = [p for p, _ in live_runs(runs_dir) if p.resolve() != run_dir.resolve()]
-        if len(busy) >= max_jobs():
-            raise JobError(
-                f"{len(busy)} training job(s) already run on this server ({', '.join(p.name for p in busy)}; "
-                f"{MAX_JOBS_ENV}={max_jobs()}): wait for it to finish, or stop it"
-            )
+        refuse_if_full(run_dir)
         try:
             lock = run_lock.acquire(run_dir, owner)
         except RunLocked as err:
@@ -157,6 +153,16 @@ def launch(run_dir: Path, argv: Sequence[str], env: Mapping[str, str] | None = N
     _event(run_dir, "start", pid=proc.pid, argv=list(argv))
     threading.Thread(target=_reap, args=(proc, run_dir), name=f"reap-{proc.pid}", daemon=True).start()
     return proc.pid
+
+
+def refuse_if_full(run_dir: Path) -> None:
+    """JobError when the server already runs ``$LAB_MAX_JOBS`` jobs in other run folders than ``run_dir``."""
+    busy = [p for p, _ in live_runs(run_dir.parent) if p.resolve() != run_dir.resolve()]
+    if len(busy) >= max_jobs():
+        raise JobError(
+            f"{len(busy)} training job(s) already run on this server ({', '.join(p.name for p in busy)}; "
+            f"{MAX_JOBS_ENV}={max_jobs()}): wait for it to finish, or stop it"
+        )
 
 
 class _launching:
@@ -239,6 +245,45 @@ def start(
     if holds_run(run_dir):
         raise JobError(f"a run named {run_dir.name!r} already exists: choose another name, or resume it below")
     return launch(run_dir, training_command(run_dir, preset, corpus, overrides), env, owner)
+
+
+def start_staged(
+    run_dir: Path,
+    preset: Path,
+    stage: Callable[[], Path],
+    overrides: Sequence[str] = (),
+    env: Mapping[str, str] | None = None,
+    owner: str = "",
+) -> int:
+    """``start`` for the Train page: refuse first (run busy or existing, job cap reached), then ``stage()`` (writes
+    the corpus into ``run_dir`` and returns it) and start. A start that fails removes what it staged: a refused
+    Start writes nothing (the cap is checked again, under the launch lock, when the job is launched)."""
+    refuse_if_busy(run_dir)
+    if holds_run(run_dir):
+        raise JobError(f"a run named {run_dir.name!r} already exists: choose another name")
+    refuse_if_full(run_dir)
+    before = {p.name for p in run_dir.iterdir()} if run_dir.is_dir() else None
+    try:
+        return start(run_dir, preset, stage(), overrides, env, owner)
+    except BaseException:
+        _unstage(run_dir, before)
+        raise
+
+
+def _unstage(run_dir: Path, before: set[str] | None) -> None:
+    """Remove what a failed start wrote into ``run_dir`` (the whole folder if it made it), unless a job holds it."""
+    if holder(run_dir) is not None or not run_dir.is_dir():
+        return
+    if before is None:
+        shutil.rmtree(run_dir, ignore_errors=True)
+        return
+    for path in run_dir.iterdir():
+        if path.name in before:
+            continue
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
 
 
 def resume(run_dir: Path, overrides: Sequence[str] = (), env: Mapping[str, str] | None = None, owner: str = "") -> int:

@@ -457,15 +457,16 @@ def refuse(sentence: str, details: str) -> None:
 def start_job(source: CorpusSource, settings: Settings, run_dir: Path, made: Estimate | None) -> None:
     """Write the checked corpus (and the estimate shown) into the run directory and start training on it."""
     preset_path = control.CONFIGS_DIR / f"{settings.preset}.toml"
-    try:
-        control.refuse_if_busy(run_dir)
-        if control.holds_run(run_dir):
-            raise control.JobError(f"a run named {run_dir.name!r} already exists: choose another name")
+
+    def stage() -> Path:
         corpus = write_corpus(source, control.read_preset(preset_path).data.clean, run_dir)
         if made is not None:
             save_estimate(run_dir, made)
+        return corpus
+
+    try:  # refused before anything is written, and a start that fails removes what it wrote
         overrides = ["data.format=tsv", *settings.overrides]
-        pid = control.start(run_dir, preset_path, corpus, overrides, owner=owner_token())
+        pid = control.start_staged(run_dir, preset_path, stage, overrides, owner=owner_token())
     except control.JobError as err:  # its messages are written for the page
         st.error(f"Not started: {err}")
         return

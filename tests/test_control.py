@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from conftest import toy_pairs, write_tsv
 
 from data.corpus import CleanConfig
 from jobs import control
@@ -146,6 +147,49 @@ def test_the_server_runs_at_most_max_jobs_at_once(tmp_path: Path, monkeypatch: p
         monkeypatch.setenv(control.MAX_JOBS_ENV, "0")
         with pytest.raises(control.JobError, match="LAB_MAX_JOBS='0'"):
             control.launch(runs / "two", SLEEPER, owner=OWNER)
+    finally:
+        control.stop(runs / "one", OWNER, grace_s=5)
+    assert not pid_alive(first)
+
+
+def test_a_refused_start_leaves_nothing_behind(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    runs, preset = tmp_path / "runs", control.CONFIGS_DIR / "tiny.toml"
+    corpus = CorpusSource(write_tsv(tmp_path / "toy.tsv", toy_pairs(60)))
+    staged: list[Path] = []
+
+    def stage(run_dir: Path) -> Callable[[], Path]:
+        def write() -> Path:
+            staged.append(write_corpus(corpus, CleanConfig(), run_dir))
+            return staged[-1]
+
+        return write
+
+    first = control.launch(runs / "one", SLEEPER, owner=OWNER)
+    try:
+        for n in range(3):  # at the cap: refused before the corpus is written
+            with pytest.raises(control.JobError, match="already run on this server"):
+                control.start_staged(runs / f"flood-{n}", preset, stage(runs / f"flood-{n}"), owner=OWNER)
+        assert not staged and sorted(p.name for p in runs.iterdir() if not p.name.startswith(".")) == ["one"]
+        # Another session took the last slot while this one wrote its corpus: the launch refuses, the corpus goes.
+        full, checks = control.refuse_if_full, []
+
+        def full_after_the_first_check(run_dir: Path) -> None:
+            checks.append(run_dir)
+            if len(checks) > 1:
+                full(run_dir)
+
+        monkeypatch.setattr(control, "refuse_if_full", full_after_the_first_check)
+        with pytest.raises(control.JobError, match="already run on this server"):
+            control.start_staged(runs / "late", preset, stage(runs / "late"), owner=OWNER)
+        assert staged and not (runs / "late").exists()
+        # A folder that was there keeps what it held and loses only what the failed start wrote.
+        (runs / "kept").mkdir()
+        (runs / "kept" / "notes.txt").write_text("mine", encoding="utf-8")
+        checks.clear()
+        with pytest.raises(control.JobError, match="already run on this server"):
+            control.start_staged(runs / "kept", preset, stage(runs / "kept"), owner=OWNER)
+        assert [p.name for p in (runs / "kept").iterdir()] == ["notes.txt"]
+        assert [p for p in runs.iterdir() if p.name.startswith(".kept") or p.name.startswith(".late")] == []
     finally:
         control.stop(runs / "one", OWNER, grace_s=5)
     assert not pid_alive(first)

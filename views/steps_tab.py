@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+
 import altair as alt
 import streamlit as st
 
@@ -22,6 +24,7 @@ from viz.choices import choice_chart, choice_frame
 BeamReplay = tuple[list[BeamStep], list[int]]  # every step of the search, and the output ids shown (EOS last)
 PLAY_SECONDS = 1.5  # one decoding step per tick while playing
 FORCED = "step_forced"  # session key: (source ids, output ids, step, token id) of the candidate the learner took
+PICK = "step_force_pick"  # the candidate box's key begins so: one box per step of an output (``pick_key``)
 SCORE_COLUMN = st.column_config.TextColumn(
     "score (once ended)",
     help=f"log-probability / length^penalty, given when a hypothesis ends with </s>; {NOT_YET} while it grows.",
@@ -123,13 +126,23 @@ def step_body(
             column.info(too_big(view))
             continue
         column.altair_chart(step_map(view, dec, head, step, title, langs), key=f"step_{kind}", width="stretch")
-    show_candidate_taken(subject, langs)
+    show_candidate_taken(subject, step, langs)
     if beam is not None:
         show_beam(beam, step)
 
 
-def take_candidate(subject: Subject, step: int, token: int) -> None:
-    st.session_state[FORCED] = (subject.src_ids, subject.tokens, step, token)
+def pick_key(subject: Subject, step: int) -> str:
+    """The key of the candidate box at ``step`` of this output: a widget of its own for each step and prefix, since
+    one box shared by all steps kept another step's selection on screen while its options changed."""
+    prefix = repr((subject.src_ids, subject.tokens[:step])).encode()
+    return f"{PICK}_{step + 1}_{hashlib.blake2b(prefix, digest_size=6).hexdigest()}"
+
+
+def take_candidate(subject: Subject, choice: Choice, key: str) -> None:
+    """Force the candidate the box holds when the button is pressed: the token on screen."""
+    rank = st.session_state.get(key)
+    token = choice.top_ids[rank if rank is not None else min(1, len(choice.top_ids) - 1)]
+    st.session_state[FORCED] = (subject.src_ids, subject.tokens, choice.step, token)
 
 
 def candidate_control(subject: Subject, choice: Choice) -> None:
@@ -139,29 +152,30 @@ def candidate_control(subject: Subject, choice: Choice) -> None:
         return
     if not choice.top_ids:
         return
-    ranks = range(len(choice.top_ids))
-    pick = st.selectbox(
+    key = pick_key(subject, choice.step)
+    st.selectbox(
         "Take another candidate here",
-        ranks,
-        index=min(1, len(ranks) - 1),
+        range(len(choice.top_ids)),
+        index=min(1, len(choice.top_ids) - 1),
         format_func=lambda i: f"{i + 1}. {choice.top[i][0]}  (p = {choice.top[i][1]:.3f})",
-        key="step_force_pick",
+        key=key,
     )
     st.button(
         "Continue with this token",
         key="step_force_go",
         on_click=take_candidate,
-        args=(subject, choice.step, choice.top_ids[pick or 0]),
+        args=(subject, choice, key),
         help="The output so far, then this token, is forced; the model writes the rest with the page's search.",
     )
 
 
-def show_candidate_taken(subject: Subject, langs: Languages) -> None:
-    """The output continued from the candidate taken (if it was taken for this output), beside the original."""
+def show_candidate_taken(subject: Subject, step: int, langs: Languages) -> None:
+    """The output continued from the candidate taken, beside the original: only at the step it was taken at, for
+    this output."""
     taken = st.session_state.get(FORCED)
-    if not taken or tuple(taken[:2]) != (subject.src_ids, subject.tokens):
+    if not taken or tuple(taken[:3]) != (subject.src_ids, subject.tokens, step):
         return
-    _, _, step, token = taken
+    token = taken[3]
     prefix = prefix_with(list(subject.tokens), step, token)
     result = forced_for(subject, prefix)
     tok = subject.translator.tokenizer

@@ -30,7 +30,10 @@ def _load(path: Path) -> spm.SentencePieceProcessor:
     if not path.is_file():
         raise TokenizerError(f"{path}: tokenizer file not found")
     try:
-        return spm.SentencePieceProcessor(model_proto=path.read_bytes())
+        proto = path.read_bytes()
+        if not proto:  # SentencePiece takes an empty model without a word, then fails at every call
+            raise TokenizerError(f"{path}: empty file; expected a SentencePiece model")
+        return spm.SentencePieceProcessor(model_proto=proto)
     except (RuntimeError, OSError, TypeError) as err:
         raise TokenizerError(f"{path}: not a SentencePiece model ({err})") from None
 

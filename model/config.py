@@ -68,6 +68,12 @@ class ModelConfig:
             raise ConfigError("share_embeddings needs src_vocab_size == tgt_vocab_size")
         if not 0.0 <= self.dropout < 1.0 or not 0.0 <= self.attention_dropout < 1.0:
             raise ConfigError("dropout and attention_dropout must be in [0, 1)")
+        vocab = min(self.src_vocab_size, self.tgt_vocab_size)  # 0 until a tokenizer sets them
+        for name in ("pad_id", "unk_id", "bos_id", "eos_id"):
+            if getattr(self, name) < 0 or 0 < vocab <= getattr(self, name):
+                raise ConfigError(
+                    f"model.{name} must be in [0, {vocab or 'the vocabulary size'}), got {getattr(self, name)}"
+                )
 
     @property
     def d_head(self) -> int:

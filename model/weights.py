@@ -20,6 +20,8 @@ from model.config import ModelConfig
 from model.run_dir import CONFIG_FILE, WEIGHTS_FILE
 from model.transformer import Transformer
 
+FLOAT_DTYPES = ("F16", "BF16", "F32", "F64")  # safetensors' names of the dtypes weights may be saved in
+
 
 class ModelLoadError(ValueError):
     """A model directory cannot be loaded; the message names the file and the problem."""
@@ -59,14 +61,23 @@ def save_model(model: Transformer, directory: Path, dtype: torch.dtype | None = 
 
 
 def file_shapes(path: Path) -> dict[str, tuple[int, ...]]:
-    """Tensor names and shapes of a safetensors file, read from its header alone."""
+    """Tensor names and shapes of a safetensors file, read from its header alone; every tensor must be
+    floating-point (integers of the right size would load, and translate as garbage)."""
     if not path.is_file():
         raise ModelLoadError(f"{path}: weights file not found")
     try:
         with safe_open(str(path), "pt") as f:
-            return {name: tuple(f.get_slice(name).get_shape()) for name in f.keys()}  # noqa: SIM118 (not iterable)
+            slices = {name: f.get_slice(name) for name in f.keys()}  # noqa: SIM118 (not iterable)
+            dtypes = {name: part.get_dtype() for name, part in slices.items()}
+            shapes = {name: tuple(part.get_shape()) for name, part in slices.items()}
     except (SafetensorError, OSError, ValueError) as err:
         raise ModelLoadError(f"{path}: not a readable safetensors file, truncated or corrupted ({err})") from None
+    for name, dtype in dtypes.items():
+        if dtype not in FLOAT_DTYPES:
+            raise ModelLoadError(
+                f"{path}: tensor {name} holds {dtype}; weights are floating-point ({', '.join(FLOAT_DTYPES)})"
+            )
+    return shapes
 
 
 def expected_shapes(config: ModelConfig) -> dict[str, tuple[int, ...]]:

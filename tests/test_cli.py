@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import json
 import os
+import random
+import re
 import shutil
+import struct
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -79,6 +85,81 @@ def test_broken_model_file_is_named(
     assert main(["--model", str(model), "Hola"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and str(model / broken) in err
+
+
+def rewrite_header(path: Path, change: Callable[[dict[str, Any]], None]) -> None:
+    """Change the JSON header of a safetensors file in place, keeping its tensor bytes."""
+    data = path.read_bytes()
+    size = struct.unpack("<Q", data[:8])[0]
+    header = json.loads(data[8 : 8 + size])
+    change({k: v for k, v in header.items() if k != "__metadata__"})
+    encoded = json.dumps(header).encode()
+    path.write_bytes(struct.pack("<Q", len(encoded)) + encoded + data[8 + size :])
+
+
+def weights_lie(change: Callable[[dict[str, Any]], None]) -> Callable[[Path], None]:
+    """A lie told by the safetensors header: ``change`` edits the header's tensor entries."""
+    return lambda model: rewrite_header(model / "model.safetensors", change)
+
+
+def longer_first_tensor(header: dict[str, Any]) -> None:
+    header[sorted(header)[0]]["shape"].insert(0, 3)
+
+
+def integer_tensors(header: dict[str, Any]) -> None:
+    for tensor in header.values():
+        tensor["dtype"] = "I32"
+
+
+def offsets_past_the_end(header: dict[str, Any]) -> None:
+    header[sorted(header)[0]]["data_offsets"][1] = 10**9
+
+
+def huge_header_size(model: Path) -> None:
+    path = model / "model.safetensors"
+    path.write_bytes(struct.pack("<Q", 10**12) + path.read_bytes()[8:])
+
+
+def tokenizer_bytes(data: bytes) -> Callable[[Path], None]:
+    return lambda model: (model / "spm.model").write_bytes(data)
+
+
+def config_change(**values: object) -> Callable[[Path], None]:
+    def change(model: Path) -> None:
+        config = json.loads((model / "config.json").read_text())
+        (model / "config.json").write_text(json.dumps({**config, **values}))
+
+    return change
+
+
+LIES: dict[str, tuple[str, Callable[[Path], None], str]] = {  # the file named, the lie, what the message says
+    "shape": ("model.safetensors", weights_lie(longer_first_tensor), "truncated or corrupted"),
+    "dtype": ("model.safetensors", weights_lie(integer_tensors), "holds I32; weights are floating-point"),
+    "offsets": ("model.safetensors", weights_lie(offsets_past_the_end), "truncated or corrupted"),
+    "header size": ("model.safetensors", huge_header_size, "header too large"),
+    "empty tokenizer": ("spm.model", tokenizer_bytes(b""), "empty file"),
+    "random tokenizer": ("spm.model", tokenizer_bytes(random.Random(0).randbytes(4096)), "not a SentencePiece"),
+    "bool": ("config.json", config_change(n_heads=True), "n_heads: expected int, got True"),
+    "null": ("config.json", config_change(d_ff=None), "d_ff: expected int"),
+    "list": ("config.json", config_change(dropout=[0.1]), "dropout: expected float"),
+    "string": ("config.json", config_change(src_vocab_size="200"), "src_vocab_size: expected int"),
+    "pad id": ("config.json", config_change(pad_id=10**6), r"model.pad_id must be in \[0, "),
+}
+
+
+@pytest.mark.parametrize("lie", sorted(LIES))
+def test_a_model_folder_that_lies_gets_one_line(
+    tiny_model_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], lie: str
+) -> None:
+    file, make, message = LIES[lie]
+    model = tmp_path / "model"
+    model.mkdir()
+    for name in ("config.json", "model.safetensors", "spm.model"):
+        shutil.copy(tiny_model_dir / name, model / name)
+    make(model)
+    assert main(["--model", str(model), "Hola"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"error: {model / file}") and re.search(message, err), err
 
 
 def test_standard_input_is_batched_and_keeps_the_order(

@@ -20,7 +20,7 @@ from translate.translator import DecodeOptions
 
 HeadKind = Literal["encoder", "decoder", "cross"]
 HEAD_KINDS: tuple[HeadKind, ...] = ("encoder", "decoder", "cross")
-MAX_SCANNED = 96  # heads the scan switches off one by one (the shipped model has 40)
+MAX_SCANNED = 96  # heads the scan switches off one by one: every head of a model with up to this many (all_heads)
 
 
 @dataclass(frozen=True, order=True)

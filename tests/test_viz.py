@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import html
 import json
+import re
 
+import altair as alt
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pytest
+import vl_convert
 
 from viz.alignment_lines import MAX_WORDS_SHOWN, alignment_chart, alignment_frames
 from viz.chart_export import chart_html, chart_png, side_by_side
@@ -15,11 +19,13 @@ from viz.heads import HEAD_SELECTION, heads_chart, heads_frame
 from viz.heatmap import (
     MASKED_COLOUR,
     MAX_AXIS_LABELS,
+    WEIGHT_TEXT,
     attention_frame,
     attention_heatmap,
     heads_grid,
     thinned,
     unique_labels,
+    weight_expression,
 )
 from viz.positional import positional_chart, positional_frame
 
@@ -89,9 +95,31 @@ def test_heatmap_spec_orders_axes_like_the_sentence_and_greys_the_future() -> No
     assert enc["x"]["field"] == "col_label" and enc["x"]["sort"] == COLS and enc["x"]["sort"][0] == "<s>"
     assert enc["color"]["condition"] == {"test": "datum.masked", "value": MASKED_COLOUR}  # blank, not a low weight
     assert enc["color"]["field"] == "weight"
-    assert [t["field"] for t in enc["tooltip"]][:3] == ["row_label", "col_label", "weight"]
+    assert [t["field"] for t in enc["tooltip"]][:3] == ["row_label", "col_label", WEIGHT_TEXT]
     assert spec["title"]["text"] == "Decoder"
     assert "values" not in enc["x"]["axis"] and "values" not in enc["y"]["axis"]  # few tokens: every label
+
+
+def test_the_tooltip_weight_never_reads_1_000_below_1_nor_0_000_above_0() -> None:
+    """The tooltips' weight text, computed by Vega itself (rendered as text marks through vl-convert)."""
+    weights = [0.99996, 0.9995, 0.9994, 0.5, 0.0004, 2.1e-5, 0.0, 1.0]
+    chart = alt.Chart(pd.DataFrame({"weight": weights, "i": range(len(weights))}))
+    chart = (
+        chart.transform_calculate(shown=weight_expression())
+        .mark_text()
+        .encode(y=alt.Y("i:O", axis=None), text="shown:N")
+    )
+    texts = re.findall(r"<text[^>]*>([^<]*)</text>", vl_convert.vegalite_to_svg(chart.to_dict()))
+    shown = [html.unescape(t) for t in texts]
+    assert len(shown) == len(weights), shown
+    assert not any(text == "1.000" for text, w in zip(shown, weights, strict=True) if w < 1)
+    assert not any(text == "0.000" for text, w in zip(shown, weights, strict=True) if w > 0)
+    assert shown[3] == "0.500" and shown[6:] == ["0", "1"]
+
+
+def test_the_maps_legend_is_titled() -> None:
+    frame = attention_frame(np.full((4, 4), 0.25), COLS, COLS)
+    assert attention_heatmap(frame, "Encoder", "q", "k").to_dict()["encoding"]["color"]["title"] == "attention weight"
 
 
 def test_decoder_tooltip_names_the_query_input_and_the_predicted_token_apart() -> None:
@@ -119,7 +147,7 @@ def test_heads_grid_is_a_layers_by_heads_facet() -> None:
     spec = heads_grid(frame, "all heads", "predicts", "input").to_dict()
     assert spec["facet"]["row"]["field"] == "layer" and spec["facet"]["column"]["field"] == "head"
     assert spec["spec"]["mark"]["type"] == "rect"
-    assert {"layer", "head", "row_label", "col_label", "weight"} <= {
+    assert {"layer", "head", "row_label", "col_label", WEIGHT_TEXT} <= {
         t["field"] for t in spec["spec"]["encoding"]["tooltip"]
     }
 

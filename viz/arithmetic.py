@@ -8,7 +8,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from viz.heatmap import FIT_X, MASKED_COLOUR, diverging_scale, unique_labels
+from viz.heatmap import FIT_X, MASKED_COLOUR, WEIGHT_TEXT, diverging_scale, unique_labels, weight_expression
 
 MINUS_INFINITY = "−∞"
 MOST_DECIMALS = 12  # past this, scientific notation
@@ -87,11 +87,12 @@ def weight_bars(frame: pd.DataFrame, title: str, key_title: str) -> alt.Chart:
     """The resulting weights on a fixed 0–1 axis; masked keys carry exactly 0."""
     return (
         alt.Chart(frame, title=title)
+        .transform_calculate(**{WEIGHT_TEXT: weight_expression()})
         .mark_bar()
         .encode(
             x=alt.X("label:N", sort=list(frame["label"]), title=key_title, axis=alt.Axis(labelAngle=-60)),
             y=alt.Y("weight:Q", scale=alt.Scale(domain=[0, 1]), title="weight (softmax)"),
-            tooltip=[alt.Tooltip("key:N", title="key token"), alt.Tooltip("weight:Q", format=".4f")],
+            tooltip=[alt.Tooltip("key:N", title="key token"), alt.Tooltip(f"{WEIGHT_TEXT}:N", title="weight")],
         )
         .properties(height=200, autosize=FIT_X)
     )

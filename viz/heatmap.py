@@ -25,6 +25,21 @@ DIVERGING_KEY = f"{NEGATIVE_COLOUR.capitalize()} is negative, {POSITIVE_COLOUR} 
 FIT_X = alt.AutoSizeParams(type="fit-x", contains="padding")  # fill the page's column, keep the given height
 
 
+WEIGHT_TEXT = "weight_text"  # the field the tooltips print a weight from (``weight_expression``)
+
+
+def weight_expression(field: str = "weight") -> str:
+    """A Vega expression printing a weight as ``viz.arithmetic.weight_text`` does in short: 3 decimals, but a weight
+    below 1 never reads "1.000" ("1 − 4.0e-5") nor a positive one "0.000" ("2.1e-5"); exactly 0 and 1 read "0" and
+    "1". An expression, not a column, so no text travels per cell."""
+    w = f"datum[{field!r}]"
+    three = f"format({w}, '.3f')"
+    return (
+        f"{w} >= 1 ? '1' : {w} <= 0 ? '0' : {three} == '1.000' ? '1 − ' + format(1 - {w}, '.1e') : "
+        f"{three} == '0.000' ? format({w}, '.1e') : {three}"
+    )
+
+
 def diverging_scale(bound: float) -> alt.Scale:
     """The diverging scale on [−bound, bound]: negative values red, positive blue, 0 white (``DIVERGING_KEY``)."""
     return alt.Scale(scheme=DIVERGING_SCHEME, domain=[-bound, bound])
@@ -116,7 +131,7 @@ def _tooltip(frame: pd.DataFrame) -> list[alt.Tooltip]:
         ]
     else:
         rows = [alt.Tooltip("row_label:N", title="query token")]
-    tips = [*rows, alt.Tooltip("col_label:N", title="key token"), alt.Tooltip("weight:Q", title="weight", format=".3f")]
+    tips = [*rows, alt.Tooltip("col_label:N", title="key token"), alt.Tooltip(f"{WEIGHT_TEXT}:N", title="weight")]
     if frame["masked"].any():
         tips.append(alt.Tooltip("masked:N", title="masked (future)"))
     return tips
@@ -130,9 +145,9 @@ def _encodings(frame: pd.DataFrame, row_title: str, col_title: str, show_axes: b
     y_axis, y_title = _axis(rows, row_title, show_axes, x=False)
     weight = alt.Color(
         "weight:Q",
-        title="weight",
+        title="attention weight",
         scale=alt.Scale(scheme=SCHEME, domainMin=0),
-        legend=alt.Legend(orient="right", title=None, gradientLength=120, gradientThickness=8, offset=6),  # beside
+        legend=alt.Legend(orient="right", gradientLength=120, gradientThickness=8, offset=6, titleFontSize=10),
     )
     return {
         "x": alt.X("col_label:N", sort=cols, title=x_title, axis=x_axis),
@@ -147,6 +162,7 @@ def attention_heatmap(frame: pd.DataFrame, title: str, row_title: str, col_title
     n_rows = len(frame["row_label"].cat.categories)
     return (
         alt.Chart(frame, title=alt.TitleParams(title, subtitle=subtitle or alt.Undefined, anchor="start", offset=4))
+        .transform_calculate(**{WEIGHT_TEXT: weight_expression()})
         .mark_rect()
         .encode(**_encodings(frame, row_title, col_title))
         .properties(
@@ -164,6 +180,7 @@ def heads_grid(frame: pd.DataFrame, title: str, row_title: str, col_title: str) 
     encodings["tooltip"] = [alt.Tooltip("layer:O"), alt.Tooltip("head:O"), *encodings["tooltip"]]
     return (
         alt.Chart(frame)
+        .transform_calculate(**{WEIGHT_TEXT: weight_expression()})
         .mark_rect()
         .encode(**encodings)
         .properties(width=max(MIN_PANEL, small * n_cols), height=max(MIN_PANEL, small * n_rows))

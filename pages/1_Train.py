@@ -367,11 +367,22 @@ def stopping_rules(preset: str, optim: OptimConfig, run: RunConfig) -> list[str]
     a, b, c, d = st.columns(4)
     minutes = a.number_input("Minutes (0 = no limit)", 0.0, 24 * 60.0, 10.0, key="budget_minutes")
     epochs = b.number_input("Epochs", 1, 100_000, 10, key="budget_epochs")
-    steps = c.number_input("Steps", 1, 10_000_000, optim.max_steps, key=f"max_steps_{preset}",
-                           help="The learning-rate schedule is laid out over these")  # fmt: skip
-    patience = d.number_input("Patience (0 = never)", 0, 10_000, run.patience, key=f"patience_{preset}",
-                              help=f"Early stopping: evaluations (one every {run.eval_every:,} steps) without a "
-                              "better dev loss")  # fmt: skip
+    steps = c.number_input(
+        "Steps",
+        1,
+        10_000_000,
+        optim.max_steps,
+        key=f"max_steps_{preset}",
+        help="The learning-rate schedule is laid out over these",
+    )
+    patience = d.number_input(
+        "Patience (0 = never)",
+        0,
+        10_000,
+        run.patience,
+        key=f"patience_{preset}",
+        help=f"Early stopping: evaluations (one every {run.eval_every:,} steps) without a better dev loss",
+    )
     limits = [f"{minutes:g} minutes"] if minutes else []
     limits += [f"{int(epochs):,} epochs", f"{int(steps):,} steps"]
     if patience:
@@ -381,8 +392,12 @@ def stopping_rules(preset: str, optim: OptimConfig, run: RunConfig) -> list[str]
         "the last ones, whichever has the lower dev loss) is scored on the held-out test split; the result says "
         "which step it was and which limit stopped the run."
     )
-    return [f"optim.max_minutes={float(minutes)}", f"optim.max_epochs={int(epochs)}",
-            f"optim.max_steps={int(steps)}", f"run.patience={int(patience)}"]  # fmt: skip
+    return [
+        f"optim.max_minutes={float(minutes)}",
+        f"optim.max_epochs={int(epochs)}",
+        f"optim.max_steps={int(steps)}",
+        f"run.patience={int(patience)}",
+    ]
 
 
 def starting_point(runs_dir: Path) -> list[str] | str:
@@ -390,14 +405,25 @@ def starting_point(runs_dir: Path) -> list[str] | str:
     overrides, or why the choice cannot be used."""
     models = [c for c in find_models(shipped_model(), runs_dir) if c.available and c.stopped_at is None]
     labels = ["random weights (a new model)", *(c.label for c in models)]
-    chosen = st.selectbox("Start from", range(len(labels)), key="init_from", format_func=lambda i: labels[i],
-                          help="Fine-tuning keeps the model's tokenizer and shape and continues from its weights "
-                          "(a small learning rate, so that it keeps what it knows)")  # fmt: skip
+    chosen = st.selectbox(
+        "Start from",
+        range(len(labels)),
+        key="init_from",
+        format_func=lambda i: labels[i],
+        help="Fine-tuning keeps the model's tokenizer and shape and continues from its weights "
+        "(a small learning rate, so that it keeps what it knows)",
+    )
     if chosen == 0:
         return []
-    lr = st.number_input("Learning rate (fine-tuning)", 1e-6, MAX_FINETUNE_LR, FINETUNE_LR, format="%.1e",
-                         key="finetune_lr", help="Small, so that your corpus adjusts the model without "
-                         "overwriting what it knows")  # fmt: skip
+    lr = st.number_input(
+        "Learning rate (fine-tuning)",
+        1e-6,
+        MAX_FINETUNE_LR,
+        FINETUNE_LR,
+        format="%.1e",
+        key="finetune_lr",
+        help="Small, so that your corpus adjusts the model without overwriting what it knows",
+    )
     try:
         return fine_tune_overrides(models[chosen - 1].path, float(lr))
     except control.JobError as err:
@@ -535,9 +561,12 @@ def show_reference_points(run_dir: Path) -> None:
     """The run's dev score beside a floor (the source copied), the shipped model and Apertium, scored when asked."""
     points = reference_points(run_dir) if fresh(run_dir / REFERENCES_FILE, run_dir) else None
     if points is None:
-        if st.button("Compare with reference points", key="references",
-                     help="The same dev sentences translated by this model, by the shipped model and by Apertium "
-                     "(es→en, where installed), and copied unchanged (the floor)"):  # fmt: skip
+        if st.button(
+            "Compare with reference points",
+            key="references",
+            help="The same dev sentences translated by this model, by the shipped model and by Apertium "
+            "(es→en, where installed), and copied unchanged (the floor)",
+        ):
             with st.spinner("Translating the dev sentences with each model…"):
                 problem = score_reference_points(run_dir, shipped_model())
             if problem:
@@ -545,8 +574,11 @@ def show_reference_points(run_dir: Path) -> None:
             else:
                 st.rerun()
         return
-    rows = [{"model": name, "dev BLEU": row.get("bleu"), "dev chrF": row.get("chrf")}
-            for name, row in points["scores"].items() if isinstance(row, dict)]  # fmt: skip
+    rows = [
+        {"model": name, "dev BLEU": row.get("bleu"), "dev chrF": row.get("chrf")}
+        for name, row in points["scores"].items()
+        if isinstance(row, dict)
+    ]
     st.markdown(f"**Reference points** (the first {points.get('sentences', '?')} dev sentences, greedy)")
     st.markdown(reference_summary(points["scores"]))
     st.dataframe(pd.DataFrame(rows), hide_index=True)
@@ -603,18 +635,34 @@ def default_model_gate(run_dir: Path) -> None:
             f"such check yet for {mine.src} → {mine.tgt}. You can still pick this run on the Translate page."
         )
         return
-    if not st.button("Use as default model", key="make_default",
-                     help="Runs the regression gate (python -m workshop gate) against the current default model: "
-                     "dev BLEU as written and typed, everyday phrases, canary sentences"):  # fmt: skip
+    if not st.button(
+        "Use as default model",
+        key="make_default",
+        help="Runs the regression gate (python -m workshop gate) against the current default model: "
+        "dev BLEU as written and typed, everyday phrases, canary sentences",
+    ):
         return
     with st.spinner("Running the regression gate against the current default model…"):
         result = run_gate(run_dir, current or shipped_model())
     if result.checks:
-        rows = [{"check": c.get("name"), "this run": c.get("candidate"), "shipped": c.get("baseline"),
-                 "rule": c.get("rule"), "passed": c.get("passed")} for c in result.checks]  # fmt: skip
+        rows = [
+            {
+                "check": c.get("name"),
+                "this run": c.get("candidate"),
+                "shipped": c.get("baseline"),
+                "rule": c.get("rule"),
+                "passed": c.get("passed"),
+            }
+            for c in result.checks
+        ]
         st.dataframe(pd.DataFrame(rows), hide_index=True)
-        wrong = [{"check": c.get("name"), "what this run said": line} for c in result.checks if not c.get("passed")
-                 for line in c.get("detail") or () if isinstance(line, str)]  # fmt: skip
+        wrong = [
+            {"check": c.get("name"), "what this run said": line}
+            for c in result.checks
+            if not c.get("passed")
+            for line in c.get("detail") or ()
+            if isinstance(line, str)
+        ]
         if wrong:
             st.caption("The sentences behind each failed check (this run's translation; the shipped model's):")
             st.dataframe(pd.DataFrame(wrong), hide_index=True)

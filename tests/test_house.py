@@ -113,6 +113,7 @@ FEATURE_TESTS = {
     "steps_app": "the Step by step and positional tabs through AppTest",
     "train_page": "pages/1_Train.py through AppTest",
     "page_switch": "what survives a trip from one page to the other and back",
+    "disk_full": "a full disk at each write of a training run (weights, state, metrics)",
 }
 
 

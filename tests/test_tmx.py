@@ -35,13 +35,24 @@ def write(path: Path, body: str, head: str = HEAD) -> Path:
 
 
 def test_pairs_come_from_each_unit_by_language(tmp_path: Path) -> None:
-    body = (tu("Hola.", "Hello.") + tu('Pulse <bpt i="1">&lt;b&gt;</bpt>Aceptar<ept i="1">&lt;/b&gt;</ept>.', "Press OK.",
-            es_tag="ES-es", en_tag="EN") + '<tu><tuv lang="de"><seg>Hallo.</seg></tuv>'
-            '<tuv xml:lang="en_GB"><seg>Hi &amp; bye.</seg></tuv><tuv xml:lang="es"><seg>Hola y adiós.</seg></tuv></tu>')  # fmt: skip
+    body = (
+        tu("Hola.", "Hello.")
+        + tu(
+            'Pulse <bpt i="1">&lt;b&gt;</bpt>Aceptar<ept i="1">&lt;/b&gt;</ept>.',
+            "Press OK.",
+            es_tag="ES-es",
+            en_tag="EN",
+        )
+        + '<tu><tuv lang="de"><seg>Hallo.</seg></tuv>'
+        '<tuv xml:lang="en_GB"><seg>Hi &amp; bye.</seg></tuv><tuv xml:lang="es"><seg>Hola y adiós.</seg></tuv></tu>'
+    )
     path = write(tmp_path / "memory.tmx", body)
     pairs = read_corpus(path)
-    assert [(p.src, p.tgt) for p in pairs] == [("Hola.", "Hello."), ("Pulse Aceptar.", "Press OK."),
-                                               ("Hola y adiós.", "Hi & bye.")]  # fmt: skip
+    assert [(p.src, p.tgt) for p in pairs] == [
+        ("Hola.", "Hello."),
+        ("Pulse Aceptar.", "Press OK."),
+        ("Hola y adiós.", "Hi & bye."),
+    ]
     assert pairs[1].origin == f"{path}:<tu> 2 (line 5)"
     first = next(iter(tmx_pairs(path, Reading("en", "es"))))  # either direction
     assert (first.src, first.tgt) == ("Hello.", "Hola.")
@@ -163,8 +174,16 @@ def test_the_train_page_checks_a_tmx_upload(tmp_path: Path) -> None:
 def test_a_model_trains_on_a_tmx_corpus(tmp_path: Path) -> None:
     corpus = toy_tmx(tmp_path / "m.tmx", 300)
     out = tmp_path / "run"
-    argv = ["--config", "configs/tiny.toml", "--corpus", str(corpus), "--out", str(out), "--optim.max_steps=20",
-            "--run.eval_every=10"]  # fmt: skip
+    argv = [
+        "--config",
+        "configs/tiny.toml",
+        "--corpus",
+        str(corpus),
+        "--out",
+        str(out),
+        "--optim.max_steps=20",
+        "--run.eval_every=10",
+    ]
     assert train(argv) == 0
     report = json.loads((out / "data_report.json").read_text(encoding="utf-8"))
     assert report["formats"] == {str(corpus): "tmx"} and report["read"] == 300

@@ -593,8 +593,15 @@ def test_the_recorded_default_is_read_only_when_it_names_a_model_of_the_runs_fol
     record_default(runs, model)
     assert recorded_default(runs) == model and choices[default_index(choices, runs)].label == "run: mine"
     (runs / "link").symlink_to(tmp_path / "outside", target_is_directory=True)
-    for bad in ("{not json", "[1]", json.dumps({"run": "../outside"}), json.dumps({"run": "link"}),
-                json.dumps({"run": "missing"}), json.dumps({"run": 3}), json.dumps({"run": ".uploads"})):  # fmt: skip
+    for bad in (
+        "{not json",
+        "[1]",
+        json.dumps({"run": "../outside"}),
+        json.dumps({"run": "link"}),
+        json.dumps({"run": "missing"}),
+        json.dumps({"run": 3}),
+        json.dumps({"run": ".uploads"}),
+    ):
         (runs / DEFAULT_CHOICE_FILE).write_text(bad)
         assert recorded_default(runs) is None and default_index(choices, runs) == 0, bad
 

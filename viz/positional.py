@@ -6,7 +6,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from viz.heatmap import FIT_X
+from viz.heatmap import FIT_X, diverging_scale
 
 
 def positional_frame(table: np.ndarray) -> pd.DataFrame:
@@ -33,7 +33,7 @@ def positional_chart(frame: pd.DataFrame, title: str) -> alt.Chart:
                 "dimension:O", title="dimension", axis=alt.Axis(values=list(range(0, n_dims, every_dim)), labelAngle=0)
             ),
             y=alt.Y("position:O", title="position", axis=alt.Axis(values=list(range(0, n_positions, every_pos)))),
-            color=alt.Color("value:Q", scale=alt.Scale(scheme="redblue", domain=[-limit, limit], reverse=True)),
+            color=alt.Color("value:Q", scale=diverging_scale(limit)),
             tooltip=["position:O", "dimension:O", alt.Tooltip("value:Q", format=".3f")],
         )
         .properties(height=min(MAX_HEIGHT, max(MIN_HEIGHT, ROW_PIXELS * n_positions)), autosize=FIT_X)

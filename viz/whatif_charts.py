@@ -9,9 +9,8 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from viz.heatmap import FIT_X, unique_labels
+from viz.heatmap import FIT_X, diverging_scale, unique_labels
 
-DIVERGING = "redblue"  # negative red, positive blue, 0 white
 CELL = 22  # pixels per row of a heat row chart
 
 
@@ -41,7 +40,7 @@ def head_effect_chart(frame: pd.DataFrame, title: str) -> alt.FacetChart:
             color=alt.Color(
                 "change:Q",
                 title="Δ log p",
-                scale=alt.Scale(scheme=DIVERGING, domain=[-bound, bound]),
+                scale=diverging_scale(bound),
                 legend=alt.Legend(orient="bottom", direction="horizontal", gradientLength=160),
             ),
             tooltip=[
@@ -89,7 +88,7 @@ def heat_rows_chart(frame: pd.DataFrame, title: str, token_title: str) -> alt.Ch
         .encode(
             x=alt.X("token:N", sort=tokens, title=token_title, axis=alt.Axis(labelAngle=-45, labelLimit=120)),
             y=alt.Y("row:N", sort=rows, title=None, axis=alt.Axis(labelLimit=320)),
-            color=alt.Color("scaled:Q", scale=alt.Scale(scheme=DIVERGING, domain=[-1, 1]), legend=None),
+            color=alt.Color("scaled:Q", scale=diverging_scale(1), legend=None),
             tooltip=[alt.Tooltip("row:N"), alt.Tooltip("token:N"), alt.Tooltip("value:Q", format="+.4f")],
         )
         .properties(height=CELL * len(rows) + 10, autosize=FIT_X)
@@ -127,7 +126,7 @@ def change_chart(frame: pd.DataFrame, title: str, row_title: str, col_title: str
             y=alt.Y("row_label:N", sort=rows, title=row_title),
             color=alt.Color(
                 "change:Q",
-                scale=alt.Scale(scheme=DIVERGING, domain=[-bound, bound]),
+                scale=diverging_scale(bound),
                 legend=alt.Legend(orient="bottom", direction="horizontal", gradientLength=140),
             ),
             tooltip=[

@@ -38,6 +38,7 @@ from views.downloads import show_downloads
 from views.head_summary import show_head_summary
 from views.input_check import show_example_hint, show_input_check, show_view
 from views.maps import show_all_heads, show_maps
+from views.neighbours_tab import show_neighbours
 from views.positional_tab import show_positional
 from views.ranking_tab import show_ranking
 from views.result import hypothesis_picker, sentence_picker, show_output
@@ -215,8 +216,7 @@ def translate_page() -> None:
 
 
 def show_translation(request: Request, current: Request, langs: Languages, beside: DeltaGenerator) -> None:
-    """The translation of ``request`` (``current``: what the page asks for now) ``beside`` the text box, its maps and
-    the tabs."""
+    """``request``'s translation ``beside`` the text box, its maps and tabs (``current``: what the page asks now)."""
     try:
         version = weights_version(request.model)
         result = translate(
@@ -257,6 +257,7 @@ def show_translation(request: Request, current: Request, langs: Languages, besid
         ),
         ("Arithmetic of a weight", partial(show_arithmetic, translator, maps, enc, dec, head, langs)),
         ("What if", partial(show_whatif, translator, request, sentence.src_ids, candidate.tokens, maps, dec, langs)),
+        ("Where did it learn this?", partial(show_neighbours, translator, request, sentence, candidate, langs)),
         ("Teach a correction", partial(show_teach, translator, request, sentence.source, dec, head, words, langs)),
         ("Architecture", partial(show_architecture_tab, translator.model.config, display.layers)),
         ("Head summary", partial(show_head_summary, maps, words, langs)),

@@ -144,9 +144,9 @@ def show_neighbours(
         return
     if not build.finished:
         st.caption(
-            f"The index is built once per model (at most {MAX_PAIRS:,} pairs; about 12 minutes for the shipped "
-            "model on one core here, docs/views.md) and kept beside the run or in the runs folder; the page stays "
-            "usable meanwhile: look at the other tabs and come back."
+            f"The index is built once per model (at most {MAX_PAIRS:,} pairs; for the shipped model about 4 minutes "
+            "on one core of an idle 2-core machine, 12 beside a training job: docs/views.md) and kept beside the run "
+            "or in the runs folder; the page stays usable meanwhile: look at the other tabs and come back."
         )
         st.fragment(run_every=POLL_S)(show_progress)(build)
         return

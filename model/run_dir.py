@@ -21,6 +21,7 @@ ALIGNMENT_FILE = "alignment.json"  # figures on gold alignments (workshop bench 
 # What training writes beside it (a run directory).
 TRAIN_CONFIG_FILE = "train_config.json"  # TrainConfig: what --resume and workshop.bench.quality rebuild from
 DATA_REPORT_FILE = "data_report.json"  # pairs read, kept, skipped by reason; split sizes and sha256
+SPLIT_RECORD_FILE = "split.json"  # dev and test pairs as corpus positions, with the corpus sha256
 SPLITS_DIR = "splits"  # train.tsv, dev.tsv, test.tsv
 TRAIN_LINKS_FILE = "train.align"  # in splits/, guided alignment: eflomal's piece links, a Pharaoh line per pair
 METRICS_LOG_FILE = "metrics.jsonl"  # one record per line, "kind" is one of the two below

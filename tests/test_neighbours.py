@@ -94,12 +94,6 @@ def test_a_folder_without_splits_reads_its_corpus_less_its_dev_and_test(tmp_path
         training_pairs(model)
 
 
-def test_the_split_record_file_is_the_one_training_writes() -> None:
-    from training.split_record import SPLIT_RECORD_FILE as WRITTEN
-
-    assert SPLIT_RECORD_FILE == WRITTEN
-
-
 def test_a_capped_sample_is_fixed_and_in_order() -> None:
     items = list(range(100))
     assert capped(items, 10) == capped(items, 10) == sorted(capped(items, 10)) and len(set(capped(items, 10))) == 10

@@ -15,8 +15,7 @@ from pathlib import Path
 from data.corpus import CorpusError, Pair, normalise, read_corpus
 from data.data_config import DataConfig
 from data.readers import Reading
-
-SPLIT_RECORD_FILE = "split.json"
+from model.run_dir import SPLIT_RECORD_FILE
 
 
 def file_sha256(path: Path) -> str:

@@ -11,13 +11,12 @@ from pathlib import Path
 
 from data.corpus import normalise, read_corpus
 from data.readers import CorpusError, Pair, Reading, tsv_pairs
-from model.run_dir import TRAIN_CONFIG_FILE, split_file
+from model.run_dir import SPLIT_RECORD_FILE, TRAIN_CONFIG_FILE, split_file
 from translate.settings import REPO_ROOT
 
 MAX_PAIRS = 120_000  # the shipped model's corpus (117,160 training pairs) fits whole
 SEED = 1  # a corpus over the cap is sampled, the same way every build
 # training/split_record.py's file name: the app never imports training/ (tests/test_neighbours.py ties the two)
-SPLIT_RECORD_FILE = "split.json"
 
 
 class NeighboursError(ValueError):

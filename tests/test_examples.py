@@ -156,3 +156,12 @@ def test_the_examples_are_offered_only_to_a_model_from_spanish() -> None:
     assert examples_for(UNKNOWN) == EXAMPLES  # an old model folder: most likely the shipped direction
     english = Languages("en", "es", "English", "Spanish")
     assert examples_for(english) == () and "English" in no_examples_note(english)
+
+
+def test_a_wrong_translation_the_old_threshold_missed_is_flagged_unsure(translator: Translator) -> None:
+    """The threshold is calibrated on the dev split (bench uncertainty): "His name is to the Mathematics." for the
+    Euler sentence scores 0.53 per token and was passed by the old 0.5."""
+    result = explain(translator, "Su nombre se debe al matemático suizo Leonhard Euler.")
+    c = translator.model.config
+    found = evidence(result, c.unk_id, c.eos_id)
+    assert found.token_prob < MIN_TOKEN_PROB and "unsure of this translation" in unsure(found, languages(DEFAULT_MODEL))

@@ -181,3 +181,40 @@ def test_in_step_by_step_the_next_button_and_the_top_5_chart_share_one_screen(ap
     assert all(b is not None for b in boxes), boxes
     top, bottom = min(b["y"] for b in boxes), max(b["y"] + b["height"] for b in boxes)
     assert bottom - top <= FIRST_SCREEN["height"], boxes
+
+
+NEW_VIEWS = ("Where did it learn this?", "Teach a correction", "Find the bad translations", "Watch it learn")
+
+
+def open_tab(page, name: str) -> bool:  # page: playwright's Page
+    """Click the tab called ``name`` until it is the selected one (a click during a rerun can be lost)."""
+    tab = page.get_by_role("tab", name=name)
+    for _ in range(5):
+        tab.scroll_into_view_if_needed()
+        tab.click()
+        page.wait_for_function(SETTLED, timeout=PATIENCE_MS)
+        page.wait_for_timeout(300)
+        if tab.get_attribute("aria-selected") == "true":
+            return True
+    return False
+
+
+def test_each_view_of_where_behaviour_comes_from_opens(app_url: str, tmp_path: Path) -> None:
+    """Open each of the four views once in the browser after a translation: each draws without an exception."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    page_errors: list[str] = []
+    opened = []
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1600, "height": 1000})
+            page.on("pageerror", lambda error: page_errors.append(str(error)))
+            translate_in(page, app_url, "El gato rojo 3.")
+            page.wait_for_function(f"({RENDERED_VIEWS})() >= 3 && ({SETTLED})()", timeout=PATIENCE_MS)
+            for name in NEW_VIEWS:
+                opened.append(open_tab(page, name))
+            exceptions = page.locator('[data-testid="stException"]').count()
+        finally:
+            browser.close()
+    assert opened == [True] * len(NEW_VIEWS), opened
+    assert exceptions == 0 and not page_errors, page_errors

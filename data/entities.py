@@ -185,6 +185,14 @@ def substitute(
     found = finder.shared(pair)
     if not found or rng.random() >= config.p:
         return pair, 0
+    return swap_all(pair, found, finder, pool, rng, config)[0], len(found)
+
+
+def swap_all(
+    pair: Pair, found: list[str], finder: EntityFinder, pool: EntityPool, rng: random.Random, config: EntityConfig
+) -> tuple[Pair, list[str]]:
+    """``pair`` with each of ``found`` replaced by a new draw of its kind (number, person, other), and the draws."""
+    drawn = []
     for old in found:
         if old.isdigit():
             new = random_number(old, rng)
@@ -193,4 +201,5 @@ def substitute(
         else:
             new = pool.other(rng, config)
         pair = replace_entity(pair, old, new)
-    return pair, len(found)
+        drawn.append(new)
+    return pair, drawn

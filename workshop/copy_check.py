@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from data.corpus import CorpusError, Pair
-from data.entities import EntityConfig, EntityFinder, EntityPool, random_number, replace_entity
+from data.entities import EntityConfig, EntityFinder, EntityPool, swap_all
 from data.noise import strip_accents, typed
 from model.weights import ModelLoadError
 from training.prepare import model_split
@@ -47,17 +47,8 @@ def copy_items(dev: list[Pair], train: list[Pair], seed: int = SEED) -> list[Cop
         found = finder.shared(pair)
         if not found:
             continue
-        new_words = []
-        for old in found:
-            if old.isdigit():
-                new = random_number(old, rng)
-            elif old in finder.people:
-                new = pool.person(finder.people[old], rng, config)
-            else:
-                new = pool.other(rng, config)
-            pair = replace_entity(pair, old, new)
-            new_words.append(new)
-        items.append(CopyItem(pair.src, pair.tgt, tuple(new_words)))
+        swapped, drawn = swap_all(pair, found, finder, pool, rng, config)
+        items.append(CopyItem(swapped.src, swapped.tgt, tuple(drawn)))
     return items[:MAX_ITEMS]
 
 

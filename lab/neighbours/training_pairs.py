@@ -16,7 +16,6 @@ from translate.settings import REPO_ROOT
 
 MAX_PAIRS = 120_000  # the shipped model's corpus (117,160 training pairs) fits whole
 SEED = 1  # a corpus over the cap is sampled, the same way every build
-# training/split_record.py's file name: the app never imports training/ (tests/test_neighbours.py ties the two)
 
 
 class NeighboursError(ValueError):

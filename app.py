@@ -19,8 +19,8 @@ from streamlit.delta_generator import DeltaGenerator
 
 from data.languages import with_article
 from jobs.control import live_runs
-from lab.attention.explain import Explanation, explain, maps_of, set_threads
 from lab.attention.sentence_maps import SentenceMaps, problems
+from lab.attention.translate_with_maps import Explanation, explain, maps_of, set_threads
 from lab.page.direction import Languages, languages
 from lab.page.examples import EXAMPLES, GuidedExample, examples_for, no_examples_note
 from lab.page.labels import placeholder, source_label, title

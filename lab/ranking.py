@@ -17,7 +17,7 @@ from pathlib import Path
 import sacrebleu
 
 from data.readers import CorpusError, read_tsv
-from lab.attention.explain import maps_of
+from lab.attention.translate_with_maps import maps_of
 from lab.whatif.coverage_hint import THRESHOLD, coverage
 from model.run_dir import split_file
 from translate.translator import DecodeOptions, Translation, Translator

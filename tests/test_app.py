@@ -17,8 +17,8 @@ from streamlit.testing.v1 import AppTest
 
 from data.case_markup import MARK
 from data.tokenizer import JOINT_FILE
-from lab.attention.explain import EMPTY, Explanation, maps_of
 from lab.attention.sentence_maps import KIND_TITLES
+from lab.attention.translate_with_maps import EMPTY, Explanation, maps_of
 from lab.page.examples import EXAMPLES
 from lab.page.model_choices import MODEL_FILES, record_default
 from model.attention_maps import KINDS

@@ -7,8 +7,8 @@ import pytest
 import torch
 from conftest import tiny_config
 
-from lab.attention.explain import sentence_maps
 from lab.attention.sentence_maps import KINDS
+from lab.attention.translate_with_maps import sentence_maps
 from lab.attention.weight_arithmetic import (
     SentenceIds,
     WeightArithmetic,

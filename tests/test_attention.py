@@ -12,7 +12,10 @@ from conftest import unpadded_maps
 
 from data.sentences import MAX_PIECE, fit, pieces, sentences
 from lab.alignment.links import align, hard_links, target_rows
-from lab.attention.explain import (
+from lab.attention.head_patterns import BROAD, CONTENT, CROSS_PATTERNS, PATTERNS, pattern, row_entropy, summarize
+from lab.attention.map_views import MAX_GRID_CELLS, MAX_MAP_CELLS, MapView, grid_plan, map_view, too_big
+from lab.attention.sentence_maps import KINDS, SentenceMaps, pick, problems, to_json
+from lab.attention.translate_with_maps import (
     EMPTY,
     Candidate,
     Explanation,
@@ -23,9 +26,6 @@ from lab.attention.explain import (
     positional_table,
     set_threads,
 )
-from lab.attention.head_patterns import BROAD, CONTENT, CROSS_PATTERNS, PATTERNS, pattern, row_entropy, summarize
-from lab.attention.map_views import MAX_GRID_CELLS, MAX_MAP_CELLS, MapView, grid_plan, map_view, too_big
-from lab.attention.sentence_maps import KINDS, SentenceMaps, pick, problems, to_json
 from lab.attention.words import merge_columns, merge_mask, merge_rows, word_groups, word_labels
 from lab.page.request import Request, changes, stale_note
 from model.decode import Hypothesis

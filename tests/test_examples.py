@@ -9,7 +9,7 @@ import pytest
 from conftest import unpadded_maps
 from streamlit.testing.v1 import AppTest
 
-from lab.attention.explain import explain, maps_of
+from lab.attention.translate_with_maps import explain, maps_of
 from lab.page.direction import UNKNOWN, Languages, languages
 from lab.page.examples import EXAMPLES, GuidedExample, examples_for, is_accepted, no_examples_note
 from lab.page.language_check import MIN_TOKEN_PROB, evidence, unsure, warnings

@@ -11,7 +11,6 @@ import torch
 from conftest import tiny_config
 from streamlit.testing.v1 import AppTest
 
-from lab.attention.explain import sentence_maps
 from lab.attention.head_contribution import (
     RowAt,
     attention_module,
@@ -23,6 +22,7 @@ from lab.attention.head_contribution import (
 )
 from lab.attention.sentence_maps import KINDS
 from lab.attention.step_choices import choices
+from lab.attention.translate_with_maps import sentence_maps
 from lab.attention.weight_arithmetic import SentenceIds, sentence_ids
 from model.transformer import Transformer
 from translate.translator import DEFAULT_MODEL, Translator

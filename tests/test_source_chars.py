@@ -9,7 +9,7 @@ import pytest
 from data.corpus import Pair
 from data.source_chars import Reading, plain_form, readable
 from data.tokenizer import train_tokenizer
-from lab.attention.explain import MAX_NAMED, Explanation, notices
+from lab.attention.translate_with_maps import MAX_NAMED, Explanation, notices
 from tests.conftest import toy_pairs
 
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from lab.attention.explain import maps_of
+from lab.attention.translate_with_maps import maps_of
 from lab.whatif.attribution import attribute
 from lab.whatif.coverage_hint import coverage
 from lab.whatif.source_edits import edit_and_compare, edited_ids, source_words, word_diff
@@ -86,7 +86,7 @@ def whatif_tab() -> None:
     import os
     from pathlib import Path
 
-    from lab.attention.explain import maps_of
+    from lab.attention.translate_with_maps import maps_of
     from lab.page.direction import languages
     from lab.page.request import Request
     from translate.translator import DecodeOptions, Translator

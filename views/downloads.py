@@ -5,8 +5,8 @@ from __future__ import annotations
 import altair as alt
 import streamlit as st
 
-from lab.attention.explain import Candidate, Sentence
 from lab.attention.sentence_maps import SentenceMaps, to_json
+from lab.attention.translate_with_maps import Candidate, Sentence
 from viz.chart_export import chart_html, chart_png, file_stem, side_by_side
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from lab.attention.explain import Explanation, maps_of
+from lab.attention.translate_with_maps import Explanation, maps_of
 from lab.page.direction import Languages
 from lab.page.examples import by_source, examples_for, is_accepted
 from lab.page.language_check import evidence, unsure, warnings

@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from lab.attention.explain import Candidate, Sentence
+from lab.attention.translate_with_maps import Candidate, Sentence
 from lab.neighbours.hidden_states import POSITIONS
 from lab.neighbours.index_build import IndexBuild
 from lab.neighbours.lookup import K, Neighbour, marked, neighbours_of

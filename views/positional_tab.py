@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from lab.attention.explain import positional_table
 from lab.attention.sentence_maps import SentenceMaps
+from lab.attention.translate_with_maps import positional_table
 from translate.translator import Translator
 from viz.positional import positional_chart, positional_frame
 from viz.positional_curves import curves_frame, default_dimensions, positional_curves

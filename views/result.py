@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from lab.attention.explain import EMPTY, Candidate, Explanation, Sentence, notices
+from lab.attention.translate_with_maps import EMPTY, Candidate, Explanation, Sentence, notices
 from lab.page.direction import Languages
 from lab.page.request import Request, stale_note
 

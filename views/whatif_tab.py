@@ -10,8 +10,8 @@ import html
 import altair as alt
 import streamlit as st
 
-from lab.attention.explain import maps_of
 from lab.attention.sentence_maps import SentenceMaps, pick
+from lab.attention.translate_with_maps import maps_of
 from lab.page.direction import Languages
 from lab.page.labels import axis_titles
 from lab.page.request import Request

@@ -15,7 +15,7 @@ import difflib
 import math
 from dataclasses import dataclass
 
-from lab.attention.explain import Explanation
+from lab.attention.translate_with_maps import Explanation
 from lab.page.direction import Languages
 
 MAX_UNKNOWN_SHARE = 0.25  # of the letters left out, or of the pieces <unk>: mostly characters never seen in training

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from data.readers import Pair
-from lab.attention.explain import maps_of
 from lab.attention.sentence_maps import SentenceMaps
+from lab.attention.translate_with_maps import maps_of
 from lab.page.direction import Languages
 from lab.teaching.adapt import adapt, step_settings
 from lab.teaching.sentence_sets import check_sources, replay_set

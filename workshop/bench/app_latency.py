@@ -1,6 +1,6 @@
 """How fast the lab answers: Python time for translate + attention maps, and Translate click -> charts in a browser.
 
-1. Python: ``lab.attention.explain.explain`` (greedy translation) plus the forced pass for the maps of a 15-word sentence,
+1. Python: ``lab.attention.translate_with_maps.explain`` (greedy translation) plus the forced pass for the maps of a 15-word sentence,
    and the chart specs of the three main views (frames + Altair ``to_dict``). Target: translate + maps < 100 ms.
 2. A 5,000-character input (the text box's limit), as sentences and as one run of words without punctuation:
    Python time, and the chart bytes the page sends per run (spec + Arrow data of every chart, measured with
@@ -25,9 +25,9 @@ from pathlib import Path
 
 import altair as alt
 
-from lab.attention.explain import explain, maps_of, set_threads
 from lab.attention.map_views import map_view
 from lab.attention.sentence_maps import KIND_TITLES, KINDS, pick
+from lab.attention.translate_with_maps import explain, maps_of, set_threads
 from translate.translator import DEFAULT_MODEL, Translator
 from viz.heatmap import attention_frame, attention_heatmap
 from workshop.bench.app_server import CHROMIUM, CHROMIUM_ARGS, REPO, running_app

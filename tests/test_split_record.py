@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from data.corpus import CorpusError
+from data.split_record import SPLIT_RECORD_FILE, read_record
 from model.run_dir import DATA_REPORT_FILE, SPLITS_DIR
 from training.prepare import model_data, model_split, split_fingerprint
-from training.split_record import SPLIT_RECORD_FILE, read_record
 from translate.translator import DEFAULT_MODEL
 
 

@@ -16,11 +16,11 @@ import pytest
 from conftest import toy_pairs, write_tsv
 
 from data.corpus import CorpusError
+from data.split_record import SPLIT_RECORD_FILE
 from model.config import ConfigError
 from model.run_dir import DATA_REPORT_FILE, METRICS_LOG_FILE, RUN_LOCK_FILE, SPLITS_DIR, split_file
 from training import prepare
 from training.run_lock import acquire
-from training.split_record import SPLIT_RECORD_FILE
 from training.train import main
 from training.train_config import load_train_config
 

@@ -34,7 +34,7 @@ from model.run_dir import (
     TRAIN_CONFIG_FILE,
 )
 from model.weights import ModelLoadError, save_model, staged_dir
-from training.split_record import SPLIT_RECORD_FILE
+from data.split_record import SPLIT_RECORD_FILE
 from translate import ct2
 from translate.model_dir import load_model
 from translate.settings import REPO_ROOT

@@ -34,7 +34,7 @@ from data.tokenizer import Tokenizer, train_tokenizer
 from model.config import ConfigError
 from model.run_dir import DATA_REPORT_FILE, SPLITS_DIR, TRAIN_CONFIG_FILE, split_file
 from training.guided_alignment import write_alignments
-from training.split_record import SPLIT_RECORD_FILE, read_record, write_record
+from data.split_record import SPLIT_RECORD_FILE, read_record, write_record
 from training.train_config import DataConfig, build_train_config
 
 log = logging.getLogger("training")
@@ -143,7 +143,7 @@ def model_data(model_dir: Path) -> DataConfig | None:
 
 def model_split(model_dir: Path) -> Split:
     """The split a model was trained and scored on: its run's ``splits/``, else its dev and test pairs read back
-    from the corpus by its ``split.json`` (training/split_record.py) and every other pair as training, checked
+    from the corpus by its ``split.json`` (data/split_record.py) and every other pair as training, checked
     against the sha256 in its data report."""
     if all(split_file(model_dir, name).is_file() for name in SPLITS):
         return Split(*(read_pairs_file(split_file(model_dir, name)) for name in SPLITS))

@@ -28,7 +28,7 @@ from model.transformer import Transformer
 from model.weights import ModelLoadError, save_model, staged_dir
 from training.evaluate import test_scores
 from training.prepare import model_split
-from training.split_record import SPLIT_RECORD_FILE
+from data.split_record import SPLIT_RECORD_FILE
 from translate.model_dir import LoadedModel, load_model
 from translate.translator import Translator
 

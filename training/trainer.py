@@ -55,6 +55,18 @@ def lr_at(step: int, optim: OptimConfig, time_progress: float = 0.0) -> float:
     return optim.lr
 
 
+def real_logits(
+    model: Transformer, src: Tensor, tgt_in: Tensor, tgt_out: Tensor, cross_weights_layer: int | None = None
+) -> tuple[Tensor, Tensor, Tensor, dict]:
+    """The output logits (N, V) at the N real (non-pad) positions of ``tgt_out`` (B, T), their targets (N,), the real
+    mask (B, T) and the decoder's cross weights (of ``cross_weights_layer`` only): teacher forcing, as every loss of
+    the lab computes it (training, a taught correction)."""
+    memory, src_mask, _ = model.encode(src)
+    hidden, _, cross = model.decode(tgt_in, memory, src_mask, cross_weights_layer=cross_weights_layer)
+    real = tgt_out != model.config.pad_id
+    return model.output(hidden[real]).float(), tgt_out[real], real, cross  # projects only the real positions
+
+
 class TranslationLoss(nn.Module):
     """Label-smoothed cross-entropy summed over real target tokens; projects only non-pad positions.
 
@@ -72,12 +84,8 @@ class TranslationLoss(nn.Module):
     ) -> tuple[Tensor, Tensor, Tensor]:
         """Returns (smoothed loss sum, plain NLL sum) over the real tokens of ``tgt_out`` (B, T), and the alignment
         loss sum of the supervised head against ``alignment`` (B, T, S) target rows (0 without them)."""
-        memory, src_mask, _ = self.model.encode(src)
         layer = None if alignment is None else self.guided.layer
-        hidden, _, cross = self.model.decode(tgt_in, memory, src_mask, cross_weights_layer=layer)  # (B, T, d_model)
-        real = tgt_out != self.model.config.pad_id
-        logits = self.model.output(hidden[real]).float()  # (N, V): real positions only
-        target = tgt_out[real]
+        logits, target, _, cross = real_logits(self.model, src, tgt_in, tgt_out, layer)
         loss = F.cross_entropy(logits, target, label_smoothing=self.label_smoothing, reduction="sum")
         nll = F.cross_entropy(logits.detach(), target, reduction="sum")
         if alignment is None:

@@ -26,6 +26,7 @@ from data.tokenizer import Tokenizer
 from model.decode import greedy
 from model.run_dir import TRAIN_CONFIG_FILE
 from model.transformer import Transformer
+from training.trainer import real_logits
 
 MAX_STEPS = 30  # the page's bound on the work of one adaptation …
 MAX_SECONDS = 20.0  # … whichever comes first
@@ -71,11 +72,8 @@ def correction_loss(
     model: Transformer, src: Tensor, tgt_in: Tensor, tgt_out: Tensor, label_smoothing: float
 ) -> tuple[Tensor, Tensor]:
     """(the loss to minimise, the correction's part of it): row 0 of the batch is the correction, the rest replay."""
-    memory, src_mask, _ = model.encode(src)
-    hidden = model.decode(tgt_in, memory, src_mask).hidden  # (B, T, d_model)
-    real = tgt_out != model.config.pad_id
-    logits = model.output(hidden[real]).float()  # (N, V): real positions only, as training projects them
-    token_loss = F.cross_entropy(logits, tgt_out[real], label_smoothing=label_smoothing, reduction="none")  # (N,)
+    logits, target, real, _ = real_logits(model, src, tgt_in, tgt_out)
+    token_loss = F.cross_entropy(logits, target, label_smoothing=label_smoothing, reduction="none")  # (N,)
     first = real.nonzero()[:, 0] == 0  # (N,): the correction's tokens
     taught = token_loss[first].mean()
     if bool(first.all()):  # nothing to replay

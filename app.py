@@ -20,7 +20,7 @@ from streamlit.delta_generator import DeltaGenerator
 from data.languages import with_article
 from jobs.control import live_runs
 from lab.attention.sentence_maps import SentenceMaps, problems
-from lab.attention.translate_with_maps import Explanation, explain, maps_of, set_threads
+from lab.attention.translate_with_maps import TextTranslation, maps_of, set_threads, translate_text
 from lab.page.direction import Languages, languages
 from lab.page.examples import EXAMPLES, GuidedExample, examples_for, no_examples_note
 from lab.page.labels import placeholder, source_label, title
@@ -70,10 +70,10 @@ def load_translator(directory: str) -> Translator:
 @st.cache_data(show_spinner="Translating…", max_entries=64)
 def translate(
     directory: str, version: int, text: str, beam_size: int, length_penalty: float, n_best: int
-) -> Explanation:
+) -> TextTranslation:
     """The translation of every piece of the text: one cached call per (model, text, decoding settings)."""
     options = DecodeOptions(beam_size=beam_size, length_penalty=length_penalty, n_best=n_best)
-    return explain(load_translator(directory), text, options)
+    return translate_text(load_translator(directory), text, options)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)

@@ -94,13 +94,13 @@ def dev_lines(model_dir: Path) -> tuple[list[Line], int] | None:
 
 def mean_log_prob(translation: Translation) -> float:
     """The best hypothesis's log-probability per token, EOS included (length-fair, unlike the sum)."""
-    best = translation.hypotheses[0]
+    best = translation.best
     return best.log_prob / max(1, len(best.tokens))
 
 
 def low_coverage(translator: Translator, translation: Translation) -> float:
     """Share of the source words whose summed cross-attention (last layer) is below the coverage hint's threshold."""
-    maps = maps_of(translator, translation.src_ids, translation.hypotheses[0].tokens)
+    maps = maps_of(translator, translation.src_ids, translation.best.tokens)
     words = coverage(maps, maps.n_layers("cross") - 1, THRESHOLD)
     return sum(w.low for w in words) / max(1, len(words))
 
@@ -127,7 +127,7 @@ def rank(
             [line.source for line in chunk], options or DecodeOptions(), batch_size=BATCH
         )
         for line, result in zip(chunk, results, strict=True):
-            cut = result.truncated or result.hypotheses[0].truncated
+            cut = result.truncated or result.best.truncated
             chrf = sentence_chrf(result.text, line.reference)
             out.append(Ranked(line, result.text, mean_log_prob(result), low_coverage(translator, result), chrf, cut))
         if progress is not None:

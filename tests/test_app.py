@@ -18,7 +18,7 @@ from streamlit.testing.v1 import AppTest
 from data.case_markup import MARK
 from data.tokenizer import JOINT_FILE
 from lab.attention.sentence_maps import KIND_TITLES
-from lab.attention.translate_with_maps import EMPTY, Explanation, maps_of
+from lab.attention.translate_with_maps import EMPTY, TextTranslation, maps_of
 from lab.page.examples import EXAMPLES
 from lab.page.model_choices import MODEL_FILES, record_default
 from model.attention_maps import KINDS
@@ -100,7 +100,7 @@ def test_translate_shows_the_translation_and_the_three_views_side_by_side(model_
     assert [r.split(" → ")[0] for r in rows[1:]] == [r.split(" → ")[1] for r in rows[:-1]]  # a prediction, then input
     assert any("not an explanation" in c.value for c in at.caption)
     state = at.session_state.values()  # the model is shared through the resource cache, never per session
-    assert not any(isinstance(v, (Translator, torch.nn.Module, Explanation)) for v in state)
+    assert not any(isinstance(v, (Translator, torch.nn.Module, TextTranslation)) for v in state)
 
 
 @pytest.mark.parametrize("text", ["", "   \n\t "])
@@ -468,7 +468,7 @@ def test_the_arithmetic_tab_recomputes_the_shown_row(model_env: Path) -> None:
     assert table["weight"].astype(float).sum() == pytest.approx(1.0, abs=1e-2)  # printed to a few decimals
     translator = Translator.load(model_env)
     result = translator.translate("El gato rojo 3.")
-    maps = maps_of(translator, result.src_ids, result.hypotheses[0].tokens)
+    maps = maps_of(translator, result.src_ids, result.best.tokens)
     layer = maps.n_layers("encoder") - 1
     row = maps.encoder[layer, 0, 0]  # the shown map's row, printed so that no weight below 1 reads as 1
     assert list(table["weight"]) == [weight_text(w) for w in row] and "1.000" not in set(table["weight"])

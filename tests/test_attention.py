@@ -17,19 +17,17 @@ from lab.attention.map_views import MAX_GRID_CELLS, MAX_MAP_CELLS, MapView, grid
 from lab.attention.sentence_maps import KINDS, SentenceMaps, pick, problems, to_json
 from lab.attention.translate_with_maps import (
     EMPTY,
-    Candidate,
-    Explanation,
-    Sentence,
-    explain,
+    TextTranslation,
     maps_of,
     notices,
     positional_table,
     set_threads,
+    shown,
+    translate_text,
 )
 from lab.attention.words import merge_columns, merge_mask, merge_rows, word_groups, word_labels
 from lab.page.request import Request, changes, stale_note
-from model.decode import Hypothesis
-from translate.translator import DecodeOptions, Translation, Translator
+from translate.translator import Candidate, DecodeOptions, Translation, Translator
 
 SRC = ["▁El", "▁ga", "to", "▁rojo", ".", "</s>"]  # words: El | gato | rojo. | </s>
 TGT_OUT = ["▁The", "▁red", "▁c", "at", ".", "</s>"]  # words: The | red | cat. | </s>
@@ -259,13 +257,13 @@ def translator(tiny_model_dir: Path) -> Translator:
     return Translator.load(tiny_model_dir)
 
 
-def first_maps(translator: Translator, result: Explanation, sentence: int = 0, rank: int = 0) -> SentenceMaps:
+def first_maps(translator: Translator, result: TextTranslation, sentence: int = 0, rank: int = 0) -> SentenceMaps:
     piece = result.sentences[sentence]
     return maps_of(translator, piece.src_ids, piece.candidates[rank].tokens)
 
 
 def test_real_maps_are_labelled_by_position_and_pass_the_checks(translator: Translator) -> None:
-    result = explain(translator, "El gato rojo 3.")
+    result = translate_text(translator, "El gato rojo 3.")
     assert len(result.sentences) == 1 and result.text == result.sentences[0].best.text
     maps = first_maps(translator, result)
     assert problems(maps) == []
@@ -277,7 +275,7 @@ def test_real_maps_are_labelled_by_position_and_pass_the_checks(translator: Tran
 
 
 def test_each_beam_hypothesis_gets_maps_of_exactly_its_own_tokens(translator: Translator) -> None:
-    result = explain(translator, "El perro azul 7.", DecodeOptions(beam_size=4, n_best=3))
+    result = translate_text(translator, "El perro azul 7.", DecodeOptions(beam_size=4, n_best=3))
     candidates = result.sentences[0].candidates
     assert len(candidates) == 3
     assert [c.score for c in candidates] == sorted((c.score for c in candidates), reverse=True)
@@ -293,9 +291,9 @@ def test_too_long_input_is_translated_sentence_by_sentence_never_cut(translator:
     said = [f"El {nouns[i % 3]} {colours[i % 4]} {i % 20}." for i in range(60)]
     text = " ".join(said)
     assert len(translator.tokenizer.encode_src(text)) > translator.max_src_len  # the whole would not fit
-    result = explain(translator, text)
+    result = translate_text(translator, text)
     assert [s.source for s in result.sentences] == said  # one piece per sentence, in order, nothing lost
-    assert not any(s.cut for s in result.sentences)
+    assert not any(s.truncated for s in result.sentences)
     assert all(len(s.src_ids) <= translator.max_src_len for s in result.sentences)
     assert result.text == " ".join(s.best.text for s in result.sentences if s.best.text)
     assert notices(result) == [] or all("length limit" in n for n in notices(result))
@@ -303,8 +301,8 @@ def test_too_long_input_is_translated_sentence_by_sentence_never_cut(translator:
 
 def test_a_long_sentence_without_punctuation_is_split_between_words(translator: Translator) -> None:
     text = " ".join(["el gato rojo duerme en la casa verde"] * 30)  # one "sentence", far too long
-    result = explain(translator, text)
-    assert len(result.sentences) > 1 and not any(s.cut for s in result.sentences)
+    result = translate_text(translator, text)
+    assert len(result.sentences) > 1 and not any(s.truncated for s in result.sentences)
     assert " ".join(s.source for s in result.sentences).split() == text.split()  # every word, once, in order
     assert all(len(s.src_ids) <= translator.max_src_len for s in result.sentences)
 
@@ -366,21 +364,20 @@ def test_a_short_input_stays_whole() -> None:
 
 
 def candidate(text: str, truncated: bool = False) -> Candidate:
-    return Candidate(text, Hypothesis([5, 3] if text else [3], -2.0, -1.0, truncated))
+    return Candidate([5, 3] if text else [3], -2.0, -1.0, truncated, text=text)
 
 
-def piece(source: str, src_ids: list[int], cut: bool, candidates: list[Candidate]) -> Sentence:
-    """A piece of an explanation as the Translator records it."""
-    hyps, texts = [c.hypothesis for c in candidates], [c.text for c in candidates]
-    return Sentence(Translation(source, src_ids, cut, hyps, texts))
+def piece(source: str, src_ids: list[int], cut: bool, candidates: list[Candidate]) -> Translation:
+    """A piece of a text's translation as the Translator records it."""
+    return Translation(source, src_ids, cut, candidates)
 
 
 def test_notices_name_cut_outputs_and_cut_inputs() -> None:
-    fine = Explanation("x", [piece("x", [4, 3], False, [candidate("X"), candidate("Y", truncated=True)])], 64)
+    fine = TextTranslation("x", [piece("x", [4, 3], False, [candidate("X"), candidate("Y", truncated=True)])], 64)
     assert notices(fine) == []  # a cut among the other hypotheses is marked in the n-best list, not here
-    cut_output = Explanation("x", [piece("x", [4, 3], False, [candidate("X", truncated=True)])], 64)
+    cut_output = TextTranslation("x", [piece("x", [4, 3], False, [candidate("X", truncated=True)])], 64)
     assert ["length limit" in n and "the sentence" in n for n in notices(cut_output)] == [True]
-    several = Explanation(
+    several = TextTranslation(
         "a. b. c.",
         [
             piece("a.", [4, 3], False, [candidate("A", truncated=True)]),
@@ -396,7 +393,7 @@ def test_notices_name_cut_outputs_and_cut_inputs() -> None:
 
 
 def test_an_empty_hypothesis_is_shown_as_empty_not_blank() -> None:
-    assert candidate("").shown == EMPTY and candidate("  ").shown == EMPTY and candidate("Hi").shown == "Hi"
+    assert shown(candidate("").text) == EMPTY and shown(candidate("  ").text) == EMPTY and shown("Hi") == "Hi"
 
 
 def test_a_result_is_stale_when_text_model_or_settings_change() -> None:

@@ -92,7 +92,7 @@ def translator() -> Translator:
 def test_the_tree_of_the_shipped_models_search_ends_in_its_best_hypothesis(translator: Translator) -> None:
     result = translator.translate("El gato negro duerme en la casa.", DecodeOptions(beam_size=BEAM, n_best=BEAM))
     steps = beam_trace(translator.model, translator.tokenizer, result.src_ids, beam_size=BEAM)
-    for hyp in result.hypotheses:  # any hypothesis of the n-best list can be the one shown
+    for hyp in result.candidates:  # any hypothesis of the n-best list can be the one shown
         check_tree(beam_tree(steps, hyp.tokens), hyp.tokens, BEAM)
-    frame = tree_frame(beam_tree(steps, result.hypotheses[0].tokens))
+    frame = tree_frame(beam_tree(steps, result.best.tokens))
     assert frame["step"].max() == len(steps)

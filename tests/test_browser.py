@@ -136,7 +136,7 @@ def test_the_translation_and_the_three_maps_fit_the_first_screen(
     sync_api = pytest.importorskip("playwright.sync_api")
     text = "El gato rojo 3."
     result = Translator.load(tiny_model_dir).translate(text)
-    rows = max(len(result.src_ids), len(result.hypotheses[0].tokens))  # the tallest of the three maps
+    rows = max(len(result.src_ids), len(result.best.tokens))  # the tallest of the three maps
     with sync_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
         try:

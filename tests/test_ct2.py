@@ -62,9 +62,9 @@ def sources(corpus: Path, n: int) -> list[str]:
 
 def assert_same_outputs(a: list, b: list) -> None:
     for x, y in zip(a, b, strict=True):
-        assert [h.tokens for h in x.hypotheses] == [h.tokens for h in y.hypotheses], x.source
-        assert [h.truncated for h in x.hypotheses] == [h.truncated for h in y.hypotheses], x.source
-        for hx, hy in zip(x.hypotheses, y.hypotheses, strict=True):
+        assert [h.tokens for h in x.candidates] == [h.tokens for h in y.candidates], x.source
+        assert [h.truncated for h in x.candidates] == [h.truncated for h in y.candidates], x.source
+        for hx, hy in zip(x.candidates, y.candidates, strict=True):
             assert hy.log_prob == pytest.approx(hx.log_prob, abs=1e-3)
             assert hy.score == pytest.approx(hx.score, abs=1e-3)
 
@@ -100,7 +100,7 @@ def test_length_caps_force_eos_like_pytorch(exported: tuple[Translator, ct2.CT2T
     texts = [s + " rojo" * (i % 4) for i, s in enumerate(sources(toy_corpus, 40))]  # longer sources, higher caps
     options = DecodeOptions(max_len_a=0.5, max_len_b=3)
     a, b = pytorch.translate_batch(texts, options), ctranslate2.translate_batch(texts, options)
-    assert any(t.hypotheses[0].truncated for t in a) and not all(t.hypotheses[0].truncated for t in a)
+    assert any(t.best.truncated for t in a) and not all(t.best.truncated for t in a)
     assert_same_outputs(a, b)
 
 
@@ -108,9 +108,9 @@ def test_beam_search_returns_ranked_hypotheses(exported: tuple[Translator, ct2.C
     """Beam search is CTranslate2's own (not promised identical); n-best come back best first, EOS last."""
     _, ctranslate2 = exported
     result = ctranslate2.translate("El gato rojo 3.", DecodeOptions(beam_size=4, n_best=3))
-    scores = [h.score for h in result.hypotheses]
+    scores = [h.score for h in result.candidates]
     assert len(scores) == 3 and scores == sorted(scores, reverse=True)
-    assert all(h.tokens[-1] == ctranslate2.model.config.eos_id for h in result.hypotheses)
+    assert all(h.tokens[-1] == ctranslate2.model.config.eos_id for h in result.candidates)
 
 
 def test_maps_come_from_the_pytorch_model(exported: tuple[Translator, ct2.CT2Translator]) -> None:
@@ -166,7 +166,7 @@ def test_int8_export_is_smaller_and_translates(tiny_model_dir: Path, tmp_path: P
     assert (int8 / "model.bin").stat().st_size < (float32 / "model.bin").stat().st_size
     assert json.loads((int8 / ct2.INFO_FILE).read_text())["quantization"] == "int8"
     result = ct2.CT2Translator.load(tiny_model_dir, ct2_dir=int8).translate("El gato rojo 3.")
-    assert result.text and result.hypotheses[0].tokens[-1] == 3
+    assert result.text and result.best.tokens[-1] == 3
 
 
 def test_missing_or_stale_export_is_a_clear_error(tiny_model_dir: Path, tmp_path: Path, capsys) -> None:

@@ -9,7 +9,7 @@ import pytest
 from conftest import unpadded_maps
 from streamlit.testing.v1 import AppTest
 
-from lab.attention.translate_with_maps import explain, maps_of
+from lab.attention.translate_with_maps import maps_of, translate_text
 from lab.page.direction import UNKNOWN, Languages, languages
 from lab.page.examples import EXAMPLES, GuidedExample, examples_for, is_accepted, no_examples_note
 from lab.page.language_check import MIN_TOKEN_PROB, evidence, unsure, warnings
@@ -30,7 +30,7 @@ def translator() -> Translator:
 def test_the_shipped_model_translates_each_guided_example_correctly_and_its_hint_holds(
     translator: Translator, example: GuidedExample
 ) -> None:
-    result = explain(translator, example.source)
+    result = translate_text(translator, example.source)
     assert is_accepted(result.text, example), f"{example.source!r} -> {result.text!r}, not in {example.accepted}"
     c = translator.model.config
     found = evidence(result, c.unk_id, c.eos_id)
@@ -70,14 +70,14 @@ def test_a_claim_names_its_view_and_is_checked_by_the_argmax_of_each_named_row()
 )
 def test_input_that_is_not_spanish_gets_a_warning(translator: Translator, text: str) -> None:
     c = translator.model.config
-    found = warnings(evidence(explain(translator, text), c.unk_id, c.eos_id), languages(DEFAULT_MODEL))
+    found = warnings(evidence(translate_text(translator, text), c.unk_id, c.eos_id), languages(DEFAULT_MODEL))
     assert found and all("Spanish" in w for w in found)
 
 
 @pytest.mark.parametrize("text", ["buenas noches", "De nada", "Buenas noches.", "Gracias"])
 def test_correct_spanish_is_never_told_it_may_not_be_spanish(translator: Translator, text: str) -> None:
     c = translator.model.config
-    found = evidence(explain(translator, text), c.unk_id, c.eos_id)
+    found = evidence(translate_text(translator, text), c.unk_id, c.eos_id)
     langs = languages(DEFAULT_MODEL)
     assert warnings(found, langs) == []
     doubt = unsure(found, langs)
@@ -144,7 +144,7 @@ def test_the_page_blames_the_input_only_when_a_language_check_fails(
         at.text_area(key="source").set_value(text)
         at.button(key="translate").click().run()
         assert not at.exception
-        found = evidence(explain(translator, text), c.unk_id, c.eos_id)
+        found = evidence(translate_text(translator, text), c.unk_id, c.eos_id)
         assert keyed(at, "input_check") == warnings(found, langs) and bool(warnings(found, langs)) != spanish
         assert keyed(at, "unsure") == ([unsure(found, langs)] if unsure(found, langs) else [])
         assert not any("is the input" in line for line in keyed(at, "unsure"))
@@ -161,7 +161,7 @@ def test_the_examples_are_offered_only_to_a_model_from_spanish() -> None:
 def test_a_wrong_translation_the_old_threshold_missed_is_flagged_unsure(translator: Translator) -> None:
     """The threshold is calibrated on the dev split (bench uncertainty): "His name is to the Mathematics." for the
     Euler sentence scores 0.53 per token and was passed by the old 0.5."""
-    result = explain(translator, "Su nombre se debe al matemático suizo Leonhard Euler.")
+    result = translate_text(translator, "Su nombre se debe al matemático suizo Leonhard Euler.")
     c = translator.model.config
     found = evidence(result, c.unk_id, c.eos_id)
     assert found.token_prob < MIN_TOKEN_PROB and "unsure of this translation" in unsure(found, languages(DEFAULT_MODEL))

@@ -100,7 +100,7 @@ def test_a_grown_folder_translates_as_its_parent_and_averages_with_a_child_of_it
     for text in ("El gato rojo.", "El perro azul 2."):
         a, b = parent.translate(text), child.translate(text)
         assert b.text == a.text
-        assert b.hypotheses[0].log_prob == pytest.approx(a.hypotheses[0].log_prob, abs=1e-4)
+        assert b.best.log_prob == pytest.approx(a.best.log_prob, abs=1e-4)
     # The mean of the grown parent and itself is itself: workshop.average accepts the grown shape.
     assert average_main(["--model", str(grown), "--model", str(grown), "--out", str(tmp_path / "soup")]) == 0
     assert Translator.load(tmp_path / "soup").translate("El gato rojo.").text == parent.translate("El gato rojo.").text

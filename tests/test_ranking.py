@@ -69,7 +69,7 @@ def test_ranked_scores_equal_evaluate_and_the_model(tiny_model_dir: Path) -> Non
             assert r.chrf == sacrebleu.metrics.CHRF().sentence_score(r.translation, [r.line.reference]).score
     worst = ranked[0]
     result = translator.translate(worst.line.source)
-    tokens = result.hypotheses[0].tokens
+    tokens = result.best.tokens
     c = translator.model.config
     with torch.inference_mode():
         logits = translator.model(torch.tensor([result.src_ids]), torch.tensor([[c.bos_id, *tokens[:-1]]]))

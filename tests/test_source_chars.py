@@ -9,7 +9,7 @@ import pytest
 from data.corpus import Pair
 from data.source_chars import Reading, plain_form, readable
 from data.tokenizer import train_tokenizer
-from lab.attention.translate_with_maps import MAX_NAMED, Explanation, notices
+from lab.attention.translate_with_maps import MAX_NAMED, TextTranslation, notices
 from tests.conftest import toy_pairs
 
 
@@ -90,10 +90,10 @@ def test_a_case_markup_vocabulary_keeps_the_capitals_it_lowers() -> None:
 
 
 def test_the_page_names_left_out_characters_without_passing_them_through_markdown() -> None:
-    result = Explanation("x", [], 64, left_out=("😀", "*", "<"))
+    result = TextTranslation("x", [], 64, left_out=("😀", "*", "<"))
     (notice,) = notices(result)
     assert "😀 (GRINNING FACE)" in notice and "ASTERISK" in notice and "LESS-THAN SIGN" in notice
     assert "*" not in notice and "<" not in notice
-    many = Explanation("x", [], 64, left_out=tuple(chr(0x1F600 + i) for i in range(MAX_NAMED + 5)))
+    many = TextTranslation("x", [], 64, left_out=tuple(chr(0x1F600 + i) for i in range(MAX_NAMED + 5)))
     (notice,) = notices(many)
     assert notice.count("(") == MAX_NAMED and "and 5 more" in notice

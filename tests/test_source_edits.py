@@ -84,7 +84,7 @@ def test_an_edit_on_the_shipped_model_reads_the_attention_on_the_edited_words() 
     translator = Translator.load(DEFAULT_MODEL)
     tok = translator.tokenizer
     result = translator.translate("El gato duerme en la casa.")
-    src, out = result.src_ids, result.hypotheses[0].tokens
+    src, out = result.src_ids, result.best.tokens
     words = source_words(tok, src)
     gato = next(w for w in words.editable if words.labels[w] == "gato")
     same = edit_and_compare(translator.model, tok, src, out, (gato, "replace", "gato"), DecodeOptions(), -1)

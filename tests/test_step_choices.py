@@ -23,7 +23,7 @@ def test_greedy_takes_the_most_probable_token_and_the_probabilities_multiply_to_
     translator: Translator, text: str
 ) -> None:
     result = translator.translate(text)
-    hyp = result.hypotheses[0]
+    hyp = result.best
     steps = choices(translator.model, translator.tokenizer, result.src_ids, hyp.tokens)
     assert [c.token for c in steps] == translator.tokenizer.tgt_pieces(hyp.tokens)
     assert steps[-1].token == "</s>"
@@ -37,7 +37,7 @@ def test_greedy_takes_the_most_probable_token_and_the_probabilities_multiply_to_
 
 def test_each_beam_hypothesis_is_the_product_of_its_step_probabilities(translator: Translator) -> None:
     result = translator.translate(SENTENCES[0], DecodeOptions(beam_size=4, n_best=3))
-    for hyp in result.hypotheses:
+    for hyp in result.candidates:
         steps = choices(translator.model, translator.tokenizer, result.src_ids, hyp.tokens)
         assert total_log_prob(steps) == pytest.approx(hyp.log_prob, abs=1e-3)
         assert all(c.rank >= 1 for c in steps)
@@ -49,8 +49,8 @@ def test_the_beam_replay_ends_with_the_hypotheses_beam_search_returns(translator
     result = translator.translate(text, options)
     steps = beam_trace(translator.model, translator.tokenizer, result.src_ids, beam_size=4, length_penalty=1.0)
     replayed = final_hypotheses(steps, 4)
-    assert [b.ids for b in replayed] == [h.tokens for h in result.hypotheses]
-    for b, h in zip(replayed, result.hypotheses, strict=True):
+    assert [b.ids for b in replayed] == [h.tokens for h in result.candidates]
+    for b, h in zip(replayed, result.candidates, strict=True):
         assert b.score == pytest.approx(h.score, abs=1e-3) and b.text == translator.tokenizer.decode_tgt(h.tokens)
     for s in steps:
         assert len(s.alive) <= 4

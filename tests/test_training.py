@@ -387,8 +387,8 @@ def test_init_from_with_case_markup_adds_the_mark_to_the_parents_vocabulary(
     assert after.src.get_piece_size() == before.src.get_piece_size() + 1
     assert ModelConfig.from_json_file(child / "config.json").src_vocab_size == before.src.get_piece_size() + 1
     lower = [Translator.load(run).translate("3 gatos rojos.") for run in (parent, child)]
-    assert lower[0].hypotheses[0].tokens == lower[1].hypotheses[0].tokens
-    assert lower[1].hypotheses[0].log_prob < lower[0].hypotheses[0].log_prob  # the new piece takes some mass
+    assert lower[0].best.tokens == lower[1].best.tokens
+    assert lower[1].best.log_prob < lower[0].best.log_prob  # the new piece takes some mass
     cased = Translator.load(child).translate("El gato rojo 3.")
     assert after.src.piece_to_id(MARK) in cased.src_ids
     # Its children must keep reading that way.

@@ -43,7 +43,7 @@ def test_a_source_edit_changes_only_the_chosen_word(tiny: Translator) -> None:
 def test_replacing_a_word_by_itself_changes_nothing_and_dropping_one_moves_attention(tiny: Translator) -> None:
     tok = tiny.tokenizer
     result = tiny.translate(TEXT)
-    src, out = result.src_ids, result.hypotheses[0].tokens
+    src, out = result.src_ids, result.best.tokens
     words = source_words(tok, src)
     gato = next(w for w in words.editable if words.labels[w] == "gato")
     same = edit_and_compare(tiny.model, tok, src, out, (gato, "replace", "gato"), DecodeOptions(), -1)
@@ -63,7 +63,7 @@ def test_word_diff_keeps_both_outputs_in_order() -> None:
 
 def test_coverage_totals_account_for_every_output_row(tiny: Translator) -> None:
     result = tiny.translate(TEXT)
-    maps = maps_of(tiny, result.src_ids, result.hypotheses[0].tokens)
+    maps = maps_of(tiny, result.src_ids, result.best.tokens)
     words = coverage(maps, 0, threshold=0.3)
     eos_total = float(maps.cross[0].mean(0)[:, -1].sum())
     assert sum(w.total for w in words) + eos_total == pytest.approx(len(maps.tgt_out), abs=1e-4)
@@ -75,7 +75,7 @@ def test_integrated_gradients_are_complete_on_the_shipped_model() -> None:
     """64 steps (the page's default): the gap stays within 5% of f(input) − f(baseline) on a real sentence."""
     translator = Translator.load(DEFAULT_MODEL)
     result = translator.translate("El gato negro duerme en la casa de mi abuela.")
-    out = result.hypotheses[0].tokens
+    out = result.best.tokens
     for step in (0, len(out) // 2):
         found = attribute(translator.model, result.src_ids, out, step, steps=64)
         assert abs(found.completeness_gap) <= 0.05 * abs(found.value - found.baseline_value) + 1e-3
@@ -96,7 +96,7 @@ def whatif_tab() -> None:
     beam = int(os.environ.get("WHATIF_BEAM", "1"))
     translator = Translator.load(Path(directory))
     result = translator.translate("El gato rojo 3.", DecodeOptions(beam_size=beam))
-    tokens = result.hypotheses[0].tokens
+    tokens = result.best.tokens
     maps = maps_of(translator, result.src_ids, tokens)
     request = Request(directory, "tiny", "El gato rojo 3.", beam, 1.0, 1)
     show_whatif(translator, request, result.src_ids, tokens, maps, 0, languages(Path(directory)))

@@ -62,7 +62,7 @@ def score(
         **result,
         "seconds": round(seconds, 3),
         "sentences_per_s": round(len(pairs) / max(seconds, 1e-9), 1),
-        "truncated_lines": [i + 1 for i, r in enumerate(results) if r.truncated or r.hypotheses[0].truncated],
+        "truncated_lines": [i + 1 for i, r in enumerate(results) if r.truncated or r.best.truncated],
         "hypotheses": hyps,
     }
 

@@ -50,8 +50,8 @@ def main(argv: list[str] | None = None) -> int:
             number += 1
             _warn(translator, number, line, results)
             if options.n_best > 1 and results:
-                for text, hyp in zip(results[0].texts, results[0].hypotheses, strict=True):
-                    print(f"{hyp.score:.4f}\t{hyp.log_prob:.4f}\t{text}")
+                for c in results[0].candidates:
+                    print(f"{c.score:.4f}\t{c.log_prob:.4f}\t{c.text}")
             else:
                 print(" ".join(r.text for r in results))
         sys.stdout.flush()
@@ -86,7 +86,7 @@ def _warn(translator: Translator, number: int, line: str, results: list[Translat
         print(f"note: {where}left out, not in the model's vocabulary: {' '.join(left_out)}", file=sys.stderr)
     if any(r.truncated for r in results):
         print(f"warning: {where}input cut to {translator.max_src_len} subwords", file=sys.stderr)
-    if any(r.hypotheses[0].truncated for r in results):
+    if any(r.best.truncated for r in results):
         print(f"warning: {where}output cut at the length limit (the model had not finished)", file=sys.stderr)
 
 

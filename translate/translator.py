@@ -3,7 +3,7 @@ CTranslate2 one)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
@@ -33,16 +33,28 @@ class DecodeOptions:
 
 
 @dataclass(frozen=True)
+class Candidate(Hypothesis):
+    """One output of the n-best list: the decoder's Hypothesis and its detokenized text."""
+
+    text: str = field(kw_only=True)
+
+
+@dataclass(frozen=True)
 class Translation:
+    """One sentence (or piece of a text) and its n-best list."""
+
     source: str
-    src_ids: list[int]
+    src_ids: list[int]  # x1 … xS </s>
     truncated: bool  # the source was longer than the model accepts and was cut
-    hypotheses: list[Hypothesis]  # best first
-    texts: list[str]  # detokenized hypotheses, same order
+    candidates: list[Candidate]  # best first
+
+    @property
+    def best(self) -> Candidate:
+        return self.candidates[0]
 
     @property
     def text(self) -> str:
-        return self.texts[0]
+        return self.best.text
 
 
 class Translator:
@@ -111,10 +123,12 @@ class Translator:
                 options.max_len_a,
                 options.max_len_b,
             )
-        return [
-            Translation(text, ids, cut, hyps, [self.tokenizer.decode_tgt(h.tokens) for h in hyps])
-            for text, (ids, cut), hyps in zip(texts, encoded, nbest, strict=True)
-        ]
+        return [self.result(text, ids, cut, hyps) for text, (ids, cut), hyps in zip(texts, encoded, nbest, strict=True)]
+
+    def result(self, text: str, src_ids: list[int], cut: bool, hypotheses: list[Hypothesis]) -> Translation:
+        """The Translation of ``text`` from its source ids and the decoder's n-best list (best first)."""
+        decode = self.tokenizer.decode_tgt
+        return Translation(text, src_ids, cut, [Candidate(**vars(h), text=decode(h.tokens)) for h in hypotheses])
 
     def translate(self, text: str, options: DecodeOptions = DecodeOptions()) -> Translation:
         return self.translate_batch([text], options)[0]
@@ -123,7 +137,7 @@ class Translator:
         """Maps of one hypothesis from a forced pass over exactly that hypothesis (docs/attention-pitfalls.md §6)."""
         if isinstance(self.model, Ensemble):
             raise ValueError("an ensemble has no attention maps of its own: open one of its models")
-        return inspect(self.model, translation.src_ids, translation.hypotheses[hypothesis].tokens)
+        return inspect(self.model, translation.src_ids, translation.candidates[hypothesis].tokens)
 
     def translate_all(
         self, texts: list[str], options: DecodeOptions = DecodeOptions(), batch_size: int = 64, progress: bool = False

@@ -6,11 +6,11 @@ import altair as alt
 import streamlit as st
 
 from lab.attention.sentence_maps import SentenceMaps, to_json
-from lab.attention.translate_with_maps import Candidate, Sentence
+from translate.translator import Candidate, Translation
 from viz.chart_export import chart_html, chart_png, file_stem, side_by_side
 
 
-def show_downloads(sentence: Sentence, candidate: Candidate, maps: SentenceMaps, charts: list[alt.Chart]) -> None:
+def show_downloads(sentence: Translation, candidate: Candidate, maps: SentenceMaps, charts: list[alt.Chart]) -> None:
     st.caption("The maps of the shown hypothesis (every layer and head, with token labels) and the charts above.")
     st.download_button(
         "Attention maps (JSON)",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from lab.attention.translate_with_maps import Explanation, maps_of
+from lab.attention.translate_with_maps import TextTranslation, maps_of
 from lab.page.direction import Languages
 from lab.page.examples import by_source, examples_for, is_accepted
 from lab.page.language_check import evidence, unsure, warnings
@@ -14,7 +14,7 @@ from translate.translator import Translator
 from views.maps import HEAD_KEYS, LAYER_KEYS
 
 
-def show_input_check(result: Explanation, translator: Translator, langs: Languages) -> None:
+def show_input_check(result: TextTranslation, translator: Translator, langs: Languages) -> None:
     """Warn, before the translation, when the input does not look like the model's source language; otherwise say
     when the model is unsure of its translation (its doubt, not the learner's input)."""
     c = translator.model.config
@@ -38,7 +38,7 @@ def hint_holds(
     return example is not None and example.claim.holds(maps_of(_translator, list(src_ids), list(tokens)))
 
 
-def show_example_hint(result: Explanation, translator: Translator, directory: str, langs: Languages) -> None:
+def show_example_hint(result: TextTranslation, translator: Translator, directory: str, langs: Languages) -> None:
     """A guided example's "What to look for", when the model of ``directory`` (translating ``langs``) can be given
     the examples, translates this one as accepted and the hint's claim holds in its maps; else one caption saying
     why there is none."""

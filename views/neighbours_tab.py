@@ -11,7 +11,6 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from lab.attention.translate_with_maps import Candidate, Sentence
 from lab.neighbours.hidden_states import POSITIONS
 from lab.neighbours.index_build import IndexBuild
 from lab.neighbours.lookup import K, Neighbour, marked, neighbours_of
@@ -20,7 +19,7 @@ from lab.neighbours.training_pairs import MAX_PAIRS
 from lab.page.direction import Languages
 from lab.page.request import Request
 from translate.settings import runs_folder
-from translate.translator import Translator
+from translate.translator import Candidate, Translation, Translator
 
 POLL_S = 1.0  # the progress bar's refresh while the index is built
 KEPT = 2  # indexes kept in memory: about 300 MB each for the shipped model
@@ -134,7 +133,7 @@ def show_progress(build: IndexBuild) -> None:
 
 
 def show_neighbours(
-    translator: Translator, request: Request, sentence: Sentence, candidate: Candidate, langs: Languages
+    translator: Translator, request: Request, sentence: Translation, candidate: Candidate, langs: Languages
 ) -> None:
     """The nearest training pairs of ``candidate`` (a translation of ``sentence``), once the model's index is built."""
     st.caption(ABOUT.format(k=K, tgt=langs.tgt))

@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import streamlit as st
 
-from lab.attention.translate_with_maps import EMPTY, Candidate, Explanation, Sentence, notices
+from lab.attention.translate_with_maps import TextTranslation, notices, shown
 from lab.page.direction import Languages
 from lab.page.request import Request, stale_note
+from translate.translator import Candidate, Translation
 
 SNIPPET = 70  # characters of a sentence in the sentence picker
 
 
-def show_output(result: Explanation, request: Request, now: Request, langs: Languages) -> None:
+def show_output(result: TextTranslation, request: Request, now: Request, langs: Languages) -> None:
     """The whole translation, what was cut, and what it was computed from (marked when the page has changed since)."""
     note = stale_note(request, now)
     if note:
@@ -20,7 +21,7 @@ def show_output(result: Explanation, request: Request, now: Request, langs: Lang
             st.warning(note)
     st.markdown(f"**{langs.tgt}**")  # a language name: no user text goes through markdown
     with st.container(key="translation"):
-        st.code(result.text or EMPTY, language=None, wrap_lines=True)  # plain text: never rendered as HTML/markdown
+        st.code(shown(result.text), language=None, wrap_lines=True)  # plain text: never rendered as HTML/markdown
     for notice in notices(result):
         st.warning(notice)
     with st.container(key="provenance"), st.expander("Computed from: the model, the decoding and the source"):
@@ -28,7 +29,7 @@ def show_output(result: Explanation, request: Request, now: Request, langs: Lang
         st.code(request.text, language=None, wrap_lines=True)
 
 
-def sentence_picker(result: Explanation, langs: Languages) -> Sentence:
+def sentence_picker(result: TextTranslation, langs: Languages) -> Translation:
     """The sentence whose n-best list and maps are shown (no picker for a one-piece input)."""
     sentences = result.sentences
     if len(sentences) == 1:
@@ -41,7 +42,7 @@ def sentence_picker(result: Explanation, langs: Languages) -> Sentence:
     with st.container(key="sentences"):
         st.dataframe(
             [
-                {"#": i + 1, langs.src: s.source, langs.tgt: s.best.shown, "cut": s.best.truncated or s.cut}
+                {"#": i + 1, langs.src: s.source, langs.tgt: shown(s.text), "cut": s.best.truncated or s.truncated}
                 for i, s in enumerate(sentences)
             ],
             hide_index=True,
@@ -56,7 +57,7 @@ def sentence_picker(result: Explanation, langs: Languages) -> Sentence:
     return sentences[index if index is not None and index < len(sentences) else 0]
 
 
-def hypothesis_picker(sentence: Sentence) -> Candidate:
+def hypothesis_picker(sentence: Translation) -> Candidate:
     """The n-best list of the shown sentence and the hypothesis whose attention is shown."""
     if len(sentence.candidates) == 1:
         return sentence.candidates[0]
@@ -65,7 +66,7 @@ def hypothesis_picker(sentence: Sentence) -> Candidate:
             [
                 {
                     "rank": i + 1,
-                    "translation": c.shown,
+                    "translation": shown(c.text),
                     "score": c.score,
                     "log-probability": c.log_prob,
                     "cut at the length limit": c.truncated,

@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import unicodedata
 from dataclasses import dataclass
-from functools import cached_property
 
 import numpy as np
 import torch
 
 from lab.attention.sentence_maps import SentenceMaps
 from model.attention_maps import AttentionMaps, inspect
-from model.decode import Hypothesis
 from model.layers import sinusoidal_table
 from translate.translator import DecodeOptions, Translation, Translator
 
@@ -20,84 +18,24 @@ BATCH = 32  # pieces translated together
 EMPTY = "(empty)"  # how an empty translation is shown: a blank row reads as a display bug
 
 
-@dataclass(frozen=True)
-class Candidate:
-    """One hypothesis of the n-best list, with its text; its maps come from a forced pass over exactly its tokens.
-
-    Never from what the last beam step left behind: docs/attention-pitfalls.md §6.
-    """
-
-    text: str
-    hypothesis: Hypothesis  # the decoder's own record: tokens (EOS last), log-probability, score, truncated
-
-    @property
-    def tokens(self) -> list[int]:
-        return self.hypothesis.tokens
-
-    @property
-    def score(self) -> float:
-        """Length-normalised log-probability (what beam search ranks by)."""
-        return self.hypothesis.score
-
-    @property
-    def log_prob(self) -> float:
-        return self.hypothesis.log_prob
-
-    @property
-    def truncated(self) -> bool:
-        """The output length limit forced EOS: the model had not finished."""
-        return self.hypothesis.truncated
-
-    @property
-    def shown(self) -> str:
-        """The text as the page shows it: EMPTY when the model produced nothing."""
-        return self.text if self.text.strip() else EMPTY
+def shown(text: str) -> str:
+    """A translation as the page shows it: EMPTY when the model produced nothing."""
+    return text if text.strip() else EMPTY
 
 
 @dataclass(frozen=True)
-class Sentence:
-    """One piece of the input (a sentence, or a run of words of a very long one): the Translator's own record."""
-
-    translation: Translation
-
-    @property
-    def source(self) -> str:
-        return self.translation.source
-
-    @property
-    def src_ids(self) -> list[int]:
-        """x1 … xS </s>."""
-        return self.translation.src_ids
-
-    @property
-    def cut(self) -> bool:
-        """The piece was longer than the model accepts and was cut (never after ``pieces``: a safeguard)."""
-        return self.translation.truncated
-
-    @cached_property
-    def candidates(self) -> list[Candidate]:
-        """The n-best list, best first (built once: ``best`` and the page read it often)."""
-        t = self.translation
-        return [Candidate(text, h) for text, h in zip(t.texts, t.hypotheses, strict=True)]
-
-    @property
-    def best(self) -> Candidate:
-        return self.candidates[0]
-
-
-@dataclass(frozen=True)
-class Explanation:
+class TextTranslation:
     """A text's translation: every piece with its n-best list (the maps are computed later, per hypothesis)."""
 
     source: str
-    sentences: list[Sentence]  # the input's pieces in order; one when the input is short
+    sentences: list[Translation]  # the input's pieces in order; one when the input is short
     max_src_len: int
     left_out: tuple[str, ...] = ()  # characters the vocabulary has no form for (data/source_chars.py)
 
     @property
     def text(self) -> str:
         """The whole translation: the best hypothesis of every piece, in order."""
-        return " ".join(s.best.text.strip() for s in self.sentences if s.best.text.strip())
+        return " ".join(s.text.strip() for s in self.sentences if s.text.strip())
 
 
 def _which(indices: list[int], several: bool) -> str:
@@ -120,7 +58,7 @@ def _named(ch: str) -> str:
     return f"{ch} ({name})" if ord(ch) > 127 and unicodedata.category(ch)[0] not in "CZ" else name
 
 
-def notices(result: Explanation) -> list[str]:
+def notices(result: TextTranslation) -> list[str]:
     """What the page must say about characters left out, cut inputs and cut translations (best hypotheses): empty
     when nothing was.
 
@@ -135,7 +73,7 @@ def notices(result: Explanation) -> list[str]:
             f"Left out of the input, not in this model's vocabulary: {shown}{more}. The model read the rest; the maps "
             "show its tokens."
         )
-    cut_inputs = [i for i, s in enumerate(result.sentences) if s.cut]
+    cut_inputs = [i for i, s in enumerate(result.sentences) if s.truncated]
     if cut_inputs:
         out.append(
             f"The input of {_which(cut_inputs, several)} is longer than this model accepts ({result.max_src_len} "
@@ -180,17 +118,10 @@ def sentence_maps(translator: Translator, maps: AttentionMaps) -> SentenceMaps:
     )
 
 
-def split(translator: Translator, text: str) -> list[str]:
-    """The pieces ``explain`` translates (``Translator.pieces``)."""
-    return translator.pieces(text)
-
-
-def explain(translator: Translator, text: str, options: DecodeOptions | None = None) -> Explanation:
-    """Translate ``text`` piece by piece (batched); maps are computed later, for the hypothesis looked at."""
-    parts = split(translator, text)
-    results = translator.translate_all(parts, options or DecodeOptions(), batch_size=BATCH)
-    sentences = [Sentence(r) for r in results]
-    return Explanation(text, sentences, translator.max_src_len, translator.tokenizer.src_reading(text).left_out)
+def translate_text(translator: Translator, text: str, options: DecodeOptions | None = None) -> TextTranslation:
+    """Translate ``text`` piece by piece (``Translator.pieces``, batched); maps are computed later, per hypothesis."""
+    results = translator.translate_all(translator.pieces(text), options or DecodeOptions(), batch_size=BATCH)
+    return TextTranslation(text, results, translator.max_src_len, translator.tokenizer.src_reading(text).left_out)
 
 
 def maps_of(translator: Translator, src_ids: list[int], tokens: list[int]) -> SentenceMaps:

@@ -15,7 +15,7 @@ import difflib
 import math
 from dataclasses import dataclass
 
-from lab.attention.translate_with_maps import Explanation
+from lab.attention.translate_with_maps import TextTranslation
 from lab.page.direction import Languages
 
 MAX_UNKNOWN_SHARE = 0.25  # of the letters left out, or of the pieces <unk>: mostly characters never seen in training
@@ -113,7 +113,7 @@ class Evidence:
         return difflib.SequenceMatcher(None, self.text.casefold().strip(), self.translation.casefold().strip()).ratio()
 
 
-def evidence(result: Explanation, unk_id: int, eos_id: int) -> Evidence:
+def evidence(result: TextTranslation, unk_id: int, eos_id: int) -> Evidence:
     """The best hypothesis of every piece of ``result``, summed."""
     sources = [[i for i in s.src_ids if i != eos_id] for s in result.sentences]
     unreadable = {ch.casefold() for ch in result.left_out}

@@ -1,6 +1,6 @@
 """How fast the lab answers: Python time for translate + attention maps, and Translate click -> charts in a browser.
 
-1. Python: ``lab.attention.translate_with_maps.explain`` (greedy translation) plus the forced pass for the maps of a 15-word sentence,
+1. Python: ``lab.attention.translate_with_maps.translate_text`` (greedy translation) plus the forced pass for the maps of a 15-word sentence,
    and the chart specs of the three main views (frames + Altair ``to_dict``). Target: translate + maps < 100 ms.
 2. A 5,000-character input (the text box's limit), as sentences and as one run of words without punctuation:
    Python time, and the chart bytes the page sends per run (spec + Arrow data of every chart, measured with
@@ -27,7 +27,7 @@ import altair as alt
 
 from lab.attention.map_views import map_view
 from lab.attention.sentence_maps import KIND_TITLES, KINDS, pick
-from lab.attention.translate_with_maps import explain, maps_of, set_threads
+from lab.attention.translate_with_maps import maps_of, set_threads, translate_text
 from translate.translator import DEFAULT_MODEL, Translator
 from viz.heatmap import attention_frame, attention_heatmap
 from workshop.bench.app_server import CHROMIUM, CHROMIUM_ARGS, REPO, running_app
@@ -99,7 +99,7 @@ def python_latency(model: Path, repeats: int) -> None:
     translator = Translator.load(model)
     c = translator.model.config
     print(f"model: {model}  d_model={c.d_model} heads={c.n_heads} layers={c.n_encoder_layers}+{c.n_decoder_layers}")
-    result = explain(translator, SENTENCE_15)
+    result = translate_text(translator, SENTENCE_15)
     best = result.sentences[0]
     maps = maps_of(translator, best.src_ids, best.best.tokens)
     print(
@@ -108,7 +108,7 @@ def python_latency(model: Path, repeats: int) -> None:
     )
 
     def translate_and_maps() -> None:
-        sentence = explain(translator, SENTENCE_15).sentences[0]
+        sentence = translate_text(translator, SENTENCE_15).sentences[0]
         maps_of(translator, sentence.src_ids, sentence.best.tokens)
 
     print(
@@ -135,7 +135,7 @@ def long_input_python(model: Path, repeats: int) -> None:
     translator = Translator.load(model)
     for punctuation in (True, False):
         text = long_input(5000, punctuation)
-        result = explain(translator, text)
+        result = translate_text(translator, text)
         largest = max(result.sentences, key=lambda s: len(s.src_ids) * len(s.best.tokens))
         cut = sum(c.truncated for s in result.sentences for c in s.candidates)
         kind = "sentences" if punctuation else "no punctuation"
@@ -144,7 +144,7 @@ def long_input_python(model: Path, repeats: int) -> None:
             f"subwords -> {len(largest.best.tokens)} tokens, {cut} outputs cut at the length limit"
         )
         print(
-            f"python    translate every piece (greedy, batched): {summary(timed(lambda t=text: explain(translator, t), max(1, repeats // 10), 1))}"
+            f"python    translate every piece (greedy, batched): {summary(timed(lambda t=text: translate_text(translator, t), max(1, repeats // 10), 1))}"
         )
         print(
             f"python    maps of the largest piece:               {summary(timed(lambda s=largest: maps_of(translator, s.src_ids, s.best.tokens), repeats))}"
@@ -187,7 +187,7 @@ def browser_latency(model: Path, rounds: int) -> None:
 
     long_text, worst_text = long_input(5000), long_input(5000, punctuation=False)
     translator = Translator.load(model)
-    expected = {s: explain(translator, s).text for s in (*BROWSER_SENTENCES, long_text, worst_text)}
+    expected = {s: translate_text(translator, s).text for s in (*BROWSER_SENTENCES, long_text, worst_text)}
     env = dict(os.environ, LAB_MODEL_DIR=str(model), LAB_THREADS=os.environ.get("LAB_THREADS", "1"))
     with running_app(env) as url, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)

@@ -218,7 +218,7 @@ def bench_engines(model_dir: Path, pairs: list[Pair], latency_sentences: int, ba
             greedy_out, greedy_s = timed(lambda t=translator: t.translate_all(sources, greedy_options, batch_size))
             beam_out, beam_s = timed(lambda t=translator: t.translate_all(sources, beam_options, batch_size))
             _, one_s = timed(lambda t=translator: [t.translate(s) for s in sources[:latency_sentences]])
-            tokens = [r.hypotheses[0].tokens for r in greedy_out]
+            tokens = [r.best.tokens for r in greedy_out]
             reference = reference or tokens
             same = sum(a == b for a, b in zip(tokens, reference, strict=True))
             rows.append(

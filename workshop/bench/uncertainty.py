@@ -35,7 +35,7 @@ def main(argv: list[str] | None = None) -> int:
     probs, wrong = [], []
     for sources in ([p.src for p in dev], [typed(p.src) for p in dev]):
         for t, pair in zip(translator.translate_all(sources, DecodeOptions(), batch_size=64), dev, strict=True):
-            best = t.hypotheses[0]
+            best = t.best
             probs.append(math.exp(best.log_prob / max(1, len(best.tokens))))
             wrong.append(chrf.sentence_score(t.text, [pair.tgt]).score < args.wrong_below)
     n_wrong = sum(wrong)

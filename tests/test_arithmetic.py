@@ -8,7 +8,7 @@ import torch
 from conftest import tiny_config
 
 from lab.attention.sentence_maps import KINDS
-from lab.attention.translate_with_maps import sentence_maps
+from lab.attention.translate_with_maps import maps_of
 from lab.attention.weight_arithmetic import (
     SentenceIds,
     WeightArithmetic,
@@ -103,7 +103,7 @@ def translator() -> Translator:
 
 def test_weight_arithmetic_on_the_shipped_model_equals_the_shown_map(translator: Translator) -> None:
     translation = translator.translate("El gato negro duerme.")
-    maps = sentence_maps(translator, translator.attention(translation))
+    maps = maps_of(translator, translation.src_ids, translation.best.tokens)
     ids = sentence_ids(translator.tokenizer, maps)
     assert translator.tokenizer.src_pieces(ids.src) == maps.src
     last = {"encoder": maps.n_layers("encoder") - 1, "decoder": maps.n_layers("decoder") - 1, "cross": 0}
@@ -124,7 +124,7 @@ def test_weight_arithmetic_on_the_shipped_model_equals_the_shown_map(translator:
 
 def test_the_worked_example_fills_in_the_numbers_of_one_key(translator: Translator) -> None:
     translation = translator.translate("Tengo hambre.")
-    maps = sentence_maps(translator, translator.attention(translation))
+    maps = maps_of(translator, translation.src_ids, translation.best.tokens)
     a = weight_arithmetic(translator.model, translator.tokenizer, maps, "decoder", 0, 0, 1)
     best = int(np.argmax(a.row.weights))
     text = worked_example(a)

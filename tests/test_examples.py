@@ -11,9 +11,8 @@ from streamlit.testing.v1 import AppTest
 
 from lab.attention.translate_with_maps import maps_of, translate_text
 from lab.page.direction import UNKNOWN, Languages, languages
-from lab.page.examples import EXAMPLES, GuidedExample, examples_for, is_accepted, no_examples_note
+from lab.page.examples import EXAMPLES, GuidedExample, MapClaim, examples_for, is_accepted, no_examples_note
 from lab.page.language_check import MIN_TOKEN_PROB, evidence, unsure, warnings
-from lab.page.map_claims import MapClaim
 from translate.settings import REPO_ROOT
 from translate.translator import DEFAULT_MODEL, Translator
 from views.maps import HEAD_KEYS, LAYER_KEYS

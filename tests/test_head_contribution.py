@@ -22,7 +22,7 @@ from lab.attention.head_contribution import (
 )
 from lab.attention.sentence_maps import KINDS
 from lab.attention.step_choices import choices
-from lab.attention.translate_with_maps import sentence_maps
+from lab.attention.translate_with_maps import maps_of
 from lab.attention.weight_arithmetic import SentenceIds, sentence_ids
 from model.transformer import Transformer
 from translate.translator import DEFAULT_MODEL, Translator
@@ -144,7 +144,7 @@ def translator() -> Translator:
 
 def test_the_shipped_models_last_cross_head_reaches_the_chosen_tokens_log_probability(translator: Translator) -> None:
     translation = translator.translate("El gato negro duerme.")
-    maps = sentence_maps(translator, translator.attention(translation))
+    maps = maps_of(translator, translation.src_ids, translation.best.tokens)
     ids = sentence_ids(translator.tokenizer, maps)
     out = [*ids.tgt_in[1:], translator.tokenizer.tgt.eos_id()]
     steps = choices(translator.model, translator.tokenizer, ids.src, out)

@@ -7,9 +7,8 @@ import streamlit as st
 
 from lab.attention.translate_with_maps import TextTranslation, maps_of
 from lab.page.direction import Languages
-from lab.page.examples import by_source, examples_for, is_accepted
+from lab.page.examples import MapClaim, by_source, examples_for, is_accepted
 from lab.page.language_check import evidence, unsure, warnings
-from lab.page.map_claims import MapClaim
 from translate.translator import Translator
 from views.maps import HEAD_KEYS, LAYER_KEYS
 

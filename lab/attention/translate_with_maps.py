@@ -9,7 +9,7 @@ import numpy as np
 import torch
 
 from lab.attention.sentence_maps import SentenceMaps
-from model.attention_maps import AttentionMaps, inspect
+from model.attention_maps import inspect
 from model.layers import sinusoidal_table
 from translate.translator import DecodeOptions, Translation, Translator
 
@@ -96,10 +96,17 @@ def set_threads(setting: str | None) -> int:
     return n
 
 
-def sentence_maps(translator: Translator, maps: AttentionMaps) -> SentenceMaps:
-    """Tensors -> numpy arrays, ids -> subword pieces and special-token flags."""
-    c = translator.model.config
-    tok = translator.tokenizer
+def translate_text(translator: Translator, text: str, options: DecodeOptions | None = None) -> TextTranslation:
+    """Translate ``text`` piece by piece (``Translator.pieces``, batched); maps are computed later, per hypothesis."""
+    results = translator.translate_all(translator.pieces(text), options or DecodeOptions(), batch_size=BATCH)
+    return TextTranslation(text, results, translator.max_src_len, translator.tokenizer.src_reading(text).left_out)
+
+
+def maps_of(translator: Translator, src_ids: list[int], tokens: list[int]) -> SentenceMaps:
+    """Every map of one (source, hypothesis) pair, from a forced pass over exactly that hypothesis, with subword
+    labels and special-token flags."""
+    maps = inspect(translator.model, list(src_ids), list(tokens))
+    c, tok = translator.model.config, translator.tokenizer
     special = {c.bos_id, c.eos_id, c.pad_id}
 
     def flags(ids: list[int], which: set[int]) -> list[bool]:
@@ -116,17 +123,6 @@ def sentence_maps(translator: Translator, maps: AttentionMaps) -> SentenceMaps:
         src_pad=flags(maps.src_ids, {c.pad_id}),
         tgt_in_pad=flags(maps.tgt_in_ids, {c.pad_id}),
     )
-
-
-def translate_text(translator: Translator, text: str, options: DecodeOptions | None = None) -> TextTranslation:
-    """Translate ``text`` piece by piece (``Translator.pieces``, batched); maps are computed later, per hypothesis."""
-    results = translator.translate_all(translator.pieces(text), options or DecodeOptions(), batch_size=BATCH)
-    return TextTranslation(text, results, translator.max_src_len, translator.tokenizer.src_reading(text).left_out)
-
-
-def maps_of(translator: Translator, src_ids: list[int], tokens: list[int]) -> SentenceMaps:
-    """Every map of one (source, hypothesis) pair, from a forced pass over exactly that hypothesis."""
-    return sentence_maps(translator, inspect(translator.model, list(src_ids), list(tokens)))
 
 
 def positional_table(translator: Translator, n_positions: int) -> np.ndarray:

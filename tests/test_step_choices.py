@@ -6,9 +6,21 @@ import math
 
 import pytest
 
-from lab.attention.beam_trace import beam_trace, final_hypotheses, step_table
-from lab.attention.step_choices import TOP, choices, total_log_prob
+from lab.attention.beam_trace import Beam, BeamStep, beam_trace, step_table
+from lab.attention.step_choices import TOP, Choice, choices
 from translate.translator import DEFAULT_MODEL, DecodeOptions, Translator
+
+
+def total_log_prob(steps: list[Choice]) -> float:
+    """log p(output | source): the sum over steps of log p(chosen token)."""
+    return math.fsum(c.log_prob for c in steps)
+
+
+def final_hypotheses(steps: list[BeamStep], n_best: int) -> list[Beam]:
+    """The ``n_best`` ended hypotheses by normalised score, best first (what beam search returns)."""
+    ended = [b for s in steps for b in s.ended]
+    return sorted(ended, key=lambda b: b.score, reverse=True)[:n_best]
+
 
 SENTENCES = ("El gato negro duerme en la casa.", "¿Dónde está la estación de tren?", "Tengo hambre.")
 

@@ -95,12 +95,6 @@ def beam_trace(
     return steps
 
 
-def final_hypotheses(steps: list[BeamStep], n_best: int) -> list[Beam]:
-    """The ``n_best`` ended hypotheses by normalised score, best first (what beam search returns)."""
-    ended = [b for s in steps for b in s.ended]
-    return sorted(ended, key=lambda b: b.score, reverse=True)[:n_best]
-
-
 NOT_YET = "—"  # the final score of a hypothesis still growing: given only once it ends with </s>
 
 

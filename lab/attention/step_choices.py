@@ -76,11 +76,6 @@ def choices(
     return out
 
 
-def total_log_prob(steps: list[Choice]) -> float:
-    """log p(output | source): the sum over steps of log p(chosen token)."""
-    return math.fsum(c.log_prob for c in steps)
-
-
 def prefix_with(out_ids: list[int], step: int, token: int) -> list[int]:
     """The output up to step ``step`` (0-based) with ``token`` taken there: what to force to try another candidate."""
     return [*out_ids[:step], token]

@@ -237,7 +237,7 @@ class CT2Translator(Translator):
             unique = {tuple(h.tokens): h for h in reversed(hyps)}  # cut at the cap, two beams can become one
             hyps = sorted(unique.values(), key=lambda h: h.score, reverse=True)
             ids, cut = encoded[i]
-            out[i] = self.result(texts[i], ids, cut, hyps)
+            out[i] = self._translation(texts[i], ids, cut, hyps)
         return [out[i] for i in range(len(texts))]
 
     def _hypothesis(

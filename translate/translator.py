@@ -123,9 +123,12 @@ class Translator:
                 options.max_len_a,
                 options.max_len_b,
             )
-        return [self.result(text, ids, cut, hyps) for text, (ids, cut), hyps in zip(texts, encoded, nbest, strict=True)]
+        return [
+            self._translation(text, ids, cut, hyps)
+            for text, (ids, cut), hyps in zip(texts, encoded, nbest, strict=True)
+        ]
 
-    def result(self, text: str, src_ids: list[int], cut: bool, hypotheses: list[Hypothesis]) -> Translation:
+    def _translation(self, text: str, src_ids: list[int], cut: bool, hypotheses: list[Hypothesis]) -> Translation:
         """The Translation of ``text`` from its source ids and the decoder's n-best list (best first)."""
         decode = self.tokenizer.decode_tgt
         return Translation(text, src_ids, cut, [Candidate(**vars(h), text=decode(h.tokens)) for h in hypotheses])

@@ -1,7 +1,8 @@
 """How fast the lab answers: Python time for translate + attention maps, and Translate click -> charts in a browser.
 
-1. Python: ``lab.attention.translate_with_maps.translate_text`` (greedy translation) plus the forced pass for the maps of a 15-word sentence,
-   and the chart specs of the three main views (frames + Altair ``to_dict``). Target: translate + maps < 100 ms.
+1. Python: ``lab.attention.translate_with_maps.translate_text`` (greedy translation) plus the forced pass for the
+   maps of a 15-word sentence, and the chart specs of the three main views (frames + Altair ``to_dict``). Target:
+   translate + maps < 100 ms.
 2. A 5,000-character input (the text box's limit), as sentences and as one run of words without punctuation:
    Python time, and the chart bytes the page sends per run (spec + Arrow data of every chart, measured with
    Streamlit's AppTest on the real page, every tab opened in turn). Target: at most 5 MB.
@@ -100,8 +101,8 @@ def python_latency(model: Path, repeats: int) -> None:
     c = translator.model.config
     print(f"model: {model}  d_model={c.d_model} heads={c.n_heads} layers={c.n_encoder_layers}+{c.n_decoder_layers}")
     result = translate_text(translator, SENTENCE_15)
-    best = result.sentences[0]
-    maps = maps_of(translator, best.src_ids, best.best.tokens)
+    piece = result.sentences[0]
+    maps = maps_of(translator, piece.src_ids, piece.best.tokens)
     print(
         f"sentence: {len(SENTENCE_15.split())} words -> {len(maps.src)} source subwords, "
         f"{len(maps.tgt_out)} output tokens: {result.text!r}"

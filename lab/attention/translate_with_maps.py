@@ -1,4 +1,7 @@
-"""The lab's one call into the model: translate a text piece by piece, then the maps of one hypothesis on demand."""
+"""The lab's one call into the model: translate a text piece by piece, then the maps of one hypothesis on demand.
+
+Every weight on the page comes from ``maps_of``: one forced pass (``model.attention_maps.inspect``) over exactly the
+hypothesis shown, never what the last beam step left behind (docs/attention-pitfalls.md §6)."""
 
 from __future__ import annotations
 

@@ -16,6 +16,7 @@ COMMANDS = {
     "average": ("workshop.average", "one model whose weights are the mean of several models' weights"),
     "deepen": ("workshop.deepen", "a model grown deeper without training, computing what its parent computes"),
     "recipe": ("workshop.recipe", "a model's whole recipe, from the corpus, as named steps run in order"),
+    "learning-curve": ("workshop.learning_curve", "dev BLEU by corpus size and steps: the Train page's forecast table"),
 }
 BENCH_DIR = Path(__file__).resolve().parent / "bench"
 # bench: what it measures; NAME.py is workshop.bench.NAME (its main(argv)), NAME.sh a shell script run with bash.
@@ -25,6 +26,7 @@ BENCHES = {
     "engine_threads": "CTranslate2's thread settings beside PyTorch's",
     "model_speed": "training steps, the decoding cache, latency and the engines, side by side",
     "quality": "translation quality beside Apertium, on the same held-out sentences",
+    "requests": "every request the Translate page can make, at its worst allowed input; --sessions N at once",
     "screenshots": "screenshots of every view of the lab",
     "train_speed": "training-pipeline throughput on the real corpus",
     "uncertainty": 'how well the page\'s "unsure" warning finds wrong translations',

@@ -1,0 +1,175 @@
+"""The forecast before Start: the dev BLEU a run of this many pairs and steps can be expected to reach.
+
+It reads a learning-curve table measured once on the bundled Tatoeba corpus (``python -m workshop learning-curve``
+writes ``TABLE_FILE``): dev BLEU by training pairs and steps, from scratch and fine-tuning the shipped model. The
+forecast is linear in log(steps) and log(pairs) between the measured curves, and says when it reaches beyond them.
+Each curve is read as its best evaluation so far (a run keeps its best checkpoint). A pure function: the page
+updates it at once when a limit changes.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+TABLE_FILE = Path(__file__).resolve().parent / "learning_curve.json"  # python -m workshop learning-curve writes it
+MODES = ("scratch", "finetune")
+SHIPPED = ("es", "en")  # the shipped model's direction: fine-tuning it helps only a corpus in that direction
+POOR_BLEU = 20.0  # below this a forecast comes with advice; ~20 is where a translation starts to carry the gist
+FACTOR = 2.0  # the range is the forecast ÷ and × this (the table's own "factor" when it measured one)
+MIN_GAIN = 3.0  # BLEU an alternative must add to be advised
+
+
+class ForecastError(ValueError):
+    """The learning-curve table is missing or malformed; the message names the field."""
+
+
+@dataclass(frozen=True)
+class Curve:
+    mode: str
+    pairs: int
+    points: tuple[tuple[int, float], ...]  # (step, dev BLEU), steps rising
+
+
+@dataclass(frozen=True)
+class Table:
+    curves: tuple[Curve, ...]
+    factor: float = FACTOR
+
+    def of(self, mode: str) -> list[Curve]:
+        return sorted((c for c in self.curves if c.mode == mode), key=lambda c: c.pairs)
+
+
+@dataclass(frozen=True)
+class Forecast:
+    bleu: float
+    low: float
+    high: float
+    beyond: tuple[str, ...]  # where the table is extrapolated, in words; () inside it
+    advice: tuple[str, ...]  # what would do better, when the forecast is poor
+
+    @property
+    def poor(self) -> bool:
+        return self.bleu < POOR_BLEU
+
+
+def parse_table(data: Any, where: str = "learning curve") -> Table:
+    """The checked table; ForecastError naming ``where`` and the field when it is not one."""
+    rows = data.get("curves") if isinstance(data, dict) else None
+    if not isinstance(rows, list) or not rows:
+        raise ForecastError(f"{where}: curves: expected a non-empty list")
+    curves = []
+    for i, row in enumerate(rows):
+        mode, pairs, points = (row.get(k) if isinstance(row, dict) else None for k in ("mode", "pairs", "points"))
+        if mode not in MODES:
+            raise ForecastError(f"{where}: curves[{i}].mode: expected one of {', '.join(MODES)}")
+        if not isinstance(pairs, int) or pairs < 1:
+            raise ForecastError(f"{where}: curves[{i}].pairs: expected a whole number ≥ 1")
+        good = isinstance(points, list) and points and all(_point(p) for p in points)
+        if not good:
+            raise ForecastError(f"{where}: curves[{i}].points: expected [[step ≥ 1, BLEU 0..100], ...]")
+        curves.append(Curve(mode, pairs, tuple(sorted((int(s), float(b)) for s, b in points))))
+    factor = data.get("factor", FACTOR)
+    if not isinstance(factor, int | float) or not 1 <= factor <= 10:
+        raise ForecastError(f"{where}: factor: expected a number from 1 to 10")
+    return Table(tuple(curves), float(factor))
+
+
+def _point(p: Any) -> bool:
+    return (
+        isinstance(p, list)
+        and len(p) == 2
+        and isinstance(p[0], int)
+        and p[0] >= 1
+        and isinstance(p[1], int | float)
+        and 0 <= p[1] <= 100
+    )
+
+
+def load_table(path: Path = TABLE_FILE) -> Table:
+    try:
+        return parse_table(json.loads(path.read_text(encoding="utf-8")), str(path))
+    except (OSError, json.JSONDecodeError) as err:
+        raise ForecastError(f"{path}: no learning-curve table ({err})") from None
+
+
+def _bracket(xs: list[float], x: float) -> tuple[int, float]:
+    """The measured segment ``xs[i - 1], xs[i]`` nearest ``x`` and where ``x`` lies on it in log(x) (0 at its start,
+    1 at its end, outside 0..1 beyond it); ``xs`` rising, at least two."""
+    i = min(max(1, bisect.bisect_left(xs, x)), len(xs) - 1)
+    return i, (math.log(x) - math.log(xs[i - 1])) / (math.log(xs[i]) - math.log(xs[i - 1]))
+
+
+def _loglinear(xs: list[float], ys: list[float], x: float) -> tuple[float, float]:
+    """y at ``x``, linear in log(x) between the nearest measured xs (beyond them, the nearest segment's slope); and
+    how many doublings beyond the measured range ``x`` lies (0 inside)."""
+    beyond = max(0.0, math.log2(xs[0] / x), math.log2(x / xs[-1]))
+    if len(xs) == 1:
+        return ys[0], beyond
+    i, t = _bracket(xs, x)
+    return min(100.0, max(0.0, ys[i - 1] + (ys[i] - ys[i - 1]) * t)), beyond
+
+
+def at_steps(curve: Curve, steps: int) -> tuple[float, float]:
+    """The curve's best dev BLEU by ``steps``; and the doublings beyond its measured steps."""
+    best = [max(b for _, b in curve.points[: i + 1]) for i in range(len(curve.points))]
+    return _loglinear([float(s) for s, _ in curve.points], best, float(steps))
+
+
+def expected(table: Table, pairs: int, steps: int, mode: str) -> tuple[float, float, float]:
+    """Dev BLEU at ``pairs`` and ``steps``; the doublings beyond the measured pairs, and beyond the measured steps
+    of the curves it is read from."""
+    curves = table.of(mode)
+    if not curves:
+        raise ForecastError(f"learning curve: no {mode} curve measured")
+    read = [at_steps(c, steps) for c in curves]
+    sizes = [float(c.pairs) for c in curves]
+    bleu, pairs_beyond = _loglinear(sizes, [b for b, _ in read], float(pairs))
+    if len(curves) == 1:
+        return bleu, pairs_beyond, read[0][1]
+    i, t = _bracket(sizes, float(pairs))
+    t = min(1.0, max(0.0, t))
+    return bleu, pairs_beyond, (1 - t) * read[i - 1][1] + t * read[i][1]
+
+
+def forecast(pairs: int, steps: int, mode: str, src_lang: str, tgt_lang: str, table: Table) -> Forecast:
+    """The dev BLEU ``steps`` steps on ``pairs`` pairs can be expected to reach (``mode``: scratch or finetune),
+    with a range, where it extrapolates, and (when poor) what would do better."""
+    if pairs < 1 or steps < 1:
+        raise ValueError(f"pairs and steps: expected whole numbers ≥ 1, got {pairs} and {steps}")
+    bleu, pairs_beyond, steps_beyond = expected(table, pairs, steps, mode)
+    measured = table.of(mode)
+    beyond = []
+    if pairs_beyond > 0:
+        sizes = f"{measured[0].pairs:,}" + (f"–{measured[-1].pairs:,}" if len(measured) > 1 else "")
+        beyond.append(f"{pairs:,} pairs (measured: {sizes})")
+    if steps_beyond > 0:
+        last = max(s for c in measured for s, _ in c.points)
+        beyond.append(f"{steps:,} steps (measured: up to {last:,})")
+    factor = table.factor * (1 + 0.5 * (pairs_beyond + steps_beyond))  # wider the further beyond
+    advice = _advice(table, pairs, steps, mode, (src_lang, tgt_lang), bleu) if bleu < POOR_BLEU else ()
+    return Forecast(bleu, bleu / factor, min(100.0, bleu * factor), tuple(beyond), advice)
+
+
+def _advice(table: Table, pairs: int, steps: int, mode: str, direction: tuple[str, str], bleu: float) -> tuple:
+    """What would do better than ``bleu``: fine-tuning the shipped model (its direction only), more data, more
+    steps; each only when the table expects it to add MIN_GAIN."""
+    advice = []
+    if mode == "scratch" and direction == SHIPPED and table.of("finetune"):
+        tuned, _, _ = expected(table, pairs, steps, "finetune")
+        if tuned >= bleu + MIN_GAIN:
+            advice.append(f"fine-tune the shipped Spanish → English model instead (about {tuned:.0f} BLEU)")
+    largest = max(c.pairs for c in table.of(mode))
+    if pairs < largest:
+        more, _, _ = expected(table, largest, steps, mode)
+        if more >= bleu + MIN_GAIN:
+            advice.append(f"use more data ({largest:,} pairs: about {more:.0f} BLEU in as many steps)")
+    longer, _, beyond = expected(table, pairs, 4 * steps, mode)
+    if longer >= bleu + MIN_GAIN:
+        guess = ", beyond the measured steps" if beyond > 0 else ""
+        advice.append(f"train longer (four times the steps and minutes: about {longer:.0f} BLEU{guess})")
+    return tuple(advice) or (f"more data than the table measured ({largest:,} pairs): untested here",)

@@ -1,0 +1,159 @@
+"""``python -m workshop learning-curve``: the dev BLEU a preset reaches by corpus size and training steps, measured
+once on the bundled corpus, for the Train page's forecast (jobs/forecast.py reads the table this writes).
+
+Each curve is one real run of ``python -m training train``: from scratch on a random sample of the corpus, or
+fine-tuning the shipped model (the Train page's "Start from", jobs/fine_tune.py) on pairs it never saw (its own dev
+and test pairs). The table holds the dev BLEU (greedy, sacrebleu) at each evaluation. The table is keyed by steps,
+not minutes: a step's seconds depend on the machine and its load, and the estimate already turns minutes into steps.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import platform
+import random
+import re
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from pathlib import Path
+
+from data.corpus import read_pairs_file, write_pairs
+from data.split_record import read_record
+from jobs.fine_tune import fine_tune_overrides
+from jobs.forecast import TABLE_FILE, expected, parse_table
+from jobs.run_progress import read_jsonl
+from model.run_dir import METRICS_LOG_FILE, split_file
+from training.prepare import model_data
+from translate.settings import REPO_ROOT
+
+CORPUS = REPO_ROOT.parent / "shared" / "data" / "tatoeba-spa-eng" / "spa-eng.tsv"
+SHIPPED = REPO_ROOT / "checkpoints" / "es-en"
+PRESET = REPO_ROOT / "configs" / "small.toml"
+# MODE:PAIRS:STEPS:EVAL_EVERY. Below the small preset's 800 warmup steps the learning rate at a step does not depend
+# on max_steps, so each evaluation is what a run stopped there would reach (before averaging its snapshots).
+CURVES = ("scratch:16000:800:100", "scratch:1000:400:100", "scratch:4000:400:100", "finetune:1000:200:50")
+
+
+@dataclasses.dataclass(frozen=True)
+class Curve:
+    mode: str  # "scratch" or "finetune"
+    pairs: int
+    steps: int
+    eval_every: int
+
+    @classmethod
+    def parse(cls, text: str) -> Curve:
+        """``scratch:4000:400:100``; SystemExit naming the curve when it is not one."""
+        parts = text.split(":")
+        if len(parts) != 4 or parts[0] not in ("scratch", "finetune") or not all(p.isdigit() for p in parts[1:]):
+            raise SystemExit(f"error: --curve {text!r}: expected MODE:PAIRS:STEPS:EVAL_EVERY, MODE scratch|finetune")
+        return cls(parts[0], int(parts[1]), int(parts[2]), int(parts[3]))
+
+    @property
+    def name(self) -> str:
+        return f"{self.mode}-{self.pairs}"
+
+
+def sample(curve: Curve, corpus: Path, folder: Path, seed: int) -> Path:
+    """``curve.pairs`` random pairs: corpus lines (from scratch), or the shipped model's unseen dev and test pairs."""
+    rng = random.Random(seed)
+    path = folder / f"{curve.name}.tsv"
+    if curve.mode == "scratch":
+        lines = [line for line in corpus.read_text(encoding="utf-8").splitlines() if line.strip()]
+        path.write_text("\n".join(rng.sample(lines, curve.pairs)) + "\n", encoding="utf-8")
+        return path
+    data = dataclasses.replace(model_data(SHIPPED), corpora=(str(corpus),))
+    dev, test = read_record(SHIPPED, data)
+    write_pairs(rng.sample(dev + test, curve.pairs), path)
+    return path
+
+
+def measure(curve: Curve, corpus: Path, work: Path, seed: int) -> dict:
+    """One run of ``python -m training train`` for ``curve``; its dev BLEU at each evaluation."""
+    run_dir = work / curve.name
+    subset = sample(curve, corpus, work, seed)
+    parent = fine_tune_overrides(SHIPPED) if curve.mode == "finetune" else []
+    limits = [f"optim.max_steps={curve.steps}", "optim.max_minutes=0", f"run.eval_every={curve.eval_every}"]
+    argv = [sys.executable, "-m", "training", "train", "--config", str(PRESET), "--corpus", str(subset)]
+    argv += ["--out", str(run_dir), *(f"--{o}" for o in [*parent, *limits, "run.patience=0"])]
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "OMP_WAIT_POLICY": "PASSIVE"}
+    begin = time.time()
+    with open(work / f"{curve.name}.log", "w", encoding="utf-8") as log:
+        done = subprocess.run(argv, cwd=REPO_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"{curve.name}: training failed (exit {done.returncode}), see {work / curve.name}.log")
+    return measured(curve, run_dir, (time.time() - begin) / 60)
+
+
+def measured(curve: Curve, run_dir: Path, minutes: float) -> dict:
+    """The curve's row of the table from its run's metrics.jsonl (a run stopped early keeps its evaluations)."""
+    records = [r for r in read_jsonl(run_dir / METRICS_LOG_FILE) if "dev_bleu" in r and "step" in r]
+    return {
+        "mode": curve.mode,
+        "pairs": curve.pairs,
+        "dev_sentences": min(300, len(read_pairs_file(split_file(run_dir, "dev")))),
+        "points": [[r["step"], round(r["dev_bleu"], 2)] for r in records],
+        "minutes": round(minutes, 1),
+    }
+
+
+def held_out(table: dict) -> list[dict]:
+    """Each from-scratch curve between two others forecast from the rest of the table, beside what it measured,
+    and the factor between the two (BLEU under 1 counted as 1: a ratio of near-zero scores says nothing)."""
+    rows = sorted((c for c in table["curves"] if c["mode"] == "scratch"), key=lambda c: c["pairs"])
+    checks = []
+    for row in rows[1:-1]:
+        rest = parse_table({"curves": [c for c in table["curves"] if c is not row]})
+        points = [
+            [step, bleu, round(expected(rest, row["pairs"], step, "scratch")[0], 2)] for step, bleu in row["points"]
+        ]
+        factor = max(max(m, 1.0, f) / max(1.0, min(m, f)) for _, m, f in points)
+        checks.append({"pairs": row["pairs"], "step_measured_forecast": points, "factor": round(factor, 2)})
+    return checks
+
+
+def write_table(curves: list[dict], out: Path, command: str) -> None:
+    """The table at ``out`` with ``curves`` in it (replacing the curves of the same mode and size it held)."""
+    new = {(c["mode"], c["pairs"]) for c in curves}
+    old = json.loads(out.read_text(encoding="utf-8"))["curves"] if out.is_file() else []
+    curves = [*curves, *(c for c in old if (c["mode"], c["pairs"]) not in new)]
+    table = {
+        "about": "dev BLEU (greedy) of the small preset at each evaluation, by training pairs and steps; from "
+        "scratch on random samples of the Tatoeba corpus, or fine-tuning the shipped model on pairs it never saw",
+        "command": command,
+        "machine": f"{os.cpu_count()} CPU cores, 1 thread per run ({platform.machine()})",
+        "curves": sorted(curves, key=lambda c: (c["mode"], c["pairs"])),
+    }
+    checks = held_out(table)
+    if checks:  # the forecast's range: the worst held-out factor, at least 1.5
+        table |= {"factor": max(1.5, *(c["factor"] for c in checks)), "held_out": checks}
+    text = json.dumps(table, indent=1)
+    text = re.sub(r"\[\s+([^\[\]{}]*?)\s+\]", lambda m: f"[{' '.join(m.group(1).split())}]", text)  # [s, b] on one line
+    out.write_text(text + "\n", encoding="utf-8")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m workshop learning-curve", description=__doc__.splitlines()[0])
+    parser.add_argument("--curve", action="append", help=f"MODE:PAIRS:STEPS:EVAL_EVERY (default {' '.join(CURVES)})")
+    parser.add_argument("--corpus", type=Path, default=CORPUS)
+    parser.add_argument("--work", type=Path, default=REPO_ROOT / "runs" / "learning-curve", help="run folders")
+    parser.add_argument("--out", type=Path, default=TABLE_FILE, help="the table (JSON)")
+    parser.add_argument("--lanes", type=int, default=2, help="runs at once (one thread each)")
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args(argv)
+    curves = [Curve.parse(c) for c in args.curve or CURVES]
+    args.work.mkdir(parents=True, exist_ok=True)
+    command = "python -m workshop learning-curve " + " ".join(f"--curve {c}" for c in args.curve or [])
+    done: list[dict] = []
+    with ThreadPoolExecutor(max(1, args.lanes)) as pool:
+        futures = [pool.submit(measure, c, args.corpus, args.work, args.seed) for c in curves]
+        for future in as_completed(futures):  # written after each curve: a stopped measurement keeps what it has
+            done.append(future.result())
+            write_table(done, args.out, command.strip())
+            print(f"{done[-1]['mode']} {done[-1]['pairs']}: {done[-1]['points']}", flush=True)
+    return 0

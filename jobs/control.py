@@ -367,6 +367,31 @@ def running_run(run_dirs: Iterable[Path]) -> Path | None:
     return max(live, key=lambda item: item[0])[1] if live else None
 
 
+def run_tool(module_args: Sequence[str], timeout_s: float) -> tuple[int | None, str]:
+    """Run ``python -m MODULE_ARGS`` from the repository to its end, its threads quiet as a job's: the exit code
+    (None when killed after ``timeout_s``) and its last error line, progress bars left out."""
+    env = {**os.environ, "OMP_WAIT_POLICY": "PASSIVE"}
+    argv = [sys.executable, "-m", *module_args]
+    try:
+        done = subprocess.run(argv, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        return None, f"it took over {timeout_s:g} s"
+    lines = [line for line in done.stderr.splitlines() if line.strip() and "it/s]" not in line]
+    return done.returncode, lines[-1] if lines else f"exit code {done.returncode}"
+
+
+def watched_runs(runs_dir: Path) -> tuple[list[str], list[str]]:
+    """Run folders the Train page can show (any that training, or this app, has written to), and the symbolic links
+    in the runs folder, which are skipped: a link may point anywhere, and a run is a real folder."""
+    try:
+        entries = list(runs_dir.iterdir()) if runs_dir.is_dir() else []
+    except OSError:
+        return [], []
+    links = sorted(p.name for p in entries if p.is_symlink())
+    found = [p for p in entries if not p.is_symlink() and p.is_dir() and RUN_NAME.fullmatch(p.name)]
+    return sorted(p.name for p in found if holds_run(p) or (p / EVENTS_FILE).exists()), links
+
+
 def log_tail(run_dir: Path, lines: int = 40, max_bytes: int = 64_000) -> str:
     """The last ``lines`` lines of train.log (progress-bar redraws split on carriage returns)."""
     path = run_dir / LOG_FILE

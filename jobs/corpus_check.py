@@ -4,9 +4,11 @@ to a file as they are checked, duplicates are found by 8-byte hashes, and only a
 
 from __future__ import annotations
 
+import bisect
 import csv
 import dataclasses
 import io
+import itertools
 import json
 import os
 import shutil
@@ -191,15 +193,11 @@ def length_stats(lengths: dict[str, Counter[int]]) -> tuple[LengthStats, ...]:
         if not n:
             continue
         ordered = sorted(counts.items())
+        below = list(itertools.accumulate(count for _, count in ordered))  # lengths up to each, counted
 
-        def nth(k: int, ordered: list[tuple[int, int]] = ordered) -> int:
+        def nth(k: int, ordered: list[tuple[int, int]] = ordered, below: list[int] = below) -> int:
             """The ``k``-th smallest length (0-based)."""
-            below = 0
-            for value, count in ordered:
-                below += count
-                if k < below:
-                    return value
-            raise IndexError(k)
+            return ordered[bisect.bisect_right(below, k)][0]
 
         median = nth(n // 2) if n % 2 else (nth(n // 2 - 1) + nth(n // 2)) / 2
         mean = round(sum(value * count for value, count in ordered) / n, 1)

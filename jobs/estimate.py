@@ -14,7 +14,6 @@ import hashlib
 import json
 import math
 import os
-import subprocess
 import sys
 import time
 from collections.abc import Sequence
@@ -22,11 +21,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from jobs.run_progress import read_json, read_jsonl
-from model.run_dir import JOB_EVENTS_FILE, METRICS_LOG_FILE, RESULT_FILE
+from jobs.control import run_tool
+from jobs.run_progress import read_json, read_jsonl, read_metrics
+from model.run_dir import JOB_EVENTS_FILE, RESULT_FILE
 from training.calibrate import CALIBRATION_VERSION  # the only figures this module reads
 from training.train_config import TrainConfig
-from translate.settings import REPO_ROOT
 
 CALIBRATION_DIR = ".calibration"  # in the runs folder; hidden, so never taken for a run
 ESTIMATE_FILE = "estimate.json"  # in a run folder: the estimate shown when it was started
@@ -203,27 +202,10 @@ def calibrate(
     folder = runs_dir / CALIBRATION_DIR
     folder.mkdir(parents=True, exist_ok=True)
     out = folder / f"{key}.json"
-    argv = [
-        sys.executable,
-        "-m",
-        "training.calibrate",
-        "--config",
-        str(preset),
-        "--corpus",
-        str(corpus),
-        "--out",
-        str(out),
-        f"--launched-at={time.time()}",
-        *(f"--{item}" for item in overrides),
-    ]
-    env = {**os.environ, "OMP_WAIT_POLICY": "PASSIVE"}
-    try:
-        done = subprocess.run(argv, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        raise EstimateError(f"measuring took over {timeout_s:g} s: no estimate") from None
-    if done.returncode != 0:
-        lines = [line for line in done.stderr.splitlines() if line.strip()]
-        raise EstimateError(f"measuring failed: {lines[-1] if lines else f'exit code {done.returncode}'}")
+    args = ["training.calibrate", "--config", str(preset), "--corpus", str(corpus), "--out", str(out)]
+    code, last = run_tool([*args, f"--launched-at={time.time()}", *(f"--{item}" for item in overrides)], timeout_s)
+    if code != 0:
+        raise EstimateError(f"measuring failed: {last}")
     data = read_json(out)
     data = {**data, "measured_at": time.time()} if data is not None else None
     cal = Calibration.from_json(data, str(out))
@@ -249,8 +231,7 @@ class Outcome:
 
 def outcome(run_dir: Path) -> Outcome | None:
     """Steps and seconds from metrics.jsonl, and the wall time from the job's start to metrics.json."""
-    records = [r for r in read_jsonl(run_dir / METRICS_LOG_FILE) if isinstance(r.get("step"), int)]
-    timed = [r for r in records if isinstance(r.get("elapsed_s"), int | float)]
+    timed = [r for r in read_metrics(run_dir) if isinstance(r.get("elapsed_s"), int | float)]
     if not timed:
         return None
     last = max(timed, key=lambda r: r["step"])

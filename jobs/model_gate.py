@@ -3,15 +3,12 @@ command line's) against the shipped model, in its own process; its figures are k
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from jobs.control import run_tool
 from jobs.run_progress import read_json
-from translate.settings import REPO_ROOT
 
 GATE_FILE = "gate.json"  # in the run folder: the checks of the last gate run
 TIMEOUT_S = 600.0
@@ -41,16 +38,10 @@ def run_gate(run_dir: Path, baseline: Path, timeout_s: float = TIMEOUT_S) -> Gat
     """Run the gate on ``run_dir`` against ``baseline``; a run that cannot be compared does not pass."""
     out = run_dir / GATE_FILE
     out.unlink(missing_ok=True)
-    argv = [sys.executable, "-m", "workshop", "gate", "--candidate", str(run_dir), "--baseline", str(baseline)]
-    argv += ["--json", str(out)]
-    env = {**os.environ, "OMP_WAIT_POLICY": "PASSIVE"}
-    try:
-        done = subprocess.run(argv, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        return GateOutcome(False, [], f"the gate took over {timeout_s:g} s")
+    argv = ["workshop", "gate", "--candidate", str(run_dir), "--baseline", str(baseline), "--json", str(out)]
+    code, last = run_tool(argv, timeout_s)
     data = read_json(out)
     checks = data.get("checks") if data else None
-    if done.returncode not in (0, 1) or not isinstance(checks, list):
-        lines = [line for line in done.stderr.splitlines() if line.strip()]
-        return GateOutcome(False, [], lines[-1] if lines else f"the gate ended with exit code {done.returncode}")
-    return GateOutcome(done.returncode == 0 and data.get("passed") is True, [c for c in checks if isinstance(c, dict)])
+    if code not in (0, 1) or not isinstance(checks, list):
+        return GateOutcome(False, [], last)
+    return GateOutcome(code == 0 and data.get("passed") is True, [c for c in checks if isinstance(c, dict)])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,13 +48,9 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
         return []
     records = []
     for line in lines:
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(record, dict):
-            records.append(record)
-    return records
+        with contextlib.suppress(ValueError):
+            records.append(json.loads(line))
+    return [record for record in records if isinstance(record, dict)]
 
 
 def read_metrics(run_dir: Path) -> list[dict[str, Any]]:

@@ -6,18 +6,15 @@ reference points (``python -m training.reference_points``) are scored on request
 from __future__ import annotations
 
 import math
-import os
-import subprocess
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from jobs.control import run_tool
 from jobs.run_progress import latest_records, read_json
 from model.run_dir import EVAL_RECORD, TRAIN_RECORD
 from training.reference_points import REFERENCES_FILE
-from translate.settings import REPO_ROOT
 
 TOLERANCE = 0.005  # a dev-loss change under 0.5 % is no change
 FLAT_EVALS = 3  # evaluations without a real change: flat
@@ -125,11 +122,5 @@ def reference_points(run_dir: Path) -> dict[str, Any] | None:
 
 def score_reference_points(run_dir: Path, shipped: Path, timeout_s: float = TIMEOUT_S) -> str | None:
     """Score them in a separate process; None when done, else why not (its last error line)."""
-    argv = [sys.executable, "-m", "training.reference_points", "--run", str(run_dir), "--shipped", str(shipped)]
-    env = {**os.environ, "OMP_WAIT_POLICY": "PASSIVE"}
-    try:
-        done = subprocess.run(argv, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        return f"scoring took over {timeout_s:g} s"
-    lines = [line for line in done.stderr.splitlines() if line.strip()]
-    return None if done.returncode == 0 else (lines[-1] if lines else f"exit code {done.returncode}")
+    code, last = run_tool(["training.reference_points", "--run", str(run_dir), "--shipped", str(shipped)], timeout_s)
+    return None if code == 0 else last

@@ -3,17 +3,14 @@ scored on the run's own test split when the page asks (``python -m training eval
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
+from jobs.control import run_tool
 from jobs.run_progress import latest_records, read_json
 from model.run_dir import BEST_DIR, EVAL_RECORD, WEIGHTS_FILE, split_file
 from training.checkpoint import snapshot_step
 from translate.model_dir import weights_dir
-from translate.settings import REPO_ROOT
 
 STOPPED_SCORES_FILE = "stopped_scores.json"  # in the run folder: the test scores of its best checkpoint so far
 TIMEOUT_S = 600.0
@@ -48,12 +45,6 @@ def stopped_scores(run_dir: Path) -> dict[str, Any] | None:
 def score_stopped(run_dir: Path, timeout_s: float = TIMEOUT_S) -> str | None:
     """Score the checkpoint on the run's test split (greedy, as written); None when done, else why not."""
     test, out = split_file(run_dir, "test"), run_dir / STOPPED_SCORES_FILE
-    argv = [sys.executable, "-m", "training", "evaluate", "--model", str(run_dir), "--pairs", str(test)]
-    argv += ["--no-typed", "--device", "cpu", "--json", str(out)]
-    env = {**os.environ, "OMP_WAIT_POLICY": "PASSIVE"}
-    try:
-        done = subprocess.run(argv, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        return f"scoring took over {timeout_s:g} s"
-    lines = [line for line in done.stderr.splitlines() if line.strip() and "it/s]" not in line]
-    return None if done.returncode == 0 else (lines[-1] if lines else f"exit code {done.returncode}")
+    args = ["training", "evaluate", "--model", str(run_dir), "--pairs", str(test), "--no-typed", "--device", "cpu"]
+    code, last = run_tool([*args, "--json", str(out)], timeout_s)
+    return None if code == 0 else last

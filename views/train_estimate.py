@@ -24,6 +24,7 @@ from jobs.estimate import (
     stored_calibration,
 )
 from jobs.uploads import STAGING_DIR
+from views.refusal import refuse
 
 if TYPE_CHECKING:  # the app reads a preset through jobs.control and never runs training code itself
     from training.train_config import TrainConfig
@@ -52,7 +53,11 @@ def measured(
             corpus = write_corpus(source, c, runs_dir / STAGING_DIR / f"estimate-{key}")
             return calibrate(runs_dir, key, preset, corpus, shape)
     except (EstimateError, CorpusError, JobError, OSError) as err:
-        st.error(f"No estimate: {err}")
+        refuse(
+            "No estimate: timing a few training steps of this preset on your corpus did not work on this machine. "
+            "Try “Measure on this machine” again, or start without an estimate.",
+            str(err),
+        )
         return None
 
 

@@ -10,6 +10,7 @@ import pytest
 from data.case_markup import MARK
 from data.tokenizer import Tokenizer
 from lab.whatif.source_edits import edit_and_compare, edited_ids, in_place_of, source_words
+from lab.whatif.steering import MAX_SOURCE
 from translate.translator import DEFAULT_MODEL, DecodeOptions, Translator
 
 SENTENCES = (
@@ -93,3 +94,12 @@ def test_an_edit_on_the_shipped_model_reads_the_attention_on_the_edited_words() 
     dropped = edit_and_compare(translator.model, tok, src, out, (first, "drop", ""), DecodeOptions(), -1)
     assert dropped.src_ids == tok.encode_src("gato duerme en la casa.")  # "gato" gains the mark typing gives
     assert np.all(dropped.after[:, first] == 0.0) and np.allclose(dropped.after.sum(-1), 1.0, atol=1e-5)
+
+
+def test_a_replacement_that_makes_the_sentence_too_long_is_refused_before_any_pass() -> None:
+    translator = Translator.load(DEFAULT_MODEL)
+    result = translator.translate("El gato duerme.")
+    words = source_words(translator.tokenizer, result.src_ids)
+    edit = (words.editable[0], "replace", "gato " * MAX_SOURCE)
+    with pytest.raises(ValueError, match=f"subwords; the what-if tools take up to {MAX_SOURCE}"):
+        edit_and_compare(None, translator.tokenizer, result.src_ids, result.best.tokens, edit, DecodeOptions(), -1)  # type: ignore[arg-type]

@@ -9,7 +9,7 @@ import pytest
 import torch
 from conftest import tiny_config
 
-from lab.whatif.attribution import attribute
+from lab.whatif.attribution import MAX_IG_STEPS, MAX_IG_WORK, attribute
 from lab.whatif.forced_prefix import force
 from lab.whatif.head_ablation import Head, ablate, all_heads, head_effects, switched_off
 from lab.whatif.sampling import SamplingRule, reshaped, sample
@@ -116,6 +116,16 @@ def test_the_head_scan_is_one_ablation_per_head() -> None:
 
 IG_STEPS = 256
 IG_TOLERANCE = 0.02  # |Σ IG − (f(x) − f(baseline))| ≤ 2% of |f(x) − f(baseline)| + 1e-3 with 256 midpoint steps
+
+
+def test_integrated_gradients_over_the_work_limit_are_refused_before_any_pass() -> None:
+    model = tiny_model(5)
+    src = [5] * (MAX_IG_WORK // MAX_IG_STEPS) + [3]  # with <s>: just over what MAX_IG_STEPS points may take
+    with pytest.raises(
+        ValueError, match=f"limit of {MAX_IG_WORK:,}: take at most {MAX_IG_WORK // (len(src) + 1)} points"
+    ):
+        attribute(model.train(), src, [7, 3], 0, steps=MAX_IG_STEPS)  # training mode: any pass would raise otherwise
+    attribute(model.eval(), src, [7, 3], 0, steps=MAX_IG_WORK // (len(src) + 1))  # the points it names are taken
 
 
 @pytest.mark.parametrize("contrast", [None, 17])

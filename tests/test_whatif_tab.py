@@ -13,7 +13,7 @@ from lab.attention.translate_with_maps import maps_of
 from lab.whatif.attribution import attribute
 from lab.whatif.coverage_hint import coverage
 from lab.whatif.source_edits import edit_and_compare, edited_ids, source_words, word_diff
-from lab.whatif.steering import output_log_probs
+from lab.whatif.steering import MAX_SOURCE, output_log_probs
 from translate.translator import DEFAULT_MODEL, DecodeOptions, Translator
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
@@ -142,6 +142,15 @@ def test_the_what_if_tab_forces_a_prefix_and_edits_the_source(page: AppTest) -> 
     at.radio(key="whatif_edit").set_value("drop").run()
     assert not at.exception, [e.message for e in at.exception]
     assert shown(at, "whatif_edited_output") is not None and "Change in cross-attention" in chart_titles(at)
+
+
+def test_a_replacement_too_long_for_the_tools_is_refused_with_the_limit_named(page: AppTest) -> None:
+    at = page
+    at.radio(key="whatif_tool").set_value("Change the Spanish").run()
+    at.radio(key="whatif_edit").set_value("replace").run()
+    at.text_input(key="whatif_new_word").set_value("gato " * MAX_SOURCE).run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert any(f"the what-if tools take up to {MAX_SOURCE}" in w.value for w in at.warning)
 
 
 @pytest.mark.parametrize(

@@ -64,9 +64,13 @@ def show_attribution(subject: Subject, langs: Languages) -> None:
         key=f"whatif_contrast_{step}",
     )
     steps = c.slider("Integrated-gradient steps", 8, MAX_IG_STEPS, IG_STEPS, 8, key="whatif_ig_steps")
-    result = attributed(
-        subject.directory, subject.src_ids, subject.tokens, step, contrast, steps, _translator=subject.translator
-    )
+    try:
+        result = attributed(
+            subject.directory, subject.src_ids, subject.tokens, step, contrast, steps, _translator=subject.translator
+        )
+    except ValueError as err:  # refused before it starts: too many points for this sentence and token
+        st.warning(f"Not computed: {err}.")
+        return
     what = f"log p({maps.tgt_out[step]})"
     if contrast is not None:
         what += f" − log p({tok.tgt.id_to_piece(contrast)})"

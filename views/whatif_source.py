@@ -61,15 +61,19 @@ def show_source_edit(subject: Subject, langs: Languages) -> None:
     edit = edit_controls(subject, words.labels, words.editable)
     if edit is None:
         return
-    result = edited(
-        subject.directory,
-        subject.src_ids,
-        subject.tokens,
-        edit,
-        subject.options,
-        subject.layer,
-        _translator=subject.translator,
-    )
+    try:
+        result = edited(
+            subject.directory,
+            subject.src_ids,
+            subject.tokens,
+            edit,
+            subject.options,
+            subject.layer,
+            _translator=subject.translator,
+        )
+    except ValueError as err:  # the changed sentence is too long for the tools
+        st.warning(f"Not translated: {err}.")
+        return
     old, new = tok.decode_tgt(list(subject.tokens)), tok.decode_tgt(result.tokens)
     changed = [w for w in source_words(tok, result.src_ids).labels if w != tok.src.id_to_piece(tok.src.eos_id())]
     left, right = st.columns(2)

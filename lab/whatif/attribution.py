@@ -27,6 +27,8 @@ from model.transformer import Transformer
 
 IG_STEPS = 64  # default points on the path; the completeness gap they leave varies by sentence: the page prints it
 MAX_IG_STEPS = 128  # the page never asks for more (one batch of this many passes)
+# points × subwords (source + English so far) of one attribution: about 7 s on 2 busy cores (bench requests)
+MAX_IG_WORK = 8_000
 
 
 @dataclass(frozen=True)
@@ -102,8 +104,15 @@ def attribute(
     contrast: int | None = None,
     steps: int = IG_STEPS,
 ) -> Attribution:
-    """Attributions of output token ``out_ids[step]`` (minus ``contrast``'s log-probability when given)."""
+    """Attributions of output token ``out_ids[step]`` (minus ``contrast``'s log-probability when given); ValueError,
+    before any pass, when the integration would exceed ``MAX_IG_WORK``."""
     steps = max(1, min(steps, MAX_IG_STEPS))
+    subwords = len(src_ids) + step + 1
+    if steps * subwords > MAX_IG_WORK:
+        raise ValueError(
+            f"{steps} points × {subwords} subwords (the source and the English so far) exceed integrated "
+            f"gradients' limit of {MAX_IG_WORK:,}: take at most {MAX_IG_WORK // subwords} points for this token"
+        )
     device = next(model.parameters()).device
     src, tgt_in, x_src, x_tgt = token_vectors(model, src_ids, out_ids[:step])  # tgt_in: (1, step + 1)
     tokens = (out_ids[step],) if contrast is None else (out_ids[step], contrast)

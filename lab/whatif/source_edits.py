@@ -18,7 +18,7 @@ import numpy as np
 
 from data.tokenizer import Tokenizer
 from lab.attention.words import merge_columns, word_groups, word_labels
-from lab.whatif.steering import Steered, output_log_probs, search
+from lab.whatif.steering import MAX_SOURCE, Steered, output_log_probs, search
 from model.attention_maps import inspect
 from model.transformer import Transformer
 from translate.translator import DecodeOptions
@@ -150,10 +150,13 @@ def edit_and_compare(
     options: DecodeOptions,
     layer: int,
 ) -> SourceEdit:
-    """Apply ``edit``, translate with ``options``, and read the cross-attention change at ``layer``."""
+    """Apply ``edit``, translate with ``options``, and read the cross-attention change at ``layer``; ValueError when
+    the changed sentence is longer than ``MAX_SOURCE`` subwords."""
     words = source_words(tokenizer, src_ids)
     word, kind, new = edit
     new_ids, new_groups = _edit(tokenizer, src_ids, words, word, kind, new)  # new_groups: empty when dropped
+    if len(new_ids) > MAX_SOURCE:  # refused before any pass: a long typed word would make every pass longer
+        raise ValueError(f"the changed sentence has {len(new_ids)} subwords; the what-if tools take up to {MAX_SOURCE}")
     tokens, truncated = search(Steered(model), new_ids, options)
     before = merge_columns(_cross(model, src_ids, original, layer), words.groups)
     after = merge_columns(_cross(model, new_ids, original, layer), new_groups)

@@ -71,6 +71,8 @@ def test_positional_curves_shade_the_sentence_and_drop_the_dots_on_long_curves()
     spec = positional_curves(frame, "Positional encoding, one curve per dimension", sentence=7).to_dict()
     band, lines = spec["layer"]
     (shaded,) = band["data"]["values"]  # inline, so the curves stay the chart's one dataset
-    assert band["mark"]["type"] == "rect" and (shaded["position"], shaded["end"]) == (-0.5, 6.5)
+    assert band["mark"]["type"] == "rect" and (shaded["position"], shaded["end"]) == (0, 6.5)
+    # the x axis starts at position 0, not at the −4 a "nice" scale drew
+    assert band["encoding"]["x"]["scale"]["domainMin"] == lines["encoding"]["x"]["scale"]["domainMin"] == 0
     assert lines["mark"]["type"] == "line" and not lines["mark"].get("point")
     assert spec["height"] >= 240

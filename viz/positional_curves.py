@@ -43,7 +43,8 @@ def positional_curves(frame: pd.DataFrame, title: str, sentence: int | None = No
     ``sentence``: the number of positions this sentence uses, shaded."""
     order = list(dict.fromkeys(frame["dimension"]))
     bounded = len(frame) and float(frame["value"].abs().max()) <= 1.0  # sinusoids; a learned table may exceed ±1
-    x = alt.X("position:Q", title="position", axis=alt.Axis(tickMinStep=1))
+    # positions start at 0: the axis too (its "nice" start was −4, a position no token has)
+    x = alt.X("position:Q", title="position", axis=alt.Axis(tickMinStep=1), scale=alt.Scale(domainMin=0))
     lines = (
         alt.Chart(frame)
         .mark_line(point=frame["position"].nunique() <= MAX_POINT_MARKS)
@@ -56,6 +57,6 @@ def positional_curves(frame: pd.DataFrame, title: str, sentence: int | None = No
     )
     if sentence is None:
         return lines.properties(title=title, height=HEIGHT, autosize=FIT_X)
-    band = alt.Data(values=[{"position": -0.5, "end": sentence - 0.5, "what": "this sentence"}])  # inline: one mark
+    band = alt.Data(values=[{"position": 0, "end": sentence - 0.5, "what": "this sentence"}])  # inline: one mark
     shade = alt.Chart(band).mark_rect(color="#eeeeee").encode(x=x, x2="end:Q", tooltip=["what:N"])
     return alt.layer(shade, lines, title=title).properties(height=HEIGHT, autosize=FIT_X)

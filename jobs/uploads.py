@@ -106,24 +106,18 @@ def server_path(text: str) -> Path:
 def length_problem(path: Path, shown: str | None = None) -> str | None:
     """A message when a name in ``path``, or the whole path, is longer than the file system allows."""
     shown = shown or str(path)
-    for part in path.parts:
-        if len(os.fsencode(part)) > MAX_NAME_BYTES:
-            return (
-                f"{shown}: the name {part[:40]!r}… is {len(os.fsencode(part))} bytes long; "
-                f"a file or folder name may have at most {MAX_NAME_BYTES}"
-            )
-    if len(os.fsencode(str(path))) > MAX_PATH_BYTES:
-        return (
-            f"{shown}: the path is {len(os.fsencode(str(path)))} bytes long; a path may have at most {MAX_PATH_BYTES}"
-        )
+    if long := next((part for part in path.parts if len(os.fsencode(part)) > MAX_NAME_BYTES), None):
+        size, most = len(os.fsencode(long)), f"a file or folder name may have at most {MAX_NAME_BYTES}"
+        return f"{shown}: the name {long[:40]!r}… is {size} bytes long; {most}"
+    if (size := len(os.fsencode(str(path)))) > MAX_PATH_BYTES:
+        return f"{shown}: the path is {size} bytes long; a path may have at most {MAX_PATH_BYTES}"
     return None
 
 
 def folder_problem(path: Path, folders: Sequence[Path], shown: str | None = None) -> str | None:
     """A message when the resolved ``path``, or a Moses sibling it may be read with, lies outside ``folders``,
     or when it cannot be looked at (a name too long for the file system, no permission)."""
-    problem = length_problem(path, shown)
-    if problem is not None:
+    if problem := length_problem(path, shown):
         return problem
     try:
         siblings = [] if path.is_dir() else [p for p in moses_paths(path, SRC_LANG, TGT_LANG) if p.exists()]

@@ -1,10 +1,8 @@
 """Train page: bring a corpus, check it, train in the background, watch it live, stop, resume, then translate with it.
 
-Training is a separate OS process (``python -m training.train``) managed by ``jobs.control``: it survives page
-reloads and closed tabs, and this page reattaches by reading the run directory. Each step is a view of its own:
-``views.train_source`` → ``train_report`` (and ``train_languages``) → ``train_start`` (``train_settings``,
-``train_estimate``) → ``train_run`` (``train_result``, ``train_gate``, ``train_probes``).
-"""
+Training is a separate OS process managed by ``jobs.control``: it survives page reloads and closed tabs, and this
+page reattaches by reading the run directory. Each step is a view: ``views/train_source``, ``train_report``,
+``train_start`` (with ``train_settings`` and ``train_estimate``), ``train_run`` (with ``train_result``)."""
 
 from __future__ import annotations
 

@@ -115,6 +115,34 @@ def test_the_train_settings_upload_and_model_pick_survive_a_round_trip(model_env
     assert at.selectbox(key="model").value.label == "run: other"
 
 
+def test_the_start_from_pick_and_the_language_picks_survive_a_round_trip(model_env: Path, tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    shutil.copytree(model_env, runs / "parent")  # a finished model to start from
+    at = to_train(app())
+    corpus = "".join(f"El perro {i} corre.\tThe dog {i} runs.\n" for i in range(60))
+    at.file_uploader(key="upload").upload("mine.tsv", corpus.encode())
+    at.run()
+    at.selectbox(key="source_lang").set_value("other").run()
+    at.text_input(key="source_lang_code").set_value("ast").run()
+    at.selectbox(key="target_lang").set_value("fr").run()
+    options = at.selectbox(key="init_from").options
+    at.selectbox(key="init_from").set_value(options.index("run: parent")).run()
+    at.number_input(key="finetune_lr").set_value(5e-5).run()
+    assert not at.exception
+    at = to_translate(at)
+    shutil.copytree(model_env, runs / "another")  # listed before "parent" now: the pick is kept by its name
+    at = to_train(at)
+    chooser = at.selectbox(key="init_from")
+    assert chooser.options[chooser.value] == "run: parent"
+    assert at.number_input(key="finetune_lr").value == pytest.approx(5e-5)
+    assert at.selectbox(key="source_lang").value == "other" and at.text_input(key="source_lang_code").value == "ast"
+    assert at.selectbox(key="target_lang").value == "fr"
+    at.text_input(key="source_lang_code").set_value("eu").run()  # changed after a restore: kept again
+    at.selectbox(key="init_from").set_value(0).run()
+    at = to_train(to_translate(at))
+    assert at.text_input(key="source_lang_code").value == "eu" and at.selectbox(key="init_from").value == 0
+
+
 @pytest.mark.parametrize("staged", [3, 10])
 def test_the_staged_uploads_are_bounded(tmp_path: Path, staged: int) -> None:
     from jobs.uploads import MAX_STAGED, stage_files

@@ -532,6 +532,21 @@ def test_the_verdict_and_a_failed_reference_scoring_are_shown(runs: Path) -> Non
     assert not at.exception and "No reference points" in errors(at) and str(runs) not in errors(at)
 
 
+def test_a_failed_measurement_says_no_estimate_in_plain_words(runs: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from jobs.estimate import EstimateError
+
+    def failing(*args: object) -> None:
+        raise EstimateError(f"measuring failed: {runs}/.calibration/x.json: sha256 of --init-from differs")
+
+    monkeypatch.setattr("views.train_estimate.calibrate", failing)
+    at = upload(page(), "c.tsv", tsv(60))
+    at.button(key="measure").click().run()
+    assert not at.exception and errors(at).startswith("No estimate: timing a few training steps")
+    assert not [w for w in ("sha256", "--init-from", str(runs)) if w in errors(at)]  # plain words on the page
+    assert "sha256 of --init-from differs" in details(at)  # the technical words, in the expander
+    assert not at.button(key="start").disabled  # the user may still start without an estimate
+
+
 def finished(run_dir: Path, seconds: float = 120) -> None:
     deadline = time.monotonic() + seconds
     while control.job_status(run_dir).state == "running" and time.monotonic() < deadline:

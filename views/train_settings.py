@@ -39,11 +39,16 @@ class Settings:
     shape: list[str]  # fine-tuning's: what a calibration of the preset depends on besides the preset
 
 
+def back_from_another_page() -> bool:
+    """True on the page's first run after another page ran (or a first visit): Start, a button no code sets, is gone
+    with the page's widgets, while a value set from code may linger out of date."""
+    return "start" not in st.session_state
+
+
 def restore_settings() -> None:
-    """Put back the settings kept when another page ran (a widget shown since keeps its own value)."""
-    for key, value in st.session_state.get(KEPT_SETTINGS, {}).items():
-        if key not in st.session_state:
-            st.session_state[key] = value
+    """Put back the settings kept when another page ran, over any value left from before."""
+    if back_from_another_page():
+        st.session_state.update(st.session_state.get(KEPT_SETTINGS, {}))
 
 
 def keep_settings() -> None:
@@ -80,7 +85,7 @@ def starting_point(runs_dir: Path) -> list[str] | str:
     overrides, or why the choice cannot be used."""
     models = [c for c in find_models(shipped_model(), runs_dir) if c.available and c.stopped_at is None]
     labels = ["random weights (a new model)", *(c.label for c in models)]
-    if "init_from" not in st.session_state and st.session_state.get(KEPT_START) in labels:  # back from another page
+    if back_from_another_page() and st.session_state.get(KEPT_START) in labels:
         st.session_state["init_from"] = labels.index(st.session_state[KEPT_START])
     options, label = range(len(labels)), labels.__getitem__
     chosen = st.selectbox("Start from", options, key="init_from", format_func=label, help=START_HELP)

@@ -9,7 +9,12 @@ import altair as alt
 import pandas as pd
 
 WIDTH = 760  # pixels: wide enough for three sub-blocks of a decoder layer side by side
-ROW_PIXELS = 40  # per row of the diagram (a layer, the embeddings, the output)
+ROW_PIXELS = 50  # per row of the diagram (a layer, the embeddings, the output)
+LINE = 12  # pixels per line of a label (10-px text): a sub-block is 30 px, room for its two lines
+# (bottom, top) of each part inside its row, in rows: a sub-block sits low in its layer, leaving a lane above it for
+# the memory's line to reach the cross-attention block without crossing the masked self-attention
+SPANS = {"attention": (0.12, 0.72), "feed-forward": (0.12, 0.72), "layer": (0.04, 0.96), "io": (0.08, 0.92)}
+MEMORY_LANE = 0.84  # where in a decoder layer's row the memory's line runs
 ENCODER_X, DECODER_X = (0.0, 36.0), (42.0, 100.0)  # the two columns, in diagram units (0–100 across)
 FILLS = {"io": "#e5f5e0", "layer": "#ffffff", "attention": "#deebf7", "feed-forward": "#f0f0f0", "lit": "#fdae6b"}
 
@@ -25,18 +30,20 @@ class Sizes(Protocol):
     src_vocab_size: int
     tgt_vocab_size: int
     positional: str
+    share_embeddings: bool
+    tie_output: bool
 
 
 def _box(part: str, kind: str, layer: int, x: tuple[float, float], row: int, label: str) -> dict[str, object]:
-    inset = 0.2 if part in ("attention", "feed-forward") else 0.08  # sub-blocks sit inside their layer's box
+    bottom, top = SPANS[part]
     return {
         "part": part,
         "kind": kind,
         "layer": layer,
         "x": x[0],
         "x2": x[1],
-        "y": row + inset,
-        "y2": row + 1 - inset,
+        "y": row + bottom,
+        "y2": row + top,
         "label": label,
     }
 
@@ -66,19 +73,32 @@ def _layers(sizes: Sizes) -> list[dict[str, object]]:
     return boxes
 
 
+def _embeddings(sizes: Sizes) -> list[dict[str, object]]:
+    """The embedding row: one box under both stacks when source and target share one matrix, else one under each."""
+    d, positions = sizes.d_model, f"+ {sizes.positional} positions"
+    if sizes.share_embeddings:
+        label = f"one embedding ({sizes.src_vocab_size} × {d}) shared by source and target tokens\n{positions}"
+        return [_box("io", "embedding", -1, (ENCODER_X[0], DECODER_X[1]), 0, label)]
+    return [
+        _box("io", "embedding", -1, ENCODER_X, 0, f"source embedding ({sizes.src_vocab_size} × {d})\n{positions}"),
+        _box("io", "embedding", -1, DECODER_X, 0, f"target embedding ({sizes.tgt_vocab_size} × {d})\n{positions}"),
+    ]
+
+
 def architecture_frame(sizes: Sizes, kind: str, layer: int) -> pd.DataFrame:
     """One row per box: part ("io", "layer", "attention", "feed-forward"), the attention kind it computes
     ("encoder", "decoder", "cross"; a layer box: its stack), its layer (0-based; -1 for none), corners in diagram
     units (rows from the bottom), label; ``lit`` marks the attention block of ``kind`` at ``layer`` and its layer."""
-    d, positions = sizes.d_model, f"+ {sizes.positional} positions"
-    output = f"linear + softmax: p(next token)\nover {sizes.tgt_vocab_size} tokens"
+    tied = {True: "the shared embedding" if sizes.share_embeddings else "the target embedding", False: "its own"}
+    output = f"linear + softmax: p(next token) over {sizes.tgt_vocab_size} tokens\nweights: {tied[sizes.tie_output]}"
+    if sizes.tie_output:
+        output += ", transposed"
     top_encoder, top_decoder = sizes.n_encoder_layers + 1, sizes.n_decoder_layers + 1
     frame = pd.DataFrame(
         [
-            _box("io", "", -1, ENCODER_X, 0, f"source embedding ({sizes.src_vocab_size} × {d})\n{positions}"),
-            _box("io", "", -1, DECODER_X, 0, f"target embedding ({sizes.tgt_vocab_size} × {d})\n{positions}"),
+            *_embeddings(sizes),
             *_layers(sizes),
-            _box("io", "memory", -1, ENCODER_X, top_encoder, f"memory: one {d}-vector\nper source token"),
+            _box("io", "memory", -1, ENCODER_X, top_encoder, f"memory: one {sizes.d_model}-vector\nper source token"),
             _box("io", "", -1, DECODER_X, top_decoder, output),
         ]
     )
@@ -93,30 +113,42 @@ def architecture_frame(sizes: Sizes, kind: str, layer: int) -> pd.DataFrame:
 
 
 def _links(frame: pd.DataFrame) -> pd.DataFrame:
-    """Lines the data flows along: up each stack, and from the memory into every cross-attention block."""
+    """Lines the data flows along: up each stack, and from the memory down a bus between the stacks and, in each
+    decoder layer's lane above its blocks, into that layer's cross-attention block only (``arrow``: its end)."""
     rows = []
     for x in (ENCODER_X, DECODER_X):
-        column = frame[frame["part"].isin(["io", "layer"]) & (frame["x"] == x[0])].sort_values("y")
         centre = (x[0] + x[1]) / 2
+        column = frame[frame["part"].isin(["io", "layer"]) & (frame["x"] <= centre) & (frame["x2"] >= centre)]
+        column = column.sort_values("y")
         spans = zip(column["y2"], column["y"].iloc[1:], strict=False)
-        rows += [{"x": centre, "y": top, "x2": centre, "y2": bottom} for top, bottom in spans]
+        rows += [{"x": centre, "y": top, "x2": centre, "y2": bottom, "arrow": False} for top, bottom in spans]
     memory = frame[frame["kind"] == "memory"].iloc[0]
     bus, level = (ENCODER_X[1] + DECODER_X[0]) / 2, (memory["y"] + memory["y2"]) / 2
-    middles = [(c["y"] + c["y2"]) / 2 for _, c in frame[frame["kind"] == "cross"].iterrows()]
-    rows.append({"x": memory["x2"], "y": level, "x2": bus, "y2": level})  # the memory, down a bus between the stacks
-    rows.append({"x": bus, "y": level, "x2": bus, "y2": min(middles, default=level)})
-    rows += [{"x": bus, "y": y, "x2": DECODER_X[0], "y2": y} for y in middles]  # into every decoder layer
-    return pd.DataFrame(rows, columns=["x", "y", "x2", "y2"])
+    crosses = frame[frame["kind"] == "cross"]
+    lanes = [round(float(c["y"])) + MEMORY_LANE for _, c in crosses.iterrows()]
+    rows.append({"x": memory["x2"], "y": level, "x2": bus, "y2": level, "arrow": False})
+    rows.append({"x": bus, "y": level, "x2": bus, "y2": min(lanes, default=level), "arrow": False})
+    for lane, (_, cross) in zip(lanes, crosses.iterrows(), strict=True):
+        entry = cross["x"] + (cross["x2"] - cross["x"]) / 4
+        rows.append({"x": bus, "y": lane, "x2": entry, "y2": lane, "arrow": False})
+        rows.append({"x": entry, "y": lane, "x2": entry, "y2": cross["y2"], "arrow": True})  # down into the block
+    return pd.DataFrame(rows, columns=["x", "y", "x2", "y2", "arrow"])
 
 
 def architecture_chart(frame: pd.DataFrame, title: str, subtitle: str) -> alt.LayerChart:
     """The boxes of ``architecture_frame`` with their labels and the lines between them, on a fixed grid."""
     n_rows = round(float(frame["y2"].max()))
     across, up = alt.Scale(domain=[0, 100]), alt.Scale(domain=[0, n_rows])
+    lines = _links(frame)
     links = (
-        alt.Chart(_links(frame))
+        alt.Chart(lines)
         .mark_rule(color="#999999", strokeWidth=1.5)
         .encode(x=alt.X("x:Q", axis=None, scale=across), y=alt.Y("y:Q", axis=None, scale=up), x2="x2:Q", y2="y2:Q")
+    )
+    heads = (
+        alt.Chart(lines[lines["arrow"]])
+        .mark_point(shape="triangle-down", filled=True, color="#999999", size=40, opacity=1, yOffset=-3)
+        .encode(x=alt.X("x2:Q", axis=None, scale=across), y=alt.Y("y2:Q", axis=None, scale=up))
     )
     boxes = (
         alt.Chart(frame)
@@ -135,8 +167,8 @@ def architecture_chart(frame: pd.DataFrame, title: str, subtitle: str) -> alt.La
     named = frame[frame["label"] != ""].assign(cx=lambda f: (f["x"] + f["x2"]) / 2, cy=lambda f: (f["y"] + f["y2"]) / 2)
     labels = (
         alt.Chart(named)
-        .mark_text(fontSize=10, lineBreak="\n", baseline="middle")
+        .mark_text(fontSize=10, lineHeight=LINE, lineBreak="\n", baseline="middle", dy=-LINE / 2)
         .encode(x=alt.X("cx:Q", axis=None, scale=across), y=alt.Y("cy:Q", axis=None, scale=up), text="label:N")
     )
-    chart = alt.layer(links, boxes, labels, title=alt.Title(title, subtitle=subtitle))
+    chart = alt.layer(boxes, links, labels, heads, title=alt.Title(title, subtitle=subtitle))
     return chart.properties(width=WIDTH, height=ROW_PIXELS * n_rows)

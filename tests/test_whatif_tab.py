@@ -188,6 +188,8 @@ def test_every_tool_runs_on_the_shipped_model(monkeypatch: pytest.MonkeyPatch) -
     at.text_input(key="whatif_prefix").set_value("The dog").run()
     assert shown(at, "whatif_forced_output").startswith("The dog")
     assert "Cross-attention of the new output" in chart_titles(at)
+    (forced_map,) = [json.loads(c.proto.spec) for c in at.get("vega_lite_chart") if "new output" in c.proto.spec]
+    assert all(" → " in row for row in forced_map["encoding"]["y"]["sort"])  # rows labelled as in the maps: a → b
     at.radio(key="whatif_tool").set_value("Change the Spanish").run()
     at.radio(key="whatif_edit").set_value("replace").run()
     at.text_input(key="whatif_new_word").set_value("perro").run()

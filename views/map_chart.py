@@ -18,7 +18,13 @@ from viz.heatmap import attention_frame, attention_heatmap
 
 
 def heatmap(
-    view: MapView, weights: np.ndarray, title: str, subtitle: str, langs: Languages, lit: Focus | None, shared: bool
+    view: MapView,
+    weights: np.ndarray,
+    title: str,
+    subtitle: str,
+    langs: Languages,
+    lit: Focus | None = None,
+    shared: bool = True,
 ) -> alt.Chart:
     """One (rows, cols) map of ``view``, axes naming query and key, the followed token lit; on its own colour scale
     (not ``shared``), its subtitle prints the map's largest weight, the darkest colour's meaning."""

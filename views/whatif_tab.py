@@ -7,24 +7,23 @@ from __future__ import annotations
 
 import html
 
-import altair as alt
 import streamlit as st
 
+from lab.attention.map_views import map_view
 from lab.attention.sentence_maps import SentenceMaps, pick
 from lab.attention.translate_with_maps import maps_of
 from lab.page.direction import Languages
-from lab.page.labels import axis_titles
 from lab.page.request import Request
 from lab.whatif.coverage_hint import THRESHOLD, coverage
 from lab.whatif.forced_prefix import Forced, force, prefix_ids
 from lab.whatif.steering import MAX_SOURCE
 from lab.whatif.subject import Subject
 from translate.translator import DecodeOptions, Translator
+from views.map_chart import heatmap
 from views.whatif_attribution import show_attribution
 from views.whatif_heads import show_heads
 from views.whatif_sampling import show_sampling
 from views.whatif_source import show_source_edit
-from viz.heatmap import attention_frame, attention_heatmap
 
 TOOLS = ("Force the English", "Change the Spanish", "Switch heads off", "Attribution", "Sampling", "Coverage")
 
@@ -64,13 +63,10 @@ def forced_maps(
 def forced_cross_map(subject: Subject, tokens: list[int], langs: Languages) -> None:
     """Cross-attention of the new output at the page's decoder layer, mean of heads, on one 0–1 scale."""
     maps = forced_maps(subject.directory, subject.src_ids, tuple(tokens), _translator=subject.translator)
-    frame = attention_frame(pick(maps.cross, subject.layer, None), maps.tgt_out, maps.src, inputs=maps.tgt_in)
-    title = f"Cross-attention of the new output — layer {subject.layer + 1}, mean of heads"
-    chart = attention_heatmap(frame, title, *axis_titles("cross", langs))
-    st.altair_chart(
-        chart.encode(color=alt.Color("weight:Q", scale=alt.Scale(scheme="blues", domain=[0, 1]))),
-        key="whatif_forced_map",
-    )
+    view = map_view(maps, "cross")  # rows labelled as in the maps above: "▁The → ▁black"
+    which = f"layer {subject.layer + 1}, mean of heads"
+    chart = heatmap(view, pick(view.weights, subject.layer, None), "Cross-attention of the new output", which, langs)
+    st.altair_chart(chart, key="whatif_forced_map")
 
 
 def log_prob_line(label: str, log_prob: float) -> str:

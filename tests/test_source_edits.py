@@ -12,6 +12,7 @@ from data.tokenizer import Tokenizer
 from lab.whatif.source_edits import edit_and_compare, edited_ids, in_place_of, source_words
 from lab.whatif.steering import MAX_SOURCE
 from translate.translator import DEFAULT_MODEL, DecodeOptions, Translator
+from views.whatif_source import EDIT_NOTE
 
 SENTENCES = (
     "El gato blanco duerme en la casa.",
@@ -72,6 +73,28 @@ def test_dropping_a_word_gives_what_typing_the_rest_gives(tok: Tokenizer, text: 
     after = source_words(tok, dropped)
     new_first = tok.src_pieces([dropped[i] for i in after.groups[after.editable[0]]])
     assert MARK in new_first  # the new first word is read with the capital typing gives it
+
+
+@pytest.mark.parametrize("text", SENTENCES)
+def test_the_page_says_which_words_an_edit_reads_again(tok: Tokenizer, text: str) -> None:
+    """What the page's caption (EDIT_NOTE) claims: every word but the edited one keeps its ids, except the word that
+    becomes the first when the first is dropped."""
+    src = tok.encode_src(text)
+    words = source_words(tok, src)
+    for k, w in enumerate(words.editable):
+        for kind, new in (("drop", ""), ("replace", "perro"), ("mask", "cosa")):  # <unk> joins its neighbour
+            ids = edited_ids(tok, src, words, w, kind, new)
+            after = source_words(tok, ids)
+            kept = [v for v in range(len(words.groups)) if not (kind == "drop" and v == w)]
+            assert len(kept) == len(after.groups)  # the kept words, in order, one for one
+            changed = [
+                v
+                for v, group in zip(kept, after.groups, strict=True)
+                if v != w and [src[i] for i in words.groups[v]] != [ids[i] for i in group]
+            ]
+            first_after_drop = [words.editable[1]] if kind == "drop" and k == 0 else []
+            assert changed in ([], first_after_drop), (kind, k, changed)
+    assert "every other word keeps" in EDIT_NOTE and "becomes the first" in EDIT_NOTE
 
 
 def test_a_punctuation_sign_typed_with_the_word_is_not_doubled() -> None:

@@ -12,6 +12,12 @@ from lab.whatif.subject import Subject
 from translate.translator import DecodeOptions, Translator
 from viz.whatif_charts import change_chart, change_frame
 
+# what ``lab.whatif.source_edits`` keeps (tests/test_source_edits.py checks it): a dropped first word's successor
+# is read again, with the capital mark typing gives a first word
+EDIT_NOTE = (
+    "The edit is made on the model's own subwords, as typing the changed sentence gives them: every other word keeps "
+    "its subwords, except a word that becomes the first, which is read with a capital as typing would."
+)
 MARKDOWN_SIGNS = re.compile(r"([\\`*_{}\[\]()#+\-.!|~:$<>])")
 
 
@@ -55,8 +61,7 @@ def show_source_edit(subject: Subject, langs: Languages) -> None:
     words = source_words(tok, list(subject.src_ids))
     st.caption(
         f"Drop one {langs.src} word, mask it (with the unknown-word token or a neutral word of your choice), or "
-        f"replace it; the model translates the changed sentence with the page's {subject.search_name}. The edit is "
-        "made on the model's own subwords: every other token stays exactly as it was."
+        f"replace it; the model translates the changed sentence with the page's {subject.search_name}. {EDIT_NOTE}"
     )
     edit = edit_controls(subject, words.labels, words.editable)
     if edit is None:

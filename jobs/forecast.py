@@ -120,20 +120,21 @@ def at_steps(curve: Curve, steps: int) -> tuple[float, float]:
     return _loglinear([float(s) for s, _ in curve.points], best, float(steps))
 
 
-def expected(table: Table, pairs: int, steps: int, mode: str) -> tuple[float, float, float]:
+def expected(table: Table, pairs: int, steps: int, mode: str) -> tuple[float, float, float, int]:
     """Dev BLEU at ``pairs`` and ``steps``; the doublings beyond the measured pairs, and beyond the measured steps
-    of the curves it is read from."""
+    of the curves it is read from; and the last step all of those measured."""
     curves = table.of(mode)
     if not curves:
         raise ForecastError(f"learning curve: no {mode} curve measured")
     read = [at_steps(c, steps) for c in curves]
     sizes = [float(c.pairs) for c in curves]
     bleu, pairs_beyond = _loglinear(sizes, [b for b, _ in read], float(pairs))
-    if len(curves) == 1:
-        return bleu, pairs_beyond, read[0][1]
-    i, t = _bracket(sizes, float(pairs))
+    i, t = _bracket(sizes, float(pairs)) if len(curves) > 1 else (0, 1.0)
     t = min(1.0, max(0.0, t))
-    return bleu, pairs_beyond, (1 - t) * read[i - 1][1] + t * read[i][1]
+    weights = {i - 1: 1 - t, i: t} if len(curves) > 1 else {0: 1.0}
+    steps_beyond = sum(w * read[j][1] for j, w in weights.items())
+    last = min(curves[j].points[-1][0] for j, w in weights.items() if w > 0)
+    return bleu, pairs_beyond, steps_beyond, last
 
 
 def forecast(pairs: int, steps: int, mode: str, src_lang: str, tgt_lang: str, table: Table) -> Forecast:
@@ -141,35 +142,33 @@ def forecast(pairs: int, steps: int, mode: str, src_lang: str, tgt_lang: str, ta
     with a range, where it extrapolates, and (when poor) what would do better."""
     if pairs < 1 or steps < 1:
         raise ValueError(f"pairs and steps: expected whole numbers ≥ 1, got {pairs} and {steps}")
-    bleu, pairs_beyond, steps_beyond = expected(table, pairs, steps, mode)
+    bleu, pairs_beyond, steps_beyond, last = expected(table, pairs, steps, mode)
     measured = table.of(mode)
     beyond = []
     if pairs_beyond > 0:
         sizes = f"{measured[0].pairs:,}" + (f"–{measured[-1].pairs:,}" if len(measured) > 1 else "")
-        beyond.append(f"{pairs:,} pairs (measured: {sizes})")
+        beyond.append(f"{pairs:,} pairs, measured {sizes}")
     if steps_beyond > 0:
-        last = max(s for c in measured for s, _ in c.points)
-        beyond.append(f"{steps:,} steps (measured: up to {last:,})")
-    factor = table.factor * (1 + 0.5 * (pairs_beyond + steps_beyond))  # wider the further beyond
+        beyond.append(f"{steps:,} steps, measured up to {last:,}")
+    factor = table.factor * (1 + 0.25 * (pairs_beyond + steps_beyond))  # wider the further beyond
     advice = _advice(table, pairs, steps, mode, (src_lang, tgt_lang), bleu) if bleu < POOR_BLEU else ()
     return Forecast(bleu, bleu / factor, min(100.0, bleu * factor), tuple(beyond), advice)
 
 
 def _advice(table: Table, pairs: int, steps: int, mode: str, direction: tuple[str, str], bleu: float) -> tuple:
     """What would do better than ``bleu``: fine-tuning the shipped model (its direction only), more data, more
-    steps; each only when the table expects it to add MIN_GAIN."""
+    steps; each only when the table expects it to add MIN_GAIN (else: what the table cannot tell)."""
     advice = []
     if mode == "scratch" and direction == SHIPPED and table.of("finetune"):
-        tuned, _, _ = expected(table, pairs, steps, "finetune")
+        tuned = expected(table, pairs, steps, "finetune")[0]
         if tuned >= bleu + MIN_GAIN:
             advice.append(f"fine-tune the shipped Spanish → English model instead (about {tuned:.0f} BLEU)")
     largest = max(c.pairs for c in table.of(mode))
-    if pairs < largest:
-        more, _, _ = expected(table, largest, steps, mode)
-        if more >= bleu + MIN_GAIN:
-            advice.append(f"use more data ({largest:,} pairs: about {more:.0f} BLEU in as many steps)")
-    longer, _, beyond = expected(table, pairs, 4 * steps, mode)
+    more = expected(table, largest, steps, mode)[0]
+    if pairs < largest and more >= bleu + MIN_GAIN:
+        advice.append(f"use more data ({largest:,} pairs: about {more:.0f} BLEU in as many steps)")
+    longer, _, beyond, last = expected(table, pairs, 4 * steps, mode)
     if longer >= bleu + MIN_GAIN:
         guess = ", beyond the measured steps" if beyond > 0 else ""
         advice.append(f"train longer (four times the steps and minutes: about {longer:.0f} BLEU{guess})")
-    return tuple(advice) or (f"more data than the table measured ({largest:,} pairs): untested here",)
+    return tuple(advice) or (f"more steps or data than the table holds ({largest:,} pairs, {last:,} steps)",)

@@ -47,10 +47,10 @@ def test_a_measured_point_is_read_back(table):
 def test_extrapolation_is_flagged_and_widens_the_range(table):
     inside = forecast(16000, 800, "scratch", "es", "en", table)
     more_steps = forecast(16000, 3200, "scratch", "es", "en", table)
-    assert more_steps.beyond == ("3,200 steps (measured: up to 800)",)
+    assert more_steps.beyond == ("3,200 steps, measured up to 800",)
     assert more_steps.high / more_steps.bleu > inside.high / inside.bleu
-    assert forecast(500, 200, "scratch", "es", "en", table).beyond == ("500 pairs (measured: 1,000–16,000)",)
-    assert forecast(4000, 200, "finetune", "es", "en", table).beyond == ("4,000 pairs (measured: 1,000)",)
+    assert forecast(500, 200, "scratch", "es", "en", table).beyond == ("500 pairs, measured 1,000–16,000",)
+    assert forecast(4000, 200, "finetune", "es", "en", table).beyond == ("4,000 pairs, measured 1,000",)
     assert 0 <= forecast(100, 10, "scratch", "es", "en", table).bleu <= 100
 
 

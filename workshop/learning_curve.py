@@ -36,7 +36,7 @@ SHIPPED = REPO_ROOT / "checkpoints" / "es-en"
 PRESET = REPO_ROOT / "configs" / "small.toml"
 # MODE:PAIRS:STEPS:EVAL_EVERY. Below the small preset's 800 warmup steps the learning rate at a step does not depend
 # on max_steps, so each evaluation is what a run stopped there would reach (before averaging its snapshots).
-CURVES = ("scratch:16000:800:100", "scratch:1000:400:100", "scratch:4000:400:100", "finetune:1000:200:50")
+CURVES = ("scratch:16000:300:100", "scratch:1000:200:100", "scratch:4000:150:50", "finetune:1000:50:50")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -103,17 +103,21 @@ def measured(curve: Curve, run_dir: Path, minutes: float) -> dict:
 
 
 def held_out(table: dict) -> list[dict]:
-    """Each from-scratch curve between two others forecast from the rest of the table, beside what it measured,
-    and the factor between the two (BLEU under 1 counted as 1: a ratio of near-zero scores says nothing)."""
+    """Each from-scratch curve forecast from the others (beyond them for the smallest and the largest), beside what
+    it measured, and the factor between the two (BLEU under 1 counted as 1: a ratio of near-zero scores says
+    nothing); none with fewer than three curves."""
     rows = sorted((c for c in table["curves"] if c["mode"] == "scratch"), key=lambda c: c["pairs"])
     checks = []
-    for row in rows[1:-1]:
+    for row in rows if len(rows) >= 3 else []:
         rest = parse_table({"curves": [c for c in table["curves"] if c is not row]})
         points = [
             [step, bleu, round(expected(rest, row["pairs"], step, "scratch")[0], 2)] for step, bleu in row["points"]
         ]
         factor = max(max(m, 1.0, f) / max(1.0, min(m, f)) for _, m, f in points)
-        checks.append({"pairs": row["pairs"], "step_measured_forecast": points, "factor": round(factor, 2)})
+        between = rows[0] is not row is not rows[-1]
+        checks.append(
+            {"pairs": row["pairs"], "between": between, "step_measured_forecast": points, "factor": round(factor, 2)}
+        )
     return checks
 
 
@@ -131,7 +135,7 @@ def write_table(curves: list[dict], out: Path, command: str) -> None:
     }
     checks = held_out(table)
     if checks:  # the forecast's range: the worst held-out factor, at least 1.5
-        table |= {"factor": max(1.5, *(c["factor"] for c in checks)), "held_out": checks}
+        table |= {"factor": round(max(1.5, *(c["factor"] for c in checks)), 2), "held_out": checks}
     text = json.dumps(table, indent=1)
     text = re.sub(r"\[\s+([^\[\]{}]*?)\s+\]", lambda m: f"[{' '.join(m.group(1).split())}]", text)  # [s, b] on one line
     out.write_text(text + "\n", encoding="utf-8")

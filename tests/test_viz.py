@@ -17,17 +17,23 @@ from viz.alignment_lines import MAX_WORDS_SHOWN, alignment_chart, alignment_fram
 from viz.chart_export import chart_html, chart_png, side_by_side
 from viz.heads import HEAD_SELECTION, heads_chart, heads_frame
 from viz.heatmap import (
+    LABEL_PITCH,
+    MAP_FRAME,
+    MAP_WIDTH,
     MASKED_COLOUR,
     MAX_AXIS_LABELS,
     WEIGHT_TEXT,
     attention_frame,
     attention_heatmap,
     heads_grid,
+    map_height,
+    map_width,
     thinned,
     unique_labels,
     weight_expression,
 )
 from viz.positional import positional_chart, positional_frame
+from viz.whatif_charts import change_chart, change_frame
 
 ROWS = ["▁The", "▁cat", "▁the", "</s>"]  # what each row predicts
 COLS = ["<s>", "▁The", "▁cat", "▁the"]  # decoder inputs
@@ -255,3 +261,24 @@ def test_charts_export_to_offline_html_and_png() -> None:
 def test_frames_are_plain_pandas() -> None:
     w, future = causal_weights()
     assert isinstance(attention_frame(w, ROWS, COLS, future), pd.DataFrame)
+
+
+def test_a_map_is_wide_enough_for_its_upright_column_labels_and_three_fit_a_1600_px_page() -> None:
+    """Column labels stand upright, one per LABEL_PITCH px at least; three short maps fit 1600×1000's page (1140 px
+    beside the sidebar, 1-rem gaps), two a 1280-px one's (820 px) and never three (the row wraps)."""
+    spec = attention_heatmap(attention_frame(np.full((4, 4), 0.25), COLS, COLS), "Encoder", "q", "k").to_dict()
+    assert spec["encoding"]["x"]["axis"]["labelAngle"] == -90
+    for n in (1, 8, 24, 25, 200):
+        assert map_width(n) - MAP_FRAME >= LABEL_PITCH * min(n, MAX_AXIS_LABELS)
+    assert 3 * map_width(8) + 2 * 16 <= 1140 and 2 * MAP_WIDTH + 16 <= 820 < 3 * MAP_WIDTH + 2 * 16
+
+
+def test_the_change_map_labels_every_row_like_the_maps() -> None:
+    """Vega's default drops every other label it finds too close ("parity"); the change map labels each row, as
+    the attention maps do, drawn at the maps' height per row."""
+    rows = [f"w{i}" for i in range(20)]
+    frame = change_frame(np.zeros((20, 3)), np.full((20, 3), 0.1), rows, ["x", "y", "z"])
+    spec = change_chart(frame, "t", "output", "source").properties(width=400).to_dict()
+    assert spec["encoding"]["y"]["axis"]["labelOverlap"] is False and "values" not in spec["encoding"]["y"]["axis"]
+    assert spec["height"] == map_height(20)
+    assert set(re.findall(r">(w\d+)</text>", vl_convert.vegalite_to_svg(spec))) == set(rows)

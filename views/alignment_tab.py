@@ -90,12 +90,13 @@ def gold_picker(langs: Languages) -> None:
         "Or a sentence with human word alignments",
         offered(pairs),
         index=None,
-        placeholder=f"{GOLD_CREDIT}: translate one, then the Alignment tab scores the chosen layer and head…",
+        placeholder="Choose a sentence…",
         key="gold",
         format_func=lambda i: source_text(pairs[i]),
         on_change=use_gold,
         args=(pairs,),
-        help=f"{GOLD_CREDIT}, read from {path} when the page runs; never stored with the app.",
+        help=f"Translate one, then the Alignment tab scores the chosen layer and head against its human alignments. "
+        f"{GOLD_CREDIT}, read from {path} when the page runs; never stored with the app.",
     )
 
 

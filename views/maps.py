@@ -19,7 +19,7 @@ from lab.page.labels import captions, short_axis_titles
 from views.map_chart import cell_clicked, clickable_cells, grid_aids, heatmap
 from views.reading_aids import follow_picker, show_legend
 from viz.focus import CELL_SELECTION, PANEL_SELECTION, focus_frame, picked
-from viz.heatmap import attention_frame, heads_grid
+from viz.heatmap import attention_frame, heads_grid, map_width
 
 LAYER_KEYS: dict[Kind, str] = {"encoder": "enc_layer", "decoder": "dec_layer", "cross": "cross_layer"}
 # cross-attention's head keeps the key of the page's former single head: the head the other tabs follow
@@ -97,12 +97,14 @@ def shared_scale() -> bool:
 
 
 def show_maps(maps: SentenceMaps, langs: Languages) -> tuple[Display, list[alt.Chart], DeltaGenerator]:
-    """The three kinds of attention side by side, each under its layer and head; below them the word, scale and
-    follow controls, the token legend and the one disclaimer. Returns what is shown, the charts (for download) and
-    an empty place right under the maps (for what to look for in them)."""
+    """The three kinds of attention side by side where they fit, each under its layer and head; below them the word,
+    scale and follow controls, the token legend and the one disclaimer. Returns what is shown, the charts (for
+    download) and an empty place right under the maps (for what to look for in them)."""
     st.caption(HOW_TO_READ)
-    with st.container(key="views"):
-        columns = st.columns(3)
+    # A row of fixed-width maps that wraps: the browser puts three side by side where they fit (1600 px) and two
+    # above one where not (1280 px), with no width Python would have to guess; a map never shrinks under its labels.
+    with st.container(key="views", horizontal=True):
+        columns = [st.container(width=map_width(len(maps.labels(kind)[1]))) for kind in KINDS]
     under = st.container()
     chosen = {kind: map_choice(column, maps, kind) for column, kind in zip(columns, KINDS, strict=True)}
     words, followed = reading_controls(maps, langs)

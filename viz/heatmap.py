@@ -16,6 +16,13 @@ SMALL_CELL = 16  # pixels per token in the small multiples: room for a 10-px tok
 MIN_PANEL = 100  # pixels: a panel is never shorter than its axis title ("query (English)"), or the titles run on
 MAX_GRID_LABELS = 20  # longer sentences: small multiples without token labels
 MAX_AXIS_LABELS = 24  # more tokens than this on an axis: label every k-th one (beyond ~30 they collide)
+# One map's width on the page: a fixed budget, so that a row of maps wraps where the screen has no room for it
+# (three 350-px maps fit a 1600-px screen's page, two a 1280-px one's). Column labels stand upright, one every
+# LABEL_PITCH pixels at least (10-px text is ~12 px tall); a sentence with more columns gets a wider map.
+MAP_WIDTH = 350
+LABEL_PITCH = 16
+MAP_FRAME = 190  # pixels of a map that are not cells: row labels (ROW_LABEL_LIMIT), axis title, legend
+ROW_LABEL_LIMIT, COL_LABEL_LIMIT = 100, 70  # pixels of text a row or column label may take (longer: cut with …)
 SCHEME = "blues"
 # The diverging scale of every signed chart, centred at 0: Vega's "redblue" runs from red at the domain's low end to
 # blue at its high end, so negative is red and positive blue (never ``reverse``: the captions read these names).
@@ -67,6 +74,17 @@ def thinned(labels: Sequence[str], most: int = MAX_AXIS_LABELS) -> tuple[list[st
     return list(labels[::step]), step
 
 
+def map_width(n_cols: int) -> int:
+    """Pixels for one map of ``n_cols`` columns: MAP_WIDTH, or wider so that every label shown (at most
+    MAX_AXIS_LABELS) has LABEL_PITCH pixels."""
+    return max(MAP_WIDTH, MAP_FRAME + LABEL_PITCH * min(n_cols, MAX_AXIS_LABELS))
+
+
+def map_height(n_rows: int) -> int:
+    """Pixels for a map of ``n_rows`` rows: CELL per row, within MIN_HEIGHT … MAX_HEIGHT."""
+    return min(MAX_HEIGHT, max(MIN_HEIGHT, CELL * n_rows))
+
+
 def _categories(labels: Sequence[str], codes: np.ndarray) -> pd.Categorical:
     """One label per cell, sent once per distinct label (Arrow dictionary) instead of once per cell."""
     categories = list(dict.fromkeys(labels))
@@ -112,12 +130,14 @@ def attention_frame(
     return frame
 
 
-def _axis(labels: list[str], title: str, show: bool, x: bool) -> tuple[alt.Axis | None, str]:
-    """An axis that labels at most MAX_AXIS_LABELS tokens (every k-th beyond), and its title saying so."""
+def token_axis(labels: list[str], title: str, x: bool, show: bool = True) -> tuple[alt.Axis | None, str]:
+    """An axis of token labels that labels every token up to MAX_AXIS_LABELS (every k-th beyond, never Vega's
+    "every other one that fits"), and its title saying so; column labels upright."""
     if not show:
         return None, title
     values, step = thinned(labels)
-    angle = {"labelAngle": -45, "labelLimit": 80} if x else {"labelLimit": 130}  # columns: short, slanted tokens
+    # columns: upright tokens, so that neighbours LABEL_PITCH apart never touch
+    angle = {"labelAngle": -90, "labelLimit": COL_LABEL_LIMIT} if x else {"labelLimit": ROW_LABEL_LIMIT}
     axis = alt.Axis(values=values if step > 1 else alt.Undefined, labelOverlap=False, **angle)
     return axis, title if step == 1 else f"{title} (1 label in {step})"
 
@@ -141,13 +161,22 @@ def _encodings(frame: pd.DataFrame, row_title: str, col_title: str, show_axes: b
     """x/y/colour/tooltip shared by the single map and the small multiples; future cells grey."""
     rows = [str(x) for x in frame["row_label"].cat.categories]  # every row label, in sentence order
     cols = [str(x) for x in frame["col_label"].cat.categories]
-    x_axis, x_title = _axis(cols, col_title, show_axes, x=True)
-    y_axis, y_title = _axis(rows, row_title, show_axes, x=False)
+    x_axis, x_title = token_axis(cols, col_title, x=True, show=show_axes)
+    y_axis, y_title = token_axis(rows, row_title, x=False, show=show_axes)
     weight = alt.Color(
         "weight:Q",
         title="attention weight",
         scale=alt.Scale(scheme=SCHEME, domainMin=0),
-        legend=alt.Legend(orient="right", gradientLength=120, gradientThickness=8, offset=6, titleFontSize=10),
+        # the title stands beside the gradient: the legend takes ~50 px of the map's width, not ~80
+        legend=alt.Legend(
+            orient="right",
+            gradientLength=120,
+            gradientThickness=8,
+            offset=6,
+            titleFontSize=10,
+            titleOrient="left",
+            titleAnchor="middle",
+        ),
     )
     return {
         "x": alt.X("col_label:N", sort=cols, title=x_title, axis=x_axis),
@@ -165,10 +194,7 @@ def attention_heatmap(frame: pd.DataFrame, title: str, row_title: str, col_title
         .transform_calculate(**{WEIGHT_TEXT: weight_expression()})
         .mark_rect()
         .encode(**_encodings(frame, row_title, col_title))
-        .properties(
-            height=min(MAX_HEIGHT, max(MIN_HEIGHT, CELL * n_rows)),
-            autosize=FIT_X,
-        )
+        .properties(height=map_height(n_rows), autosize=FIT_X)
     )
 
 

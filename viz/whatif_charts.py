@@ -9,7 +9,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from viz.heatmap import FIT_X, diverging_scale, unique_labels
+from viz.heatmap import FIT_X, diverging_scale, map_height, token_axis, unique_labels
 
 CELL = 22  # pixels per row of a heat row chart
 
@@ -118,12 +118,13 @@ def change_chart(frame: pd.DataFrame, title: str, row_title: str, col_title: str
     rows = list(dict.fromkeys(frame["row_label"]))
     cols = list(dict.fromkeys(frame["col_label"]))
     bound = max(1e-6, float(frame["change"].abs().max()))
+    (x_axis, x_title), (y_axis, y_title) = token_axis(cols, col_title, x=True), token_axis(rows, row_title, x=False)
     return (
         alt.Chart(frame, title=alt.TitleParams(title, subtitle=f"largest |change| {bound:.3f}", anchor="start"))
         .mark_rect()
         .encode(
-            x=alt.X("col_label:N", sort=cols, title=col_title, axis=alt.Axis(labelAngle=-45, labelLimit=120)),
-            y=alt.Y("row_label:N", sort=rows, title=row_title),
+            x=alt.X("col_label:N", sort=cols, title=x_title, axis=x_axis),
+            y=alt.Y("row_label:N", sort=rows, title=y_title, axis=y_axis),  # every row labelled, as in the maps
             color=alt.Color(
                 "change:Q",
                 scale=diverging_scale(bound),
@@ -137,7 +138,7 @@ def change_chart(frame: pd.DataFrame, title: str, row_title: str, col_title: str
                 alt.Tooltip("change:Q", format="+.3f"),
             ],
         )
-        .properties(height=min(640, max(160, 18 * len(rows))), autosize=FIT_X)
+        .properties(height=map_height(len(rows)), autosize=FIT_X)
     )
 
 

@@ -404,17 +404,12 @@ def relabel_csv(path: Path, src: int, tgt: int, out_dir: Path) -> Path:
     out = out_dir / f"{path.stem}.columns-{src + 1}-{tgt + 1}.csv"
     if out.is_file() and out.stat().st_mtime >= path.stat().st_mtime:
         return out
-    codec = text_codec(path)
-    if codec is None:
-        with open(path, "rb") as original, open(out, "wb") as copy:
-            first = original.readline()
-            copy.write((",".join(names) + ("\r\n" if first.endswith(b"\r\n") else "\n")).encode())
-            shutil.copyfileobj(original, copy)
-        return out
-    try:  # UTF-16/32 (by its byte-order mark): the copy is UTF-8, as training expects
+    codec = text_codec(path)  # UTF-16/32, by its byte-order mark: the copy is UTF-8, as training expects
+    encoding, errors = (codec[:6], "strict") if codec else ("utf-8", "surrogateescape")  # bad bytes kept as they are
+    try:
         with (
-            open(path, encoding=codec[:6], newline="") as original,
-            open(out, "w", encoding="utf-8", newline="") as copy,
+            open(path, encoding=encoding, errors=errors, newline="") as original,
+            open(out, "w", encoding="utf-8", errors=errors, newline="") as copy,
         ):
             first = original.readline()
             copy.write(",".join(names) + ("\r\n" if first.endswith("\r\n") else "\n"))

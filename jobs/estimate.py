@@ -184,11 +184,8 @@ def calibration_key(preset: Path, overrides: Sequence[str], corpus_id: str) -> s
 def stored_calibration(runs_dir: Path, key: str, now: float, max_age_s: float = MAX_AGE_S) -> Calibration | None:
     """The calibration stored under ``key`` when it is recent enough and readable; None otherwise."""
     path = runs_dir / CALIBRATION_DIR / f"{key}.json"
-    data = read_json(path)
-    if data is None:
-        return None
-    try:
-        cal = Calibration.from_json(data, str(path))
+    try:  # missing, half-written or of another version: measured again
+        cal = Calibration.from_json(read_json(path), str(path))
     except EstimateError:
         return None
     return cal if 0 <= now - cal.measured_at <= max_age_s else None

@@ -114,6 +114,7 @@ FEATURE_TESTS = {
     "train_page": "pages/1_Train.py through AppTest",
     "page_switch": "what survives a trip from one page to the other and back",
     "disk_full": "a full disk at each write of a training run (weights, state, metrics)",
+    "english_first": "an English-first corpus from upload to the Translate page, in a real browser",
 }
 
 

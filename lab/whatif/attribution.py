@@ -27,7 +27,7 @@ from model.transformer import Transformer
 
 IG_STEPS = 64  # default points on the path; the completeness gap they leave varies by sentence: the page prints it
 MAX_IG_STEPS = 128  # the page never asks for more (one batch of this many passes)
-# points × subwords (source + English so far) of one attribution: about 7 s on 2 busy cores (bench requests)
+# points × subwords (source + English so far) of one attribution: ≈ 3 CPU s, 7 s at load 8 (bench requests)
 MAX_IG_WORK = 8_000
 
 

@@ -1,0 +1,438 @@
+"""Every request the Translate page can make, at its worst allowed input: seconds each, and the limit that bounds it.
+
+1. Python, on the shipped model with ``--threads`` torch threads: the lab's own functions that a tab calls on one
+   rerun (the page caches each result; a first request pays all of it), each at the worst input the page lets
+   through: 5,000 characters without punctuation, beam 8 and n-best 8; the what-if tools on the 40-subword piece
+   (``data.sentences.MAX_PIECE``) of that text with the longest output; every head off; integrated gradients at the
+   most points; temperature 2 without a cut. Wall and CPU seconds (all threads): the machine is shared, and on 2 idle
+   cores a request takes at most its CPU time. Target: CPU ≤ 10 s, or refused before it starts.
+2. ``--sessions N``: ``streamlit run app.py`` and N browser sessions (Playwright, Debian's Chromium), each
+   translating a new long sentence and opening "Switch heads off" (a re-decode and the one-pass-per-head scan) in a
+   loop for ``--seconds``; median and worst latency from the Translate click to the head chart drawn, and the
+   server's RSS before and after.
+
+    python -m workshop bench requests                       # the table, 2 threads
+    python -m workshop bench requests --sessions 5 --seconds 60
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from data.sentences import MAX_PIECE
+from data.tokenizer import Tokenizer
+from lab.alignment.attribution_aligner import MAX_TAB_TOKENS, translation_matrix
+from lab.alignment.links import align
+from lab.attention.beam_trace import beam_trace
+from lab.attention.step_choices import choices, next_token_log_probs, prefix_with
+from lab.attention.translate_with_maps import maps_of, translate_text
+from lab.neighbours.hidden_states import POSITIONS, query_states
+from lab.neighbours.lookup import nearest
+from lab.neighbours.training_pairs import MAX_PAIRS
+from lab.ranking import BATCH as RANK_BATCH
+from lab.ranking import MAX_BYTES, MAX_LINES, Line, rank
+from lab.teaching.adapt import MAX_SECONDS, MAX_STEPS
+from lab.whatif.attribution import MAX_IG_STEPS, MAX_IG_WORK, attribute
+from lab.whatif.coverage_hint import coverage
+from lab.whatif.forced_prefix import force, prefix_ids
+from lab.whatif.head_ablation import MAX_SCANNED, ablate, all_heads, head_effects
+from lab.whatif.sampling import SamplingRule, sample, step_distribution
+from lab.whatif.source_edits import edit_and_compare, edited_ids, source_words
+from lab.whatif.steering import MAX_SOURCE, output_limit, output_log_probs
+from translate.translator import DEFAULT_MODEL, DecodeOptions, Translation, Translator
+from workshop.bench.app_latency import PARAGRAPH, long_input
+
+TEXT_BOX = 5000  # the text box's max_chars (app.py)
+BEAM = DecodeOptions(beam_size=8, length_penalty=2.0, n_best=8)  # the sidebar's largest beam and n-best
+TARGET_S = 10.0
+Timing = tuple[float, float]  # wall-clock seconds, CPU seconds (every thread): on 2 idle cores, wall ≤ CPU
+Row = tuple[str, str, Timing, str]  # tool, worst input, timing, limit
+NOT_TIMED = (float("nan"), float("nan"))
+
+
+def worst_piece(translator: Translator, text: str) -> Translation:
+    """The piece of ``text`` with the most source subwords and, among those, the longest beam-8 output."""
+    result = translate_text(translator, text, BEAM)
+    return max(result.sentences, key=lambda s: (len(s.src_ids), len(s.best.tokens)))
+
+
+def seconds(fn: Callable[[], object], repeats: int) -> Timing:
+    """The slowest of ``repeats`` calls (each a first request: nothing is cached inside the lab)."""
+    out = []
+    for _ in range(repeats):
+        start, cpu = time.perf_counter(), time.process_time()
+        fn()
+        out.append((time.perf_counter() - start, time.process_time() - cpu))
+    return max(w for w, _ in out), max(c for _, c in out)
+
+
+def translate_rows(translator: Translator, repeats: int) -> list[Row]:
+    text = long_input(TEXT_BOX, punctuation=False)
+    piece = worst_piece(translator, text)
+    shown = (piece.src_ids, piece.best.tokens)
+    return [
+        (
+            "Translate",
+            f"{TEXT_BOX:,} characters, no punctuation, beam 8, n-best 8",
+            seconds(lambda: translate_text(translator, text, BEAM), repeats),
+            f"text box {TEXT_BOX:,} chars; pieces of {MAX_PIECE} subwords; beam ≤ 8",
+        ),
+        (
+            "Maps of a piece",
+            f"{len(shown[0])} → {len(shown[1])} subwords",
+            seconds(lambda: maps_of(translator, *shown), repeats),
+            "one forced pass",
+        ),
+    ]
+
+
+def whatif_rows(translator: Translator, piece: Translation, repeats: int) -> list[Row]:
+    """Each what-if tool without a limit of its own, as its view computes it on one rerun, at its worst settings."""
+    model, tok = translator.model, translator.tokenizer
+    src, out = piece.src_ids, piece.best.tokens
+    size = f"{len(src)} subwords → {len(out)}, beam 8"
+    long_prefix = " ".join(PARAGRAPH) * 40  # far longer than any output: cut to the output limit
+    heads = all_heads(model)
+    maps = maps_of(translator, src, out)
+
+    def forced() -> None:
+        result = force(model, src, prefix_ids(tok, long_prefix), out, BEAM)
+        maps_of(translator, src, result.tokens)
+
+    def heads_off() -> None:
+        ablate(model, src, out, heads, BEAM)
+        head_effects(model, src, out)
+
+    def sampled(rule: SamplingRule) -> Callable[[], None]:
+        def run() -> None:
+            result = sample(model, src, rule, 0)
+            output_log_probs(model, src, out)
+            step_distribution(model, src, result.tokens, len(result.tokens) - 1, rule)
+
+        return run
+
+    limit = f"output ≤ {output_limit(model, src, BEAM)} tokens"
+    return [
+        ("What if: force the English", f"{size}, a {len(long_prefix):,}-char prefix", seconds(forced, repeats), limit),
+        (
+            "What if: switch heads off",
+            f"{size}, all {len(heads)} heads off + scan",
+            seconds(heads_off, repeats),
+            f"scan ≤ {MAX_SCANNED} heads",
+        ),
+        (
+            "What if: sampling",
+            f"{size}, temperature 2, no cut",
+            seconds(sampled(SamplingRule(2.0, 0, 1.0)), repeats),
+            limit,
+        ),
+        (
+            "What if: sampling",
+            f"{size}, temperature 0.1, top-k 1, top-p 0.05",
+            seconds(sampled(SamplingRule(0.1, 1, 0.05)), repeats),
+            limit,
+        ),
+        ("What if: coverage", size, seconds(lambda: coverage(maps, 2), repeats), "none needed"),
+    ]
+
+
+def refused(fn: Callable[[], object]) -> Timing:
+    """The time until ``fn`` refuses (ValueError); an error if it does not."""
+    start, cpu = time.perf_counter(), time.process_time()
+    try:
+        fn()
+    except ValueError:
+        return time.perf_counter() - start, time.process_time() - cpu
+    raise AssertionError("expected a refusal")
+
+
+def longest_replacement(tok: Tokenizer, src: list[int], word: int) -> str:
+    """The most words "gato …" that replace ``word`` and keep the edited source within MAX_SOURCE subwords."""
+    words = source_words(tok, src)
+    n = 1
+    while len(edited_ids(tok, src, words, word, "replace", "gato " * (n + 1))) <= MAX_SOURCE:
+        n += 1
+    return ("gato " * n).strip()
+
+
+def limited_whatif_rows(translator: Translator, piece: Translation, repeats: int) -> list[Row]:
+    """Change the Spanish and Attribution: the worst input each limit lets through, and the first it refuses."""
+    model, tok = translator.model, translator.tokenizer
+    src, out = piece.src_ids, piece.best.tokens
+    word, last = source_words(tok, src).editable[0], len(out) - 1
+    longest = longest_replacement(tok, src, word)
+    points = min(MAX_IG_STEPS, MAX_IG_WORK // (len(src) + last + 1))
+
+    def edit(new: str) -> Callable[[], object]:
+        return lambda: edit_and_compare(model, tok, src, out, (word, "replace", new), BEAM, 2)
+
+    def attribution(steps: int) -> Callable[[], None]:
+        def run() -> None:
+            next_token_log_probs(model, src, [model.config.bos_id, *out[:last]])  # the contrast's choices
+            attribute(model, src, out, last, contrast=5, steps=steps)
+
+        return run
+
+    edited = len(edited_ids(tok, src, source_words(tok, src), word, "replace", longest))
+    size = f"{len(src)} subwords → {len(out)}, beam 8"
+    return [
+        (
+            "What if: change the Spanish",
+            f"{size}, word 1 → {len(longest.split())} words ({edited} subwords)",
+            seconds(edit(longest), repeats),
+            f"edited source ≤ {MAX_SOURCE} subwords",
+        ),
+        ("What if: change the Spanish", "one subword more", refused(edit(longest + " gato")), "refused"),
+        (
+            "What if: attribution",
+            f"{size}, last token, contrastive, {points} points",
+            seconds(attribution(points), repeats),
+            f"points × subwords ≤ {MAX_IG_WORK:,}",
+        ),
+        ("What if: attribution", f"the same at {MAX_IG_STEPS} points", refused(attribution(MAX_IG_STEPS)), "refused"),
+    ]
+
+
+def step_rows(translator: Translator, piece: Translation, repeats: int) -> list[Row]:
+    """The Step tab: every step's choices, the beam replay, and a candidate taken at the first step."""
+    model, tok = translator.model, translator.tokenizer
+    src, out = piece.src_ids, piece.best.tokens
+
+    def step_tab() -> None:
+        steps = choices(model, tok, src, out)
+        beam_trace(model, tok, src, BEAM.beam_size, BEAM.length_penalty)
+        force(model, src, prefix_with(out, 0, steps[0].top_ids[-1]), out, BEAM)
+
+    return [
+        (
+            "Step by step",
+            f"{len(src)} subwords → {len(out)}, beam 8, a candidate taken at step 1",
+            seconds(step_tab, repeats),
+            "beam ≤ 8; output limit",
+        )
+    ]
+
+
+def alignment_rows(translator: Translator, piece: Translation, repeats: int) -> list[Row]:
+    """The Alignment tab: attention links (cheap) and attribution links of the longest output it accepts."""
+    model, src = translator.model, piece.src_ids
+    maps = maps_of(translator, src, piece.best.tokens)
+    tokens = sample(model, src, SamplingRule(2.0, 0, 1.0), 0).tokens  # runs to the output limit: longer than the best
+    tokens = [*tokens[: MAX_TAB_TOKENS - 1], model.config.eos_id]
+    return [
+        (
+            "Alignment: attention",
+            f"{len(src)} → {len(piece.best.tokens)} subwords",
+            seconds(lambda: align(maps, 2, None, "predicts", True), repeats),
+            "none needed",
+        ),
+        (
+            "Alignment: attribution",
+            f"{len(src)} → {len(tokens)} subwords, ‖x ⊙ g‖",
+            seconds(lambda: translation_matrix(translator, src, tokens, "grad_x_input_norm"), repeats),
+            f"output ≤ {MAX_TAB_TOKENS} tokens",
+        ),
+    ]
+
+
+def other_tab_rows(translator: Translator, piece: Translation, repeats: int, ranking: bool) -> list[Row]:
+    """The newer tabs: a neighbour lookup on a full-size index (random vectors), a ranked text; Teach and the toy
+    are bounded by time by design (their own locks, one run per server)."""
+    model, src, out = translator.model, piece.src_ids, piece.best.tokens
+    d = model.config.d_model
+    rng = np.random.default_rng(0)
+    sentences = rng.standard_normal((MAX_PAIRS, d)).astype(np.float16)
+    states = rng.standard_normal((MAX_PAIRS * POSITIONS, d)).astype(np.float16)
+
+    def lookup() -> None:
+        vector, decoder = query_states(model, src, out)
+        nearest(sentences, vector, 8)
+        nearest(states, decoder[-2], 8 * POSITIONS)
+
+    rows: list[Row] = [
+        (
+            "Where did it learn this?",
+            f"lookup in {MAX_PAIRS:,} pairs",
+            seconds(lookup, repeats),
+            f"index ≤ {MAX_PAIRS:,} pairs (built in the background)",
+        )
+    ]
+    if ranking:  # one batch timed: 500 lines of this take minutes
+        line = long_input(MAX_BYTES // MAX_LINES, punctuation=False)
+        lines = [Line(i + 1, f"{i} {line}", None) for i in range(RANK_BATCH)]
+        took = seconds(lambda: rank(translator, lines, BEAM), 1)
+        rows.append(
+            (
+                "Find the bad translations",
+                f"{RANK_BATCH} lines of {len(line)} chars, beam 8 "
+                f"({MAX_LINES}: ≈ {took[0] * MAX_LINES / RANK_BATCH:.0f} s)",
+                took,
+                f"≤ {MAX_LINES} lines, {MAX_BYTES:,} bytes; a progress bar",
+            )
+        )
+    rows.append(
+        (
+            "Teach a correction",
+            "(by design)",
+            NOT_TIMED,
+            f"≤ {MAX_STEPS} steps or {MAX_SECONDS:g} s + checks; one per server",
+        )
+    )
+    rows.append(("Watch it learn", "(by design)", NOT_TIMED, "≤ 45 s; one per server"))
+    return rows
+
+
+WIDTHS = (28, 66)
+
+
+def print_rows(rows: list[Row]) -> None:
+    """Rows as they are measured (a long run shows what it has)."""
+    for tool, worst, (wall, cpu), limit in rows:
+        flag = "  OVER 10 s" if cpu > TARGET_S else ""  # CPU: what 2 idle cores would take at most
+        print(f"{tool:<{WIDTHS[0]}}  {worst:<{WIDTHS[1]}}  {wall:6.2f}  {cpu:6.2f}  {limit}{flag}", flush=True)
+
+
+def python_table(model: Path, repeats: int, ranking: bool) -> None:
+    print(f"load average {os.getloadavg()[0]:.2f} at the start")
+    translator = Translator.load(model)
+    translator.translate("Hola.")  # first call: lazy initialisation, not a request's cost
+    print(f"model {model}, {torch.get_num_threads()} torch threads, the slowest of {repeats} runs")
+    print(f"{'tool':<{WIDTHS[0]}}  {'worst input':<{WIDTHS[1]}}  {'wall s':>6}  {'CPU s':>6}  limit")
+    print_rows(translate_rows(translator, repeats))
+    piece = worst_piece(translator, long_input(TEXT_BOX, punctuation=False))
+    for rows in (whatif_rows, limited_whatif_rows, step_rows, alignment_rows):
+        print_rows(rows(translator, piece, repeats))
+    print_rows(other_tab_rows(translator, piece, repeats, ranking))
+    print(f"load average now {os.getloadavg()[0]:.2f} (the machine is shared: figures vary with its load)")
+
+
+# --- N browser sessions at once ---
+
+HEADS_DRAWN = """expected => {
+    const code = document.querySelector('.st-key-translation code');
+    const panel = Array.from(document.querySelectorAll('[role="tabpanel"]')).find(p => !p.hidden && p.offsetParent);
+    return code && code.innerText.trim() === expected && panel && panel.innerText.includes('One teacher-forced pass')
+        && panel.querySelector('[data-testid="stVegaLiteChart"] canvas, [data-testid="stVegaLiteChart"] svg') !== null
+        && document.querySelectorAll('[data-stale="true"]').length === 0
+        && document.querySelector('[data-testid="stStatusWidget"] button') === null;
+}"""  # the status widget holds a Stop button while the script runs
+
+
+def session_sentences(translator: Translator, session: int, n: int) -> list[tuple[str, str]]:
+    """``n`` long sentences for one session, each new to the server (its caches), with the English the page shows."""
+    out = []
+    for i in range(n):
+        base = PARAGRAPH[(session + i) % len(PARAGRAPH)].rstrip(".!?")
+        text = (
+            f"{base}, y {PARAGRAPH[(session + 3 * i + 1) % len(PARAGRAPH)].lower().rstrip('.!?')} {session * 1000 + i}."
+        )
+        out.append((text, translate_text(translator, text).text))
+    return out
+
+
+async def one_session(browser, url: str, sentences: list[tuple[str, str]], deadline: float) -> list[float]:
+    """Translate each sentence in turn with the What if tab on "Switch heads off", until ``deadline``: seconds
+    from each Translate click to the head chart drawn (the first, which opens the tab, left out)."""
+    from playwright.async_api import TimeoutError as PlaywrightTimeout
+
+    page = await (await browser.new_context(viewport={"width": 1600, "height": 1000})).new_page()
+    await page.goto(url)
+    box = page.get_by_label("Spanish sentence")
+    await box.wait_for(timeout=120_000)
+    latencies: list[float] = []
+    for i, (text, expected) in enumerate(sentences):
+        if i > 1 and time.monotonic() > deadline:  # at least the tab opened and one timed translation
+            break
+        await box.fill(text)
+        start = time.perf_counter()
+        await page.get_by_role("button", name="Translate").click()
+        if i == 0:  # open the tab and the tool once: they stay open for the session's later translations
+            await page.locator(".st-key-translation code").first.wait_for(timeout=120_000)
+            await page.get_by_role("tab", name="What if").click()
+            await page.get_by_text("Switch heads off", exact=True).click()
+        try:
+            await page.wait_for_function(HEADS_DRAWN, arg=expected, timeout=120_000)
+        except PlaywrightTimeout:
+            latencies.append(float("inf"))
+            continue
+        if i > 0:
+            latencies.append(time.perf_counter() - start)
+    await page.context.close()
+    return latencies
+
+
+def server_rss_mb() -> tuple[float, float]:
+    """(RSS, peak RSS) in MB of this process's ``streamlit run`` child, read from /proc."""
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            fields = dict(line.split(":", 1) for line in status.read_text().splitlines() if ":" in line)
+            cmdline = (status.parent / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if int(fields["PPid"]) == os.getpid() and b"streamlit" in cmdline:
+            return int(fields["VmRSS"].split()[0]) / 1024, int(fields["VmHWM"].split()[0]) / 1024
+    raise RuntimeError("the streamlit server is not running")
+
+
+def concurrent_sessions(model: Path, sessions: int, duration: float, threads: int) -> None:
+    import asyncio
+
+    from playwright.async_api import async_playwright
+
+    from workshop.bench.app_server import CHROMIUM, CHROMIUM_ARGS, running_app
+
+    translator = Translator.load(model)
+    plans = [session_sentences(translator, s, 40) for s in range(sessions + 1)]  # the last: the warm-up's
+    env = dict(os.environ, LAB_MODEL_DIR=str(model), LAB_THREADS=str(threads), OMP_NUM_THREADS=str(threads))
+
+    async def drive(url: str, plans: list[list[tuple[str, str]]], duration: float) -> list[list[float]]:
+        async with async_playwright() as p:
+            browser = await p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+            deadline = time.monotonic() + duration
+            found = await asyncio.gather(*(one_session(browser, url, plan, deadline) for plan in plans))
+            await browser.close()
+            return found
+
+    with running_app(env) as url:
+        fresh = server_rss_mb()
+        asyncio.run(drive(url, [plans[-1][:2]], 0))  # one session, two sentences: the model loaded, pages warm
+        before = server_rss_mb()
+        start = time.perf_counter()
+        found = asyncio.run(drive(url, plans[:-1], duration))
+        took, after = time.perf_counter() - start, server_rss_mb()
+    times = sorted(t for session in found for t in session)
+    kept = [t for t in times if t != float("inf")] or [float("nan")]
+    print(
+        f"{sessions} sessions for {took:.0f} s (load average {os.getloadavg()[0]:.2f}), server {threads} threads: "
+        f"{len(kept)} translations + head scans, Translate click -> head chart drawn: median "
+        f"{statistics.median(kept):.1f} s, worst {max(kept):.1f} s; {len(times) - len(kept)} not drawn within 120 s"
+    )
+    print(
+        f"server RSS {fresh[0]:.0f} MB fresh, {before[0]:.0f} MB after one warm-up session, {after[0]:.0f} MB after "
+        f"the {sessions} sessions (peak {after[1]:.0f} MB)"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m workshop bench requests", description=__doc__.splitlines()[0])
+    parser.add_argument("--model", type=Path, default=Path(os.environ.get("LAB_MODEL_DIR") or DEFAULT_MODEL))
+    parser.add_argument("--threads", type=int, default=2, help="torch threads (the app's LAB_THREADS)")
+    parser.add_argument("--repeats", type=int, default=2, help="timed calls per request; the slowest is shown")
+    parser.add_argument("--no-ranking", action="store_true", help="skip ranking 500 lines (the slowest row)")
+    parser.add_argument("--sessions", type=int, default=0, help="browser sessions at once (0: the table only)")
+    parser.add_argument("--seconds", type=float, default=60.0, help="how long the sessions run")
+    args = parser.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    if args.sessions:
+        concurrent_sessions(args.model, args.sessions, args.seconds, args.threads)
+        return 0
+    python_table(args.model, args.repeats, not args.no_ranking)
+    return 0

@@ -85,6 +85,18 @@ def attention(directory: str, version: int, src_ids: tuple[int, ...], tokens: tu
 KEPT_MODEL = "kept_model"  # the picked model's folder, kept while the Train page runs
 
 
+def model_changed() -> None:
+    """A model that reads another language: the text typed for the old one and its result go (the new model would
+    translate them as if they were in its language, and the page would judge them so)."""
+    request, picked = st.session_state.get("request"), st.session_state["model"]
+    if not isinstance(request, Request):
+        return
+    before, now = languages(Path(request.model)), languages(picked.path)
+    if before.known and now.known and before.src_code != now.src_code:
+        del st.session_state["request"]
+        st.session_state["source"] = st.session_state[KEPT_SOURCE] = ""
+
+
 def model_picker() -> ModelChoice:
     """The shipped default (LAB_MODEL_DIR overrides it) and every finished or stopped run (not one training now);
     the Train page may have made one of them the default (after the regression gate). The pick outlives a visit to
@@ -94,7 +106,9 @@ def model_picker() -> ModelChoice:
     index = default_index(choices, runs)
     if "model" not in st.session_state and KEPT_MODEL in st.session_state:  # back from another page
         index = next((i for i, c in enumerate(choices) if str(c.path) == st.session_state[KEPT_MODEL]), index)
-    choice = st.sidebar.selectbox("Model", choices, index=index, key="model", format_func=lambda c: c.label)
+    choice = st.sidebar.selectbox(
+        "Model", choices, index=index, key="model", format_func=lambda c: c.label, on_change=model_changed
+    )
     # Streamlit forgets a widget's value while another page runs: keep the pick under a key of our own.
     st.session_state[KEPT_MODEL] = str(choice.path)
     if not choice.available:

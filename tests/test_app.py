@@ -561,6 +561,21 @@ def test_a_model_from_english_hides_the_spanish_examples_and_says_so(
     assert any("Type an English sentence and press Translate" in i.value for i in at.info)
 
 
+def test_picking_a_model_of_another_source_language_clears_the_text_and_its_result(
+    model_env: Path, tmp_path: Path
+) -> None:
+    other = copy_model(model_env, tmp_path / "runs" / "en-es")
+    config = json.loads((model_env / "train_config.json").read_text())
+    config["data"].update(src_lang="es", tgt_lang="en", reverse=True)
+    (other / "train_config.json").write_text(json.dumps(config))
+    at = translate(start(), "El gato rojo 3.")
+    picker = at.selectbox(key="model")
+    picker.select_index(picker.options.index("run: en-es")).run()
+    assert not at.exception and at.title[0].value.startswith("English → Spanish")
+    assert at.text_area(key="source").value == "" and "request" not in at.session_state
+    assert any("Type an English sentence" in i.value for i in at.info)
+
+
 def test_positional_encoding_as_curves(model_env: Path) -> None:
     at = translate(start(), "El gato rojo 3.")
     at.session_state["view"] = "Positional encoding"

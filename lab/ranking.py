@@ -25,6 +25,7 @@ from translate.translator import DecodeOptions, Translation, Translator
 MAX_LINES = 500  # lines ranked at once: about 6 s on one CPU thread with the shipped model (docs/views.md)
 MAX_BYTES = 256_000  # an uploaded file's size: 500 lines of 500 characters
 BATCH = 32  # lines per call to translate_all: the progress bar moves once per batch
+MAX_WORK = 8_000  # source subwords × beam size ranked at once: 500 dev lines greedy, ~7 s on one thread (docs/views.md)
 
 
 class LinesError(ValueError):
@@ -119,13 +120,18 @@ def rank(
     progress: Callable[[int], None] | None = None,
 ) -> list[Ranked]:
     """Every line translated whole (as ``training/evaluate`` does) and scored, least confident first;
-    ``progress`` is told the number of lines done after each batch."""
+    ``progress`` is told the number of lines done after each batch. Refused before any decoding above MAX_WORK."""
+    options = options or DecodeOptions()
+    subwords = sum(len(translator.tokenizer.encode_src(line.source)) for line in lines)
+    if subwords * options.beam_size > MAX_WORK:
+        raise LinesError(
+            f"{len(lines)} lines of {subwords:,} subwords in all, at beam size {options.beam_size}: at most "
+            f"{MAX_WORK:,} subwords × beam size are ranked at once (fewer or shorter lines, or greedy search)"
+        )
     out = []
     for start in range(0, len(lines), BATCH):
         chunk = lines[start : start + BATCH]
-        results = translator.translate_all(
-            [line.source for line in chunk], options or DecodeOptions(), batch_size=BATCH
-        )
+        results = translator.translate_all([line.source for line in chunk], options, batch_size=BATCH)
         for line, result in zip(chunk, results, strict=True):
             cut = result.truncated or result.best.truncated
             chrf = sentence_chrf(result.text, line.reference)

@@ -14,10 +14,21 @@ from streamlit.testing.v1 import AppTest
 from streamlit.testing.v1.element_tree import Dataframe
 
 from data.readers import read_tsv
-from lab.ranking import MAX_BYTES, MAX_LINES, Line, LinesError, corpus_scores, dev_lines, rank, read_lines, read_upload
+from lab.ranking import (
+    MAX_BYTES,
+    MAX_LINES,
+    MAX_WORK,
+    Line,
+    LinesError,
+    corpus_scores,
+    dev_lines,
+    rank,
+    read_lines,
+    read_upload,
+)
 from model.run_dir import split_file
 from training.evaluate import score
-from translate.translator import Translator
+from translate.translator import DecodeOptions, Translator
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 TAB = "Find the bad translations"
@@ -75,6 +86,19 @@ def test_ranked_scores_equal_evaluate_and_the_model(tiny_model_dir: Path) -> Non
         logits = translator.model(torch.tensor([result.src_ids]), torch.tensor([[c.bos_id, *tokens[:-1]]]))
     log_probs = logits.log_softmax(-1)[0, torch.arange(len(tokens)), torch.tensor(tokens)]
     assert worst.confidence == pytest.approx(float(log_probs.mean()), abs=1e-4)
+
+
+def test_a_ranking_over_the_work_budget_is_refused_before_any_decoding(tiny_model_dir: Path) -> None:
+    translator = Translator.load(tiny_model_dir)
+    line = Line(1, "El gato rojo 3.", None)
+    per_line = len(translator.tokenizer.encode_src(line.source))
+    fits = [line] * (MAX_WORK // (per_line * 8))
+    assert len(rank(translator, fits, DecodeOptions(beam_size=8))) == len(fits)
+    decoded: list[int] = []
+    translator.translate_all = lambda texts, *args, **kwargs: decoded.append(len(texts))  # a call would be seen
+    with pytest.raises(LinesError, match=rf"at beam size 8: at most {MAX_WORK:,} subwords × beam size"):
+        rank(translator, [*fits, line], DecodeOptions(beam_size=8))
+    assert not decoded  # refused before any decoding
 
 
 def test_dev_lines_are_bounded(tiny_model_dir: Path, tmp_path: Path) -> None:

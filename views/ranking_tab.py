@@ -109,7 +109,10 @@ def show_ranking(translator: Translator, request: Request, open_source: Callable
     lines = chosen_lines(request.model)
     asked = (request.model, tuple(lines or ()), options)
     if st.button("Rank", key="ranking_run", disabled=not lines) and lines:
-        st.session_state[RESULT] = (asked, ranked_with_progress(translator, lines, options))
+        try:
+            st.session_state[RESULT] = (asked, ranked_with_progress(translator, lines, options))
+        except LinesError as err:
+            st.error(str(err))
     kept = st.session_state.get(RESULT)
     if kept is None or kept[0] != asked:
         return

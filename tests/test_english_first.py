@@ -89,7 +89,11 @@ def test_an_english_first_corpus_trains_an_english_to_spanish_model(app_url: str
             page.locator(".st-key-model").click()
             page.get_by_role("option", name="run: en-es").click()
             page.get_by_role("heading", name="English → Spanish: inside a Transformer").wait_for(timeout=PATIENCE_MS)
-            box_shown = page.get_by_label("English sentence").is_visible()
+            try:  # the heading comes first; the box below it may be drawn a moment later
+                page.get_by_label("English sentence").wait_for(timeout=PATIENCE_MS)
+                box_shown = True
+            except sync_api.TimeoutError:
+                box_shown = False
             page.screenshot(path=str(tmp_path / "english-first.png"), full_page=True)
             exceptions = page.locator('[data-testid="stException"]').count()
         finally:

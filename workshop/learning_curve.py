@@ -36,7 +36,7 @@ SHIPPED = REPO_ROOT / "checkpoints" / "es-en"
 PRESET = REPO_ROOT / "configs" / "small.toml"
 # MODE:PAIRS:STEPS:EVAL_EVERY. Below the small preset's 800 warmup steps the learning rate at a step does not depend
 # on max_steps, so each evaluation is what a run stopped there would reach (before averaging its snapshots).
-CURVES = ("scratch:16000:300:100", "scratch:1000:200:100", "scratch:4000:150:50", "finetune:1000:50:50")
+CURVES = ("scratch:16000:800:100", "scratch:1000:200:100", "scratch:4000:400:50", "finetune:1000:50:50")
 
 
 @dataclasses.dataclass(frozen=True)

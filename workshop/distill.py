@@ -11,7 +11,6 @@ ensemble (model/ensemble.py); ``--engine ctranslate2`` decodes one teacher with 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import sys
 import time
@@ -20,6 +19,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from data.corpus import CorpusError, Pair, read_pairs_file
+from data.split_record import file_sha256
 from model.run_dir import WEIGHTS_FILE
 from model.weights import ModelLoadError
 from translate.ct2 import add_engine_arguments, load_translator
@@ -28,23 +28,15 @@ from translate.translator import DecodeOptions, Translator
 CHUNK = 1024  # sentences translated, then appended and flushed, at a time
 
 
-def sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def identity(teachers: list[Path], pairs: Path, beam: int, engine: str) -> dict:
     """What a distilled file was made from: a resumed run must continue with exactly the same."""
     return {
         "teachers": [str(t) for t in teachers],
-        "teacher_weights_sha256": [sha256(t / WEIGHTS_FILE) for t in teachers],
+        "teacher_weights_sha256": [file_sha256(t / WEIGHTS_FILE) for t in teachers],
         "engine": engine,
         "beam_size": beam,
         "pairs": str(pairs),
-        "pairs_sha256": sha256(pairs),
+        "pairs_sha256": file_sha256(pairs),
     }
 
 

@@ -7,7 +7,6 @@ the runs folder's ``neighbours/`` named by the weights' sha256: a shipped model'
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import time
@@ -19,6 +18,7 @@ import numpy as np
 
 from data.batch import batch_indices, encode_pairs
 from data.readers import Pair
+from data.split_record import file_sha256
 from lab.neighbours.hidden_states import POSITIONS, batch_states, kept_positions
 from lab.neighbours.training_pairs import MAX_PAIRS, NeighboursError, training_pairs
 from model.run_dir import WEIGHTS_FILE
@@ -65,11 +65,7 @@ class NeighbourIndex:
 
 
 def weights_sha256(model_dir: Path) -> str:
-    digest = hashlib.sha256()
-    with open(weights_dir(Path(model_dir)) / WEIGHTS_FILE, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+    return file_sha256(weights_dir(Path(model_dir)) / WEIGHTS_FILE)
 
 
 def index_path(model_dir: Path, runs: Path, sha256: str) -> Path:

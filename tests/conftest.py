@@ -4,7 +4,10 @@ builders several test files use (``from conftest import ...``): a tiny model con
 from __future__ import annotations
 
 import dataclasses
+import os
 import random
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +17,27 @@ import torch
 from lab.attention.sentence_maps import SentenceMaps
 from model.attention_maps import AttentionMaps
 from model.config import ModelConfig
+from workshop.bench.app_server import CHROMIUM, running_app
+
+BROWSER_MARKS = [  # a test file driving the app in Chromium: slow, and skipped where Chromium is missing
+    pytest.mark.slow,
+    pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's Chromium is not installed: apt-get install -y chromium"),
+]
+
+
+@contextmanager
+def lab_app(model_dir: Path, tmp_path: Path, timeout: float) -> Iterator[str]:
+    """``streamlit run app.py`` on a free local port with ``model_dir`` as the default model, an empty runs folder
+    and one thread; its URL, and the app stopped afterwards."""
+    env = dict(
+        os.environ,
+        LAB_MODEL_DIR=str(model_dir),
+        LAB_RUNS_DIR=str(tmp_path / "runs"),
+        LAB_THREADS="1",
+        OMP_NUM_THREADS="1",
+    )
+    with running_app(env, tmp_path / "streamlit.log", timeout=timeout) as url:
+        yield url
 
 
 def tiny_config(**changes: object) -> ModelConfig:

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from conftest import BROWSER_MARKS, lab_app
 
 from lab.page.examples import EXAMPLES
 from translate.translator import DEFAULT_MODEL, Translator
@@ -20,23 +21,13 @@ RENDERED_VIEWS = """() => Array.from(document.querySelectorAll('.st-key-views [d
 SETTLED = "() => document.querySelectorAll('[data-stale=\"true\"]').length === 0"
 MAX_PAGE_BYTES = 5_000_000  # what one click may send to the page, whatever the input
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's Chromium is not installed: apt-get install -y chromium"),
-]
+pytestmark = BROWSER_MARKS
 
 
 @pytest.fixture
 def app_url(tiny_model_dir: Path, tmp_path: Path) -> Iterator[str]:
     """``streamlit run app.py`` on a free local port with the tiny model as the default; stopped afterwards."""
-    env = dict(
-        os.environ,
-        LAB_MODEL_DIR=str(tiny_model_dir),
-        LAB_RUNS_DIR=str(tmp_path / "runs"),
-        LAB_THREADS="1",
-        OMP_NUM_THREADS="1",
-    )
-    with running_app(env, tmp_path / "streamlit.log", timeout=30) as url:
+    with lab_app(tiny_model_dir, tmp_path, timeout=30) as url:
         yield url
 
 

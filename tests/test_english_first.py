@@ -4,15 +4,15 @@ Translate page then speaks of English → Spanish."""
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from conftest import BROWSER_MARKS, lab_app
 
 from jobs import control
-from workshop.bench.app_server import CHROMIUM, CHROMIUM_ARGS, running_app
+from workshop.bench.app_server import CHROMIUM, CHROMIUM_ARGS
 
 PATIENCE_MS = 120_000  # a loaded 2-core machine is slow to start Chromium and the app's first run
 RUNNING = """() => !document.querySelector('[data-testid="stStatusWidget"]')?.innerText.includes('Running')"""
@@ -24,23 +24,13 @@ ENGLISH_FIRST = (
     ("The weather is nice today.", "Hoy hace buen tiempo."),
 )
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's Chromium is not installed: apt-get install -y chromium"),
-]
+pytestmark = BROWSER_MARKS
 
 
 @pytest.fixture
 def app_url(tiny_model_dir: Path, tmp_path: Path) -> Iterator[str]:
     """The app with the tiny (Spanish → English) model as the default and an empty runs folder."""
-    env = dict(
-        os.environ,
-        LAB_MODEL_DIR=str(tiny_model_dir),
-        LAB_RUNS_DIR=str(tmp_path / "runs"),
-        LAB_THREADS="1",
-        OMP_NUM_THREADS="1",
-    )
-    with running_app(env, tmp_path / "streamlit.log", timeout=60) as url:
+    with lab_app(tiny_model_dir, tmp_path, timeout=60) as url:
         yield url
 
 

@@ -25,6 +25,7 @@ from jobs.estimate import (
 )
 from jobs.uploads import STAGING_DIR
 from views.refusal import refuse
+from views.train_forecast import show_forecast, start_mode
 
 if TYPE_CHECKING:  # the app reads a preset through jobs.control and never runs training code itself
     from training.train_config import TrainConfig
@@ -86,6 +87,7 @@ def show_estimate(
         f"{made.evaluations} dev evaluations), finishing near {finish}; the limit reached first: {made.limit}. "
         f"Measured {duration(time.time() - cal.measured_at)} ago; early stopping may end the run sooner."
     )
+    show_forecast(made.pairs, made.steps, start_mode(shape), config.data.src_lang, config.data.tgt_lang)
     return made
 
 

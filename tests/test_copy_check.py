@@ -9,10 +9,10 @@ from data.corpus import read_pairs_file
 from data.entities import held_out
 from data.readers import Pair
 from model.run_dir import SPLITS_DIR
+from training.phrases import Phrase
 from translate.translator import Translator
 from workshop import gate
 from workshop.copy_check import CopyItem, check, copy_items, holds, name_attention, piece_span
-from workshop.phrases import Phrase
 
 TRAIN = [
     Pair("Creo que Tom está en Boston.", "I think Tom is in Boston."),

@@ -14,9 +14,10 @@ from data.corpus import read_pairs_file, typed_key
 from model.run_dir import DATA_REPORT_FILE, SPLITS_DIR
 from model.weights import save_model
 from training import export
+from training.evaluate import loops
+from training.phrases import Phrase
 from translate.translator import Translator
 from workshop import gate
-from workshop.phrases import Phrase
 
 
 def own_phrases(translator: Translator, sources: list[str]) -> list[Phrase]:
@@ -84,7 +85,7 @@ def test_a_phrase_both_everyday_checks_miss_is_named_once_and_marked_when_new(li
 
 
 def test_loops_are_counted_by_repeated_words() -> None:
-    assert gate.loops(["I am am am am here.", "I am here.", "No, no, no, no!", "a b a b"]) == 2
+    assert loops(["I am am am am here.", "I am here.", "No, no, no, no!", "a b a b"]) == 2
 
 
 def test_models_on_different_dev_splits_are_not_compared(tiny_model_dir: Path, tmp_path: Path) -> None:

@@ -6,16 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from workshop.phrases import (
-    EVERYDAY,
-    Phrase,
-    PhraseListError,
-    is_accepted,
-    mark_seen,
-    normalise_answer,
-    read_phrases,
-    training_sources,
-)
+from training.phrases import Phrase, PhraseListError, is_accepted, normalise_answer, read_phrases
+from workshop.phrases import EVERYDAY, mark_seen, training_sources
 
 ROOT = Path(__file__).resolve().parent.parent
 

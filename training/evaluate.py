@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import time
 from pathlib import Path
@@ -17,6 +18,8 @@ from model.weights import ModelLoadError
 from training.distributed import resolve_device
 from translate.ct2 import add_engine_arguments, load_translator
 from translate.translator import DecodeOptions, Translator
+
+LOOP = re.compile(r"\b(\w+)(?:\W+\1\b){3,}", re.IGNORECASE)  # a word four or more times in a row
 
 
 class EvaluationError(ValueError):
@@ -37,6 +40,11 @@ def corpus_scores(hypotheses: list[str], references: list[str]) -> dict[str, Any
         "sentences": len(references),
         "hyp_ref_len_ratio": round(b.sys_len / max(1, b.ref_len), 3),
     }
+
+
+def loops(texts: list[str]) -> int:
+    """How many outputs repeat a word four or more times in a row (a decoder stuck in a loop)."""
+    return sum(LOOP.search(text) is not None for text in texts)
 
 
 def score(

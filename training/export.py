@@ -23,6 +23,7 @@ from pathlib import Path
 
 import torch
 
+from data.split_record import SPLIT_RECORD_FILE
 from model.run_dir import (
     CONFIG_FILE,
     DATA_REPORT_FILE,
@@ -34,7 +35,6 @@ from model.run_dir import (
     TRAIN_CONFIG_FILE,
 )
 from model.weights import ModelLoadError, save_model, staged_dir
-from data.split_record import SPLIT_RECORD_FILE
 from translate import ct2
 from translate.model_dir import load_model
 from translate.settings import REPO_ROOT

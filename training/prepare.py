@@ -30,11 +30,11 @@ from data.corpus import (
 from data.entities import EntityConfig, EntityFinder, EntityPool
 from data.noise import add_noise
 from data.readers import Reading
+from data.split_record import SPLIT_RECORD_FILE, read_record, write_record
 from data.tokenizer import Tokenizer, train_tokenizer
 from model.config import ConfigError
 from model.run_dir import DATA_REPORT_FILE, SPLITS_DIR, TRAIN_CONFIG_FILE, split_file
 from training.guided_alignment import write_alignments
-from data.split_record import SPLIT_RECORD_FILE, read_record, write_record
 from training.train_config import DataConfig, build_train_config
 
 log = logging.getLogger("training")

@@ -22,13 +22,13 @@ from pathlib import Path
 import torch
 
 from data.corpus import CorpusError, Pair
+from data.split_record import SPLIT_RECORD_FILE
 from model.config import ConfigError
 from model.run_dir import CONFIG_FILE, DATA_REPORT_FILE, RESULT_FILE, SPLITS_DIR, TRAIN_CONFIG_FILE
 from model.transformer import Transformer
 from model.weights import ModelLoadError, save_model, staged_dir
 from training.evaluate import test_scores
 from training.prepare import model_split
-from data.split_record import SPLIT_RECORD_FILE
 from translate.model_dir import LoadedModel, load_model
 from translate.translator import Translator
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 from collections.abc import Container
 from dataclasses import asdict, dataclass, field
@@ -29,16 +28,16 @@ from pathlib import Path
 from data.corpus import CorpusError, Pair
 from model.run_dir import DATA_REPORT_FILE
 from model.weights import ModelLoadError
-from training.evaluate import score, typed_pairs
+from training.evaluate import loops, score, typed_pairs
+from training.phrases import Phrase, read_phrases, score_phrases
 from training.prepare import model_split, split_fingerprint
 from translate.settings import REPO_ROOT
 from translate.translator import DEFAULT_MODEL, Translator
 from workshop.copy_check import CopyItem, copy_items
 from workshop.copy_check import check as copy_check
-from workshop.phrases import EVERYDAY, Phrase, mark_seen, read_phrases, score_phrases, training_sources
+from workshop.phrases import EVERYDAY, mark_seen, training_sources
 
 CANARIES = REPO_ROOT / "data" / "canaries-es-en.tsv"
-LOOP = re.compile(r"\b(\w+)(?:\W+\1\b){3,}", re.IGNORECASE)  # a word four or more times in a row
 
 
 class GateError(ValueError):
@@ -99,11 +98,6 @@ def _dev_sha256(model_dir: Path) -> str | None:
     if not path.is_file():
         return None
     return json.loads(path.read_text(encoding="utf-8")).get("sha256", {}).get("dev")
-
-
-def loops(texts: list[str]) -> int:
-    """How many outputs repeat a word four or more times in a row (a decoder stuck in a loop)."""
-    return sum(LOOP.search(text) is not None for text in texts)
 
 
 @dataclass(frozen=True)

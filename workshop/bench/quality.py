@@ -27,11 +27,12 @@ from data.corpus import CorpusError, Pair, ReadReport
 from data.noise import TYPED_DESCRIPTION, typed
 from model.config import from_dict
 from model.run_dir import DATA_REPORT_FILE, TRAIN_CONFIG_FILE
+from training.phrases import read_phrases, score_phrases
 from training.prepare import load_and_split, model_split, split_fingerprint
 from training.train_config import TrainConfig
 from translate import apertium
 from translate.translator import DEFAULT_MODEL, DecodeOptions, Translator
-from workshop.phrases import EVERYDAY, read_phrases, score_phrases
+from workshop.phrases import EVERYDAY
 
 
 def test_pairs(model_dir: Path, corpus: str | None) -> list[Pair]:

@@ -14,7 +14,7 @@ from typing import Any, Literal
 from jobs.control import run_tool
 from jobs.run_progress import latest_records, read_json
 from model.run_dir import EVAL_RECORD, TRAIN_RECORD
-from training.reference_points import REFERENCES_FILE
+from training.reference_points import DEFAULT, FLOOR, REFERENCES_FILE, RUN
 
 TOLERANCE = 0.005  # a dev-loss change under 0.5 % is no change
 FLAT_EVALS = 3  # evaluations without a real change: flat
@@ -95,10 +95,10 @@ def verdict(records: Sequence[Mapping[str, Any]]) -> Verdict:
 
 def reference_summary(scores: Mapping[str, Any]) -> str:
     """One or two sentences on what the reference points say: the run's dev BLEU against copying the source
-    unchanged (the floor) and against the shipped model, when it was scored."""
+    unchanged (the floor) and against the direction's default model, when it was scored."""
     bleu = {name: row.get("bleu") for name, row in scores.items() if isinstance(row, Mapping)}
-    run, floor = bleu.get("this run"), bleu.get("copy the source (floor)")
-    shipped = next((value for name, value in bleu.items() if name.startswith("shipped model")), None)
+    run, floor = bleu.get(RUN), bleu.get(FLOOR)
+    default = next(((name, value) for name, value in bleu.items() if name.startswith(DEFAULT)), None)
     if not isinstance(run, int | float) or not isinstance(floor, int | float):
         return "The reference points could not all be scored: compare the rows below."
     if run <= floor:
@@ -108,9 +108,9 @@ def reference_summary(scores: Mapping[str, Any]) -> str:
         )
     else:
         text = f"This run ({run:.1f} BLEU) translates better than copying the source unchanged ({floor:.1f})."
-    if isinstance(shipped, int | float) and run > floor:
-        than = "better than" if run > shipped else "below"
-        text += f" It scores {than} the shipped model ({shipped:.1f}) on the same sentences."
+    if default is not None and isinstance(default[1], int | float) and run > floor:
+        than = "better than" if run > default[1] else "below"
+        text += f" It scores {than} the {default[0]}, {default[1]:.1f}, on the same sentences."
     return text
 
 
@@ -120,7 +120,9 @@ def reference_points(run_dir: Path) -> dict[str, Any] | None:
     return data if data is not None and isinstance(data.get("scores"), dict) else None
 
 
-def score_reference_points(run_dir: Path, shipped: Path, timeout_s: float = TIMEOUT_S) -> str | None:
-    """Score them in a separate process; None when done, else why not (its last error line)."""
-    code, last = run_tool(["training.reference_points", "--run", str(run_dir), "--shipped", str(shipped)], timeout_s)
+def score_reference_points(run_dir: Path, default: Path | None, timeout_s: float = TIMEOUT_S) -> str | None:
+    """Score them in a separate process, beside ``default`` (the direction's default model; None: it has none yet);
+    None when done, else why not (its last error line)."""
+    beside = ["--default", str(default)] if default is not None else ["--no-default"]
+    code, last = run_tool(["training.reference_points", "--run", str(run_dir), *beside], timeout_s)
     return None if code == 0 else last

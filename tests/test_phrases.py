@@ -1,4 +1,4 @@
-"""The everyday phrase list and its exact-match scoring (workshop/phrases.py)."""
+"""Phrase lists and their exact-match scoring (training/phrases.py); the everyday list (workshop/everyday.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from training.phrases import Phrase, PhraseListError, is_accepted, normalise_answer, read_phrases
-from workshop.phrases import EVERYDAY, mark_seen, training_sources
+from workshop.everyday import EVERYDAY, mark_seen, training_sources
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -1,4 +1,5 @@
-"""Is my score good? A run beside the copy-the-source floor, the shipped model and Apertium on the same dev pairs."""
+"""Is my score good? A run beside the copy-the-source floor, its direction's default model and Apertium on the same
+dev pairs."""
 
 from __future__ import annotations
 
@@ -26,16 +27,20 @@ def test_every_reference_point_scores_the_same_dev_pairs(
         return [p.tgt for p in dev]
 
     monkeypatch.setattr(points.apertium, "translate", references_as_apertium)
-    scores = reference_points(tiny_model_dir, shipped, n=5)["scores"]
+    found = reference_points(tiny_model_dir, shipped, n=5)
+    scores = found["scores"]
+    assert found["default"] == str(shipped.resolve()) and found["canaries"] == 8  # the lab's es→en canaries
     assert set(scores) == {
         "this run",
         "copy the source (floor)",
-        "shipped model (shipped)",
+        "default model (shipped)",
         "Apertium spa-eng (rule-based)",
     }
     assert seen == [[p.src for p in dev]]  # the same sentences, in order
     assert scores["Apertium spa-eng (rule-based)"]["bleu"] == pytest.approx(100.0)
-    assert scores["this run"] == scores["shipped model (shipped)"]  # the same weights score the same
+    assert scores["this run"] == scores["default model (shipped)"]  # the same weights score the same
+    assert all(row["loops"] >= 0 for row in scores.values())
+    assert len(scores["this run"]["canaries_wrong"]) == 8 - scores["this run"]["canaries"]
 
 
 def test_without_apertium_its_row_is_left_out_and_the_file_is_written(
@@ -43,7 +48,7 @@ def test_without_apertium_its_row_is_left_out_and_the_file_is_written(
 ) -> None:
     run = shutil.copytree(tiny_model_dir, tmp_path / "run", ignore=shutil.ignore_patterns("checkpoints"))
     monkeypatch.setattr(apertium.shutil, "which", lambda name: None)
-    assert main(["--run", str(run), "--shipped", str(tmp_path / "missing")]) == 0
+    assert main(["--run", str(run), "--no-default"]) == 0
     scores = points.json.loads((run / points.REFERENCES_FILE).read_text())["scores"]
     assert set(scores) == {"this run", "copy the source (floor)"}
 

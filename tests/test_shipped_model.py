@@ -13,10 +13,10 @@ from training.phrases import Phrase, is_accepted, read_phrases, score_phrases
 from training.train import parent_shape, parse_args
 from training.train_config import load_train_config
 from translate.translator import DEFAULT_MODEL, DecodeOptions, Translator
-from workshop.phrases import EVERYDAY
+from workshop.everyday import EVERYDAY
 
 # Simple sentences and English answers the shipped model must give (greedy and beam 4), compared after
-# normalising case and punctuation (workshop/phrases.py), with the alternatives a translator would accept.
+# normalising case and punctuation (training/phrases.py), with the alternatives a translator would accept.
 EXPECTED = {
     "Tengo hambre.": ("I'm hungry", "I am hungry"),
     "El gato duerme en la casa.": ("The cat sleeps in the house", "The cat is sleeping in the house"),

@@ -584,10 +584,22 @@ def test_the_estimate_before_start_is_within_twice_what_the_run_takes(runs: Path
     at.button(key="references").click().run()
     assert not at.exception and not at.error, errors(at)
     points = next(t.value for t in at.dataframe if "dev BLEU" in t.value.columns)
-    assert {"this run", "copy the source (floor)", "shipped model (es-en)"} <= set(points["model"])
+    assert {"this run", "copy the source (floor)", "default model (es-en)"} <= set(points["model"])
 
 
 # ----------------------------------------------------------------------------------------- the default model's gate
+
+
+def model_folder(path: Path, pair: tuple[str, str] | None = ("es", "en")) -> Path:
+    """What the picker and the default's record look for (never loaded here), in the direction ``pair``."""
+    path.mkdir(parents=True, exist_ok=True)
+    for name in ("config.json", "model.safetensors"):
+        (path / name).write_text("{}")
+    if pair is not None:
+        config = path / "train_config.json"
+        kept = json.loads(config.read_text()) if config.is_file() else {}
+        config.write_text(json.dumps({**kept, "data": {"src_lang": pair[0], "tgt_lang": pair[1]}}))
+    return path
 
 
 def test_the_recorded_default_is_read_only_when_it_names_a_model_of_the_runs_folder(runs: Path, tmp_path: Path) -> None:
@@ -599,11 +611,8 @@ def test_the_recorded_default_is_read_only_when_it_names_a_model_of_the_runs_fol
         recorded_default,
     )
 
-    shipped, model = tmp_path / "shipped", runs / "mine"
-    for folder in (shipped, model, tmp_path / "outside"):
-        folder.mkdir(parents=True)
-        for name in ("config.json", "model.safetensors"):
-            (folder / name).write_text("{}")
+    shipped, model = model_folder(tmp_path / "shipped"), model_folder(runs / "mine")
+    model_folder(tmp_path / "outside")
     choices = find_models(shipped, runs)
     assert recorded_default(runs) is None and default_index(choices, runs) == 0
     record_default(runs, model)
@@ -612,18 +621,79 @@ def test_the_recorded_default_is_read_only_when_it_names_a_model_of_the_runs_fol
     for bad in (
         "{not json",
         "[1]",
-        json.dumps({"run": "../outside"}),
-        json.dumps({"run": "link"}),
-        json.dumps({"run": "missing"}),
-        json.dumps({"run": 3}),
-        json.dumps({"run": ".uploads"}),
+        json.dumps({"runs": ["../outside"]}),
+        json.dumps({"runs": ["link"]}),
+        json.dumps({"runs": ["missing"]}),
+        json.dumps({"runs": [3]}),
+        json.dumps({"runs": "mine"}),
+        json.dumps({"runs": [".uploads"]}),
     ):
         (runs / DEFAULT_CHOICE_FILE).write_text(bad)
         assert recorded_default(runs) is None and default_index(choices, runs) == 0, bad
 
 
+def test_each_direction_keeps_its_own_default_and_the_last_made_opens_the_page(runs: Path, tmp_path: Path) -> None:
+    from lab.page.model_choices import direction_default, record_default, recorded_default
+
+    shipped = model_folder(tmp_path / "shipped")
+    es_en, en_es, es_en_2 = (
+        model_folder(runs / n, p) for n, p in (("a", ("es", "en")), ("b", ("en", "es")), ("c", ("es", "en")))
+    )
+    assert direction_default(runs, ("es", "en"), shipped) == shipped  # the shipped model's own direction
+    assert direction_default(runs, ("en", "es"), shipped) is None  # a first model of its direction has none to beat
+    record_default(runs, es_en)
+    record_default(runs, en_es)
+    assert (
+        direction_default(runs, ("es", "en"), shipped) == es_en
+        and direction_default(runs, ("en", "es"), shipped) == en_es
+    )
+    assert recorded_default(runs) == en_es
+    record_default(runs, es_en_2)  # replaces a, keeps b
+    assert (
+        direction_default(runs, ("es", "en"), shipped) == es_en_2
+        and direction_default(runs, ("en", "es"), shipped) == en_es
+    )
+    assert recorded_default(runs) == es_en_2
+
+
+def points(run: dict, default: dict | None = None, floor: float = 2.0, canaries: int = 0) -> dict:
+    scores = {"this run": run, "copy the source (floor)": {"bleu": floor, "loops": 0}}
+    if default is not None:
+        scores["default model (es-en)"] = default
+    return {"sentences": 300, "canaries": canaries, "scores": scores}
+
+
+def test_the_default_rule_beside_a_current_default_and_for_a_first_model() -> None:
+    from jobs.default_model import default_checks, refusal_text
+
+    def passed(p: dict) -> dict[str, bool]:
+        return {c.name: c.passed for c in default_checks(p)}
+
+    level = {"bleu": 30.0, "loops": 2}
+    assert all(passed(points({"bleu": 29.8, "loops": 7}, level)).values())  # within 0.3 BLEU, 5 more loops
+    assert passed(points({"bleu": 29.6, "loops": 8}, level)) == {"dev BLEU": False, "dev outputs that loop": False}
+    first = default_checks(points({"bleu": 2.5, "loops": 0}, floor=2.0))  # no default: it must beat copying by 1
+    assert [c.passed for c in first] == [False, True] and first[0].baseline == 2.0
+    assert all(passed(points({"bleu": 3.0, "loops": 15}, floor=2.0)).values())  # 5 % of 300 may loop
+    assert not passed(points({"bleu": 9.0, "loops": 16}, floor=2.0))["dev outputs that loop"]
+    canary = points(
+        {"bleu": 31, "loops": 0, "canaries": 7, "canaries_wrong": ['"Hola mundo" → "Hide world."']},
+        {**level, "canaries": 8},
+        canaries=8,
+    )
+    checks = default_checks(canary)
+    assert (
+        checks[-1].name == "canaries right"
+        and not checks[-1].passed
+        and checks[-1].wrong == ('"Hola mundo" → "Hide world."',)
+    )
+    text = refusal_text(checks, first=False)
+    assert "canaries right" in text and "dev BLEU" not in text and "Translate page" in text and text.count(". ") <= 2
+    assert "first default" in refusal_text(first, first=True)
+
+
 @pytest.mark.slow
-def test_the_gate_refuses_a_bad_run_as_the_default(
+def test_a_tiny_run_is_refused_as_the_default_in_plain_words(
     runs: Path, tiny_model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import shutil
@@ -633,44 +703,52 @@ def test_the_gate_refuses_a_bad_run_as_the_default(
     baseline = tmp_path / "shipped"
     shutil.copytree(tiny_model_dir, baseline)
     monkeypatch.setenv("LAB_MODEL_DIR", str(baseline))
-    shutil.copytree(tiny_model_dir, runs / "bad")  # a tiny model: gets no canary sentence right
+    shutil.copytree(tiny_model_dir, runs / "bad")  # a tiny model: as good as its copy, but gets no canary right
     at = page()
     assert at.selectbox(key="watch_run").value == "bad"
     at.button(key="make_default").click().run()
-    assert not at.exception and "the shipped model stays the default" in errors(at)
-    assert "canaries right" in errors(at) and "sha256" not in errors(at)
-    checks = next(t.value for t in at.dataframe if "check" in t.value.columns)
-    assert not checks.loc[checks["check"] == "canaries right", "passed"].item()
+    assert not at.exception and "The current default still does better on canaries right" in errors(at)
+    checks = next(t.value for t in at.dataframe if "check" in t.value.columns and "rule" in t.value.columns)
+    assert checks.set_index("check")["passed"].to_dict() == {
+        "dev BLEU": True,  # the same weights score the same
+        "dev outputs that loop": True,
+        "canaries right": False,
+    }
     wrong = next(t.value for t in at.dataframe if "what this run said" in t.value.columns)
     assert (wrong["check"] == "canaries right").sum() == 8  # each canary it gets wrong, named with its output
     assert recorded_default(runs) is None  # still not the default, and still listed for the picker
-    dev = runs / "bad" / "splits" / "dev.tsv"
-    dev.write_text("".join(dev.read_text().splitlines(keepends=True)[1:]))  # another dev split: not comparable
+    monkeypatch.setenv("LAB_MODEL_DIR", str(tmp_path / "none"))  # no default for es→en: a first model
+    at = page()
     at.button(key="make_default").click().run()
-    assert "could not compare this run with the shipped model" in errors(at)
-    assert not [w for w in ("sha256", "--init-from", str(runs)) if w in errors(at)]  # plain words on the page
-    assert "sha256 differs" in details(at)  # the gate's own words, in the expander
+    assert "not yet good enough to be the first default" in errors(at)
+    assert not [w for w in ("sha256", "--init-from", str(runs), "Traceback") if w in errors(at)]  # plain words
     assert recorded_default(runs) is None
 
 
-def test_a_passing_gate_makes_the_run_the_default(runs: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from jobs import model_gate
-    from lab.page.model_choices import recorded_default
+def test_a_passing_run_becomes_the_default_of_its_direction(runs: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from lab.page.model_choices import recorded_default, shipped_model
+    from training.reference_points import REFERENCES_FILE
+    from views import train_result
 
     fake_run(runs / "good", finished=True)
-    for name in ("config.json", "model.safetensors"):  # what the picker looks for; never loaded here
-        (runs / "good" / name).write_text("{}")
-    checks = [{"name": "canaries right", "candidate": 5, "baseline": 5, "passed": True, "rule": "all 5"}]
-    monkeypatch.setattr(model_gate, "run_gate", lambda run_dir, baseline: model_gate.GateOutcome(True, checks))
+    model_folder(runs / "good")
+    written: list[Path | None] = []
+
+    def scored(run_dir: Path, default: Path | None) -> None:  # the process's file, as a passing run has it
+        written.append(default)
+        good = {"bleu": 40.0, "chrf": 60.0, "loops": 0, "canaries": 8, "canaries_wrong": []}
+        found = points(good, {"bleu": 35.0, "chrf": 55.0, "loops": 1, "canaries": 8}, canaries=8)
+        (run_dir / REFERENCES_FILE).write_text(json.dumps({**found, "default": str(default.resolve())}))
+
+    monkeypatch.setattr(train_result, "score_reference_points", scored)
     at = page()
     at.button(key="make_default").click().run()
-    assert (
-        not at.exception and not at.error and any("is now the translate page's default" in s.value for s in at.success)
-    )
-    assert recorded_default(runs) == runs / "good"
+    assert not at.exception and not at.error, errors(at)
+    assert any("is now the default Spanish → English model" in s.value for s in at.success)
+    assert written == [shipped_model()] and recorded_default(runs) == runs / "good"
     at.run()
     assert not any(b.key == "make_default" for b in at.button)
-    assert any("is the translate page's default model" in c.value for c in at.caption)
+    assert any("is the default Spanish → English model" in c.value for c in at.caption)
 
 
 @pytest.mark.slow

@@ -1,7 +1,10 @@
-"""``python -m training.reference_points --run DIR``: is this score good? The run's model beside reference points on
-the same dev sentences: a floor (the source copied as the translation) and, where the pair is es→en, the shipped
-model (which may have trained on some of these sentences: a yardstick, not a contest) and Apertium, the rule-based
-translator, where it is installed (``translate/apertium.py``). Writes ``REFERENCES_FILE`` into the run folder."""
+"""``python -m training.reference_points --run DIR``: is this score good, and may it be the default? The run's model
+beside reference points on the same dev sentences: a floor (the source copied as the translation), the current default
+model of the run's direction (``--default``; the shipped model when the directions match: it may have trained on
+some of these sentences, a yardstick, not a contest) and Apertium, the rule-based translator, where it is installed
+(``translate/apertium.py``). Each model's outputs that loop are counted, and its canary sentences scored where the
+lab has a list for the direction (``training.phrases.canary_list``). Writes ``REFERENCES_FILE`` into the run folder.
+"""
 
 from __future__ import annotations
 
@@ -9,49 +12,77 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from data.corpus import CorpusError, read_pairs_file
 from model.run_dir import CONFIG_FILE, WEIGHTS_FILE, split_file
 from model.weights import ModelLoadError
-from training.evaluate import corpus_scores, score
+from training.evaluate import corpus_scores, loops, score
+from training.phrases import canary_list, read_phrases, score_phrases
 from training.prepare import model_data
 from translate import apertium
 from translate.translator import DEFAULT_MODEL, Translator
 
 REFERENCES_FILE = "reference_points.json"
 MAX_SENTENCES = 300  # dev sentences scored: the same first ones for every model
-SHIPPED_PAIR = ("es", "en")
+RUN, FLOOR, DEFAULT = (
+    "this run",
+    "copy the source (floor)",
+    "default model",
+)  # rows; the default's is "default model (NAME)"
 
 
-def reference_points(run_dir: Path, shipped: Path = DEFAULT_MODEL, n: int = MAX_SENTENCES) -> dict:
-    """BLEU and chrF of the run's model, the copy-the-source floor and (es→en) the shipped model on ``n`` dev pairs."""
+def direction_of(model_dir: Path) -> tuple[str, str] | None:
+    data = model_data(model_dir)
+    return data.direction if data is not None else None
+
+
+def reference_points(run_dir: Path, default: Path | None, n: int = MAX_SENTENCES) -> dict[str, Any]:
+    """BLEU, chrF and looping outputs of the run's model, the copy-the-source floor and ``default`` (the current default
+    model of the run's direction, when there is one) on ``n`` dev pairs; the canaries of the direction, when listed."""
     dev = read_pairs_file(split_file(run_dir, "dev"))[:n]
     if not dev:
         raise CorpusError(f"{split_file(run_dir, 'dev')}: no dev pairs")
-    rows = {
-        "this run": score(Translator.load(run_dir), dev),
-        "copy the source (floor)": corpus_scores([p.src for p in dev], [p.tgt for p in dev]),
-    }
-    data = model_data(run_dir)
-    usable = all((shipped / name).is_file() for name in (CONFIG_FILE, WEIGHTS_FILE))
-    if data is not None and data.direction == SHIPPED_PAIR and usable and shipped.resolve() != run_dir.resolve():
-        rows[f"shipped model ({shipped.name})"] = score(Translator.load(shipped), dev)
-    rule_based = (
-        apertium.translate([p.src for p in dev]) if data is not None and data.direction == apertium.PAIR else None
-    )
+    models = {RUN: Translator.load(run_dir)}
+    if default is not None and default.resolve() != run_dir.resolve():
+        models[f"{DEFAULT} ({default.name})"] = Translator.load(default)
+    rows: dict[str, dict[str, Any]] = {name: score(model, dev) for name, model in models.items()}
+    rows[FLOOR] = corpus_scores([p.src for p in dev], [p.tgt for p in dev])
+    direction = direction_of(run_dir)
+    rule_based = apertium.translate([p.src for p in dev]) if direction == apertium.PAIR else None
     if rule_based is not None:
         rows["Apertium spa-eng (rule-based)"] = corpus_scores(rule_based, [p.tgt for p in dev])
-    scores = {name: {"bleu": row["bleu"], "chrf": row["chrf"]} for name, row in rows.items()}
-    return {"sentences": len(dev), "scores": scores}
+    scores = {
+        name: {"bleu": row["bleu"], "chrf": row["chrf"], "loops": loops(row.get("hypotheses", []))}
+        for name, row in rows.items()
+    }
+    listed = canary_list(*direction) if direction is not None else None
+    canaries = [] if listed is None else read_phrases(listed)
+    for name, model in models.items() if canaries else ():
+        result = score_phrases(model, canaries)
+        wrong = [f'"{r["source"]}" → "{r["translation"]}"' for r in result["rows"] if not r["accepted"]]
+        scores[name] |= {"canaries": result["accepted"], "canaries_wrong": wrong}
+    baseline = str(default.resolve()) if len(models) > 1 and default is not None else None
+    return {"sentences": len(dev), "canaries": len(canaries), "default": baseline, "scores": scores}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m training.reference_points", description=__doc__.splitlines()[0])
-    parser.add_argument("--run", type=Path, required=True, help="a finished run directory")
-    parser.add_argument("--shipped", type=Path, default=DEFAULT_MODEL, help="the shipped model directory")
+    parser.add_argument("--run", type=Path, required=True, help="a run directory with a model")
+    parser.add_argument(
+        "--default",
+        type=Path,
+        help="the current default model of the run's direction (else the shipped model, when "
+        "its direction is the run's)",
+    )
+    parser.add_argument("--no-default", action="store_true", help="the run's direction has no default model yet")
     args = parser.parse_args(argv)
+    default = args.default
+    shipped = all((DEFAULT_MODEL / name).is_file() for name in (CONFIG_FILE, WEIGHTS_FILE))
+    if default is None and not args.no_default and shipped and direction_of(DEFAULT_MODEL) == direction_of(args.run):
+        default = DEFAULT_MODEL
     try:
-        points = reference_points(args.run, args.shipped)
+        points = reference_points(args.run, None if args.no_default else default)
     except (CorpusError, ModelLoadError, OSError, ValueError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

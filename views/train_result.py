@@ -1,6 +1,6 @@
 """The Train page's result of a run: the test scores of a finished run (or, when asked, of a stopped run's best
 checkpoint), the estimate beside what happened, the reference points, and how to use the model: pick it on the
-Translate page, or make it the default there through the regression gate (``jobs.model_gate``)."""
+Translate page, or make it the default of its direction (``jobs.default_model``)."""
 
 from __future__ import annotations
 
@@ -11,12 +11,12 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from jobs import model_gate
+from jobs.default_model import default_checks, refusal_text
 from jobs.run_progress import final_scores, kept_text
 from jobs.run_verdict import reference_points, reference_summary, score_reference_points
 from jobs.stopped_run import checkpoint_step, fresh, score_stopped, stopped_scores
 from lab.page.direction import languages
-from lab.page.model_choices import is_usable, last_step, record_default, recorded_default, shipped_model, stopped_label
+from lab.page.model_choices import direction_default, is_usable, last_step, record_default, shipped_model, stopped_label
 from training.reference_points import REFERENCES_FILE
 from views.refusal import refuse
 from views.train_estimate import show_outcome
@@ -31,7 +31,7 @@ def show_scores(scores: dict[str, Any], which: str = "greedy") -> None:
 
 def show_result(run_dir: Path) -> None:
     """A finished run: its scores with their signatures, the estimate beside what happened, the reference points,
-    and the way to use it (the Translate page's picker; the gate for the default)."""
+    and the way to use it (the Translate page's picker, or as the default of its direction)."""
     scores = final_scores(run_dir)
     if scores is None:
         return
@@ -58,17 +58,32 @@ def scored_when_asked(
             st.rerun()
 
 
-def show_reference_points(run_dir: Path) -> None:
-    """The run's dev score beside a floor (the source copied), the shipped model and Apertium, scored when asked."""
+def current_default(run_dir: Path) -> Path | None:
+    """The default model of the run's direction (the run itself once it is); None for a first model of it."""
+    mine = languages(run_dir)
+    return direction_default(run_dir.parent, mine.pair, shipped_model()) if mine.known else None
+
+
+def scored_points(run_dir: Path) -> dict[str, Any] | None:
+    """The run's reference points when they are scored for its weights and beside its direction's current default."""
     points = reference_points(run_dir) if fresh(run_dir / REFERENCES_FILE, run_dir) else None
+    default = current_default(run_dir)
+    wanted = None if default is None or default == run_dir else str(default.resolve())
+    return points if points is not None and points.get("default") == wanted else None
+
+
+def show_reference_points(run_dir: Path) -> None:
+    """The run's dev score beside a floor (the source copied), its direction's default model and Apertium, scored
+    when asked."""
+    points = scored_points(run_dir)
     if points is None:
         scored_when_asked(
             "Compare with reference points",
             "references",
-            "The same dev sentences translated by this model, by the shipped model and by Apertium (es→en, where "
-            "installed), and copied unchanged (the floor)",
+            "The same dev sentences translated by this model, by the default model of its direction and by Apertium "
+            "(es→en, where installed), and copied unchanged (the floor)",
             "Translating the dev sentences with each model…",
-            lambda: score_reference_points(run_dir, shipped_model()),
+            lambda: score_reference_points(run_dir, current_default(run_dir)),
             "No reference points: the other models could not translate this run's dev sentences.",
         )
         return
@@ -112,44 +127,47 @@ def show_stopped(run_dir: Path, records: list[dict]) -> None:
 
 
 def default_model_gate(run_dir: Path) -> None:
-    """The gate against the current default (the shipped model, or the run the gate made the default), for a run in
-    the shipped model's direction; a refused run can still be picked on the Translate page."""
-    runs_dir, current = run_dir.parent, recorded_default(run_dir.parent)
-    if current == run_dir:
-        st.caption("This run is the translate page's default model (it passed the regression gate).")
+    """ "Use as default model": the run against its direction's current default on its own dev sentences (a first
+    model of a direction: against copying the source), by ``jobs.default_model``'s rule; a refused run can still be
+    picked on the Translate page."""
+    mine, default = languages(run_dir), current_default(run_dir)
+    if default == run_dir:
+        st.caption(f"This run is the default {mine.src} → {mine.tgt} model of the Translate page.")
         return
-    mine, shipped = languages(run_dir), languages(shipped_model())
-    if mine.known and shipped.known and (mine.src_code, mine.tgt_code) != (shipped.src_code, shipped.tgt_code):
-        st.caption(
-            f"Only a {shipped.src} → {shipped.tgt} model can become the default for now: the check that decides "
-            f"compares it with the current default on {shipped.src} phrases and canary sentences, and there is no "
-            f"such check yet for {mine.src} → {mine.tgt}. You can still pick this run on the Translate page."
-        )
+    if not mine.known:
+        st.caption("This run does not record its languages, so it cannot become a default model.")
         return
+    against = (
+        f"the current {mine.src} → {mine.tgt} default ({default.name})"
+        if default is not None
+        else f"copying the source (there is no {mine.src} → {mine.tgt} default yet)"
+    )
     if not st.button(
         "Use as default model",
         key="make_default",
-        help="Runs the regression gate (python -m workshop gate) against the current default model: "
-        "dev BLEU as written and typed, everyday phrases, canary sentences",
+        help=f"Compares this run with {against} on its dev sentences, then makes it the model the Translate page "
+        "opens with",
     ):
         return
-    with st.spinner("Running the regression gate against the current default model…"):
-        result = model_gate.run_gate(run_dir, current or shipped_model())
-    if result.checks:
-        columns = {"name": "check", "candidate": "this run", "baseline": "shipped", "rule": "rule", "passed": "passed"}
-        st.dataframe(pd.DataFrame([{v: c.get(k) for k, v in columns.items()} for c in result.checks]), hide_index=True)
-        wrong = [
-            {"check": c.get("name"), "what this run said": line}
-            for c in result.checks
-            if not c.get("passed")
-            for line in c.get("detail") or ()
-            if isinstance(line, str)
-        ]
-        if wrong:
-            st.caption("The sentences behind each failed check (this run's translation; the shipped model's):")
-            st.dataframe(pd.DataFrame(wrong), hide_index=True)
-    if result.passed:
-        record_default(runs_dir, run_dir)
-        st.success(f"Passed: “run: {run_dir.name}” is now the translate page's default model.")
+    points = scored_points(run_dir)
+    if points is None:
+        with st.spinner(f"Translating this run's dev sentences with it and with {against}…"):
+            problem = score_reference_points(run_dir, default)
+        points = scored_points(run_dir)
+        if problem or points is None:
+            refuse("The comparison could not run, so the default is unchanged.", problem or "no reference points")
+            return
+    checks = default_checks(points)
+    baseline = "current default" if default is not None else "copy the source"
+    table = [
+        {"check": c.name, "this run": c.run, baseline: c.baseline, "rule": c.rule, "passed": c.passed} for c in checks
+    ]
+    st.dataframe(pd.DataFrame(table), hide_index=True)
+    wrong = [{"check": c.name, "what this run said": line} for c in checks if not c.passed for line in c.wrong]
+    if wrong:
+        st.dataframe(pd.DataFrame(wrong), hide_index=True)
+    if all(c.passed for c in checks):
+        record_default(run_dir.parent, run_dir)
+        st.success(f"Passed: “run: {run_dir.name}” is now the default {mine.src} → {mine.tgt} model.")
     else:
-        refuse(model_gate.refusal_text(result), result.problem or "the failed checks are marked in the table above")
+        refuse(refusal_text(checks, default is None), f"compared on the first {points['sentences']} dev sentences")

@@ -10,7 +10,7 @@ from pathlib import Path
 # command: (module, what it does); a module's main(argv) receives the rest of the command line.
 COMMANDS = {
     "gate": ("workshop.gate", "may a model replace the shipped one? the regression gate"),
-    "phrases": ("workshop.phrases", "the everyday phrase list, scored by exact match"),
+    "phrases": ("workshop.everyday", "the everyday phrase list, scored by exact match"),
     "copy-check": ("workshop.copy_check", "does a model carry names, places and numbers it never saw?"),
     "distill": ("workshop.distill", "a teacher re-translates every training source (sequence-level distillation)"),
     "average": ("workshop.average", "one model whose weights are the mean of several models' weights"),

@@ -35,7 +35,7 @@ from translate.settings import REPO_ROOT
 from translate.translator import DEFAULT_MODEL, Translator
 from workshop.copy_check import CopyItem, copy_items
 from workshop.copy_check import check as copy_check
-from workshop.phrases import EVERYDAY, mark_seen, training_sources
+from workshop.everyday import EVERYDAY, mark_seen, training_sources
 
 CANARIES = REPO_ROOT / "data" / "canaries-es-en.tsv"
 

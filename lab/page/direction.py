@@ -24,6 +24,10 @@ class Languages:
     def known(self) -> bool:
         return bool(self.src_code and self.tgt_code)
 
+    @property
+    def pair(self) -> tuple[str, str]:
+        return self.src_code, self.tgt_code
+
 
 UNKNOWN = Languages("", "", "source language", "target language")
 

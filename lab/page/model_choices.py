@@ -9,6 +9,7 @@ from collections.abc import Container
 from dataclasses import dataclass
 from pathlib import Path
 
+from lab.page.direction import languages
 from model.run_dir import METRICS_LOG_FILE
 from translate.model_dir import MODEL_FILES as MODEL_FILES  # re-exported: the app's tests name it here
 from translate.model_dir import holds_network, weights_dir
@@ -94,22 +95,43 @@ def default_index(choices: list[ModelChoice], runs: Path | None = None) -> int:
     return next((i for i, choice in enumerate(choices) if choice.available), 0)
 
 
-DEFAULT_CHOICE_FILE = ".default_model.json"  # in the runs folder: the run the Train page's gate made the default
+DEFAULT_CHOICE_FILE = ".default_model.json"  # in the runs folder: the runs "Use as default model" made defaults
+
+
+def recorded_defaults(runs: Path) -> list[Path]:
+    """The runs the Train page made defaults ("Use as default model"), oldest first, that are still usable model
+    folders of ``runs``: one per direction; the last is the Translate page's default model."""
+    try:
+        data = json.loads((runs / DEFAULT_CHOICE_FILE).read_text(encoding="utf-8"))
+        names = data.get("runs", [data.get("run")])
+    except (OSError, ValueError, AttributeError):
+        return []
+    valid = (
+        (n for n in names if isinstance(n, str) and n and "/" not in n and not n.startswith("."))
+        if isinstance(names, list)
+        else ()
+    )
+    return [runs / n for n in valid if not (runs / n).is_symlink() and is_usable(runs / n)]
 
 
 def recorded_default(runs: Path) -> Path | None:
-    """The run the Train page made the default ("Use as default model", after the regression gate), when it is
-    still a usable model folder of ``runs``; None otherwise (then the shipped model is the default)."""
-    try:
-        name = json.loads((runs / DEFAULT_CHOICE_FILE).read_text(encoding="utf-8")).get("run")
-    except (OSError, ValueError, AttributeError):
-        return None
-    if not isinstance(name, str) or not name or "/" in name or name.startswith("."):
-        return None
-    path = runs / name
-    return path if not path.is_symlink() and is_usable(path) else None
+    """The Translate page's default model when the Train page made one; None: the shipped model is the default."""
+    found = recorded_defaults(runs)
+    return found[-1] if found else None
+
+
+def direction_default(runs: Path, pair: tuple[str, str], shipped: Path) -> Path | None:
+    """The current default model of a direction: the run the Train page made its default, else the shipped model
+    when it translates that way, else None (a first model of the direction)."""
+    mine = [run for run in recorded_defaults(runs) if languages(run).pair == pair]
+    if mine:
+        return mine[-1]
+    return shipped if is_model_dir(shipped) and languages(shipped).pair == pair else None
 
 
 def record_default(runs: Path, run_dir: Path) -> None:
-    """Make ``run_dir`` (a folder of ``runs``) the translate page's default model; only after the gate passed."""
-    (runs / DEFAULT_CHOICE_FILE).write_text(json.dumps({"run": run_dir.name}) + "\n", encoding="utf-8")
+    """Make ``run_dir`` (a folder of ``runs``) the default of its direction and the Translate page's default model;
+    only after the rule passed. The default it replaces (same direction) is forgotten."""
+    pair = languages(run_dir).pair
+    kept = [run.name for run in recorded_defaults(runs) if languages(run).pair != pair and run != run_dir]
+    (runs / DEFAULT_CHOICE_FILE).write_text(json.dumps({"runs": [*kept, run_dir.name]}) + "\n", encoding="utf-8")

@@ -32,7 +32,7 @@ from training.prepare import load_and_split, model_split, split_fingerprint
 from training.train_config import TrainConfig
 from translate import apertium
 from translate.translator import DEFAULT_MODEL, DecodeOptions, Translator
-from workshop.phrases import EVERYDAY
+from workshop.everyday import EVERYDAY
 
 
 def test_pairs(model_dir: Path, corpus: str | None) -> list[Pair]:

@@ -152,13 +152,26 @@ def test_the_staged_uploads_are_bounded(tmp_path: Path, staged: int) -> None:
     assert len(left) == min(staged, MAX_STAGED) and folders[-1] in left
 
 
-def test_a_run_of_another_direction_is_told_why_it_cannot_be_the_default(model_env: Path, tmp_path: Path) -> None:
+def test_a_first_model_of_another_direction_becomes_its_default_against_copying_the_source(
+    model_env: Path, tmp_path: Path
+) -> None:
+    from lab.page.model_choices import recorded_default
+
     run_dir = tmp_path / "runs" / "reverse"
     shutil.copytree(model_env, run_dir)
     config = json.loads((run_dir / "train_config.json").read_text())
-    config["data"] |= {"src_lang": "en", "tgt_lang": "es", "reverse": False}
+    config["data"] |= {"src_lang": "en", "tgt_lang": "es", "reverse": False}  # its toy pairs, labelled the other way
     (run_dir / "train_config.json").write_text(json.dumps(config))
     at = to_train(app())
-    assert not any(b.key == "make_default" for b in at.button)
-    told = [c.value for c in at.caption if c.value.startswith("Only a Spanish → English model")]
-    assert told and "English → Spanish" in told[0] and "still pick this run" in told[0]
+    button = next(b for b in at.button if b.key == "make_default")
+    assert "there is no English → Spanish default yet" in button.help
+    button.click().run()
+    assert not at.exception and not at.error
+    checks = next(t.value for t in at.dataframe if "copy the source" in t.value.columns)
+    assert list(checks["check"]) == ["dev BLEU", "dev outputs that loop"]  # the lab has no English → Spanish canaries
+    assert (checks["this run"][0] >= checks["copy the source"][0] + 1) and checks["passed"].all()
+    assert any("is now the default English → Spanish model" in s.value for s in at.success)
+    assert recorded_default(tmp_path / "runs") == run_dir
+    fresh = app("tab-2")  # a new visitor: the Translate page opens with it
+    assert fresh.selectbox(key="model").value.label == "run: reverse"
+    assert any("English → Spanish" in t.value for t in fresh.title)

@@ -110,7 +110,7 @@ def reference_summary(scores: Mapping[str, Any]) -> str:
         text = f"This run ({run:.1f} BLEU) translates better than copying the source unchanged ({floor:.1f})."
     if default is not None and isinstance(default[1], int | float) and run > floor:
         than = "better than" if run > default[1] else "below"
-        text += f" It scores {than} the {default[0]}, {default[1]:.1f}, on the same sentences."
+        text += f" It scores {than} the {default[0]}, {default[1]:.1f}, which may have trained on some of them."
     return text
 
 

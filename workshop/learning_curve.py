@@ -36,7 +36,7 @@ SHIPPED = REPO_ROOT / "checkpoints" / "es-en"
 PRESET = REPO_ROOT / "configs" / "small.toml"
 # MODE:PAIRS:STEPS:EVAL_EVERY. Below the small preset's 800 warmup steps the learning rate at a step does not depend
 # on max_steps, so each evaluation is what a run stopped there would reach (before averaging its snapshots).
-CURVES = ("scratch:16000:800:100", "scratch:1000:200:100", "scratch:4000:400:50", "finetune:1000:50:50")
+CURVES = ("scratch:16000:800:100", "scratch:1000:800:100", "scratch:4000:800:100", "finetune:1000:200:50")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -121,15 +121,16 @@ def held_out(table: dict) -> list[dict]:
     return checks
 
 
-def write_table(curves: list[dict], out: Path, command: str) -> None:
-    """The table at ``out`` with ``curves`` in it (replacing the curves of the same mode and size it held)."""
+def write_table(curves: list[dict], out: Path) -> None:
+    """The table at ``out`` with ``curves`` in it (replacing the curves of the same mode and size it held); its
+    command is the default one, whose curves (``CURVES``) are the table's."""
     new = {(c["mode"], c["pairs"]) for c in curves}
     old = json.loads(out.read_text(encoding="utf-8"))["curves"] if out.is_file() else []
     curves = [*curves, *(c for c in old if (c["mode"], c["pairs"]) not in new)]
     table = {
         "about": "dev BLEU (greedy) of the small preset at each evaluation, by training pairs and steps; from "
         "scratch on random samples of the Tatoeba corpus, or fine-tuning the shipped model on pairs it never saw",
-        "command": command,
+        "command": "python -m workshop learning-curve",
         "machine": f"{os.cpu_count()} CPU cores, 1 thread per run ({platform.machine()})",
         "curves": sorted(curves, key=lambda c: (c["mode"], c["pairs"])),
     }
@@ -152,12 +153,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     curves = [Curve.parse(c) for c in args.curve or CURVES]
     args.work.mkdir(parents=True, exist_ok=True)
-    command = "python -m workshop learning-curve " + " ".join(f"--curve {c}" for c in args.curve or [])
     done: list[dict] = []
     with ThreadPoolExecutor(max(1, args.lanes)) as pool:
         futures = [pool.submit(measure, c, args.corpus, args.work, args.seed) for c in curves]
         for future in as_completed(futures):  # written after each curve: a stopped measurement keeps what it has
             done.append(future.result())
-            write_table(done, args.out, command.strip())
+            write_table(done, args.out)
             print(f"{done[-1]['mode']} {done[-1]['pairs']}: {done[-1]['points']}", flush=True)
     return 0

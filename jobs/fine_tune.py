@@ -17,7 +17,8 @@ MAX_FINETUNE_LR = 1e-2
 
 def fine_tune_overrides(parent: Path, lr: float = FINETUNE_LR) -> list[str]:
     """The overrides that start a run from ``parent``: run.init_from, the learning rate and a short warmup, and the
-    parent's way of reading the source (case markup); JobError when ``parent`` is no model directory or ``lr`` is out of range."""
+    parent's way of reading the source (case markup); JobError when ``parent`` is no model directory or ``lr`` is
+    out of range."""
     if not all((parent / name).is_file() for name in (CONFIG_FILE, WEIGHTS_FILE)):
         raise JobError(f"{parent} is not a finished model ({CONFIG_FILE} and {WEIGHTS_FILE} expected)")
     if not 0 < lr <= MAX_FINETUNE_LR:

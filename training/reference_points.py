@@ -25,11 +25,8 @@ from translate.translator import DEFAULT_MODEL, Translator
 
 REFERENCES_FILE = "reference_points.json"
 MAX_SENTENCES = 300  # dev sentences scored: the same first ones for every model
-RUN, FLOOR, DEFAULT = (
-    "this run",
-    "copy the source (floor)",
-    "default model",
-)  # rows; the default's is "default model (NAME)"
+# The rows' names; the default model's row is "default model (NAME)".
+RUN, FLOOR, DEFAULT = "this run", "copy the source (floor)", "default model"
 
 
 def direction_of(model_dir: Path) -> tuple[str, str] | None:

@@ -151,7 +151,7 @@ def default_model_gate(run_dir: Path) -> None:
         return
     points = scored_points(run_dir)
     if points is None:
-        with st.spinner(f"Translating this run's dev sentences with it and with {against}…"):
+        with st.spinner("Translating the dev sentences with each model…"):
             problem = score_reference_points(run_dir, default)
         points = scored_points(run_dir)
         if problem or points is None:

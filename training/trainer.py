@@ -317,7 +317,9 @@ def after_step(s: Session, progress: Progress, window: Window, epoch_ended: bool
     """Log, evaluate and save as the run's settings say; True when training stops (then all three happen)."""
     config, env = s.run.config, s.run.env
     r = config.run
-    if progress.step % r.log_every == 0:
+    # Steps 1, 2, 4, 8… before the first whole window are logged too: a run's progress is known from its first step.
+    first_window = progress.step < r.log_every and progress.step & (progress.step - 1) == 0
+    if progress.step % r.log_every == 0 or first_window:
         log_train(window, progress, config.optim, env, s.run.metrics, s.bar)
         window.reset()
     reason = stop_reason(progress, config, epoch_ended)

@@ -38,6 +38,7 @@ class Curve:
 @dataclass(frozen=True)
 class Table:
     curves: tuple[Curve, ...]
+    preset: str  # the preset the curves were trained with: the forecast holds for it only
     factor: float = FACTOR
 
     def of(self, mode: str) -> list[Curve]:
@@ -73,10 +74,12 @@ def parse_table(data: Any, where: str = "learning curve") -> Table:
         if not good:
             raise ForecastError(f"{where}: curves[{i}].points: expected [[step ≥ 1, BLEU 0..100], ...]")
         curves.append(Curve(mode, pairs, tuple(sorted((int(s), float(b)) for s, b in points))))
-    factor = data.get("factor", FACTOR)
+    preset, factor = data.get("preset"), data.get("factor", FACTOR)
+    if not isinstance(preset, str) or not preset:
+        raise ForecastError(f"{where}: preset: expected the name of the preset the curves were measured with")
     if not isinstance(factor, int | float) or not 1 <= factor <= 10:
         raise ForecastError(f"{where}: factor: expected a number from 1 to 10")
-    return Table(tuple(curves), float(factor))
+    return Table(tuple(curves), preset, float(factor))
 
 
 def _point(p: Any) -> bool:

@@ -10,6 +10,7 @@ import pytest
 from jobs.forecast import POOR_BLEU, ForecastError, forecast, load_table, parse_table
 
 TABLE = {
+    "preset": "small",
     "factor": 1.5,
     "curves": [
         {"mode": "scratch", "pairs": 1000, "points": [[100, 0.5], [200, 1.0], [400, 2.0]]},
@@ -70,6 +71,8 @@ def test_a_malformed_table_is_refused_naming_the_field(tmp_path):
         parse_table(bad)
     with pytest.raises(ForecastError, match=r"curves\[0\]\.mode"):
         parse_table({"curves": [{"mode": "gpu", "pairs": 1, "points": [[1, 1]]}]})
+    with pytest.raises(ForecastError, match="preset"):
+        parse_table({k: v for k, v in TABLE.items() if k != "preset"})
     with pytest.raises(ForecastError, match="no learning-curve table"):
         load_table(tmp_path / "missing.json")
     (tmp_path / "t.json").write_text(json.dumps(TABLE))
@@ -82,8 +85,24 @@ def test_the_page_says_it_in_plain_sentences(table):
     from translate.translator import DEFAULT_MODEL
     from views.train_forecast import forecast_sentences, start_mode
 
-    text = forecast_sentences(1000, 1600, "scratch", "es", "en", table)
+    langs = ("es", "en")
+    text = forecast_sentences(1000, 1600, "scratch", "small", langs, table)
     assert text.startswith("Forecast: about ") and "beyond what was measured" in text and "fine-tune" in text
-    assert "beyond" not in forecast_sentences(1000, 200, "finetune", "es", "en", table)
+    assert "beyond" not in forecast_sentences(1000, 200, "finetune", "small", langs, table)
     assert start_mode([]) == "scratch" and start_mode(["run.init_from=/elsewhere/run"]) is None
     assert start_mode([f"run.init_from={DEFAULT_MODEL}", "optim.lr=0.0001"]) == "finetune"
+    # none where the table cannot tell: another preset's runs, or fine-tuning a model other than the shipped one
+    assert forecast_sentences(1000, 200, "scratch", "tiny", langs, table).startswith("No forecast for the “tiny”")
+    assert forecast_sentences(1000, 200, None, "small", langs, table).startswith("No forecast: ")
+
+
+def test_the_workshop_table_holds_out_each_size_and_names_its_preset(tmp_path):
+    from workshop.learning_curve import write_table
+
+    out = tmp_path / "curve.json"
+    write_table([dict(c, dev_sentences=100, minutes=1.0) for c in TABLE["curves"]], out)
+    written = json.loads(out.read_text())
+    made = parse_table(written)
+    assert made.preset == "small" and len(made.curves) == 4
+    assert [c["pairs"] for c in written["held_out"]] == [1000, 4000, 16000]
+    assert made.factor == max(1.5, *(c["factor"] for c in written["held_out"]))

@@ -87,7 +87,8 @@ def show_estimate(
         f"{made.evaluations} dev evaluations), finishing near {finish}; the limit reached first: {made.limit}. "
         f"Measured {duration(time.time() - cal.measured_at)} ago; early stopping may end the run sooner."
     )
-    show_forecast(made.pairs, made.steps, start_mode(shape), config.data.src_lang, config.data.tgt_lang)
+    langs = (config.data.src_lang, config.data.tgt_lang)
+    show_forecast(made.pairs, made.steps, start_mode(shape), preset.stem, langs)
     return made
 
 

@@ -15,9 +15,16 @@ def _table() -> Table:
     return load_table()
 
 
-def forecast_sentences(pairs: int, steps: int, mode: str, src_lang: str, tgt_lang: str, table: Table) -> str:
-    """The forecast, where it reaches beyond the table, and (when poor) what would do better, in plain words."""
-    made = forecast(pairs, steps, mode, src_lang, tgt_lang, table)
+def forecast_sentences(
+    pairs: int, steps: int, mode: str | None, preset: str, langs: tuple[str, str], table: Table
+) -> str:
+    """The forecast, where it reaches beyond the table, and (when poor) what would do better, in plain words; or
+    why there is none (``mode`` None: from a model other than the shipped one; a preset the table did not use)."""
+    if mode is None:
+        return "No forecast: the learning curves were measured from scratch and from the shipped model only."
+    if preset != table.preset:
+        return f"No forecast for the “{preset}” preset: the learning curves were measured with “{table.preset}”."
+    made = forecast(pairs, steps, mode, *langs, table)
     start = "fine-tuning the shipped model" if mode == "finetune" else "from scratch"
     text = (
         f"Forecast: about {made.bleu:.0f} dev BLEU ({made.low:.0f}–{made.high:.0f}) after {steps:,} steps on "
@@ -39,12 +46,9 @@ def start_mode(overrides: list[str]) -> str | None:
     return "finetune" if Path(parents[-1]).resolve() == DEFAULT_MODEL.resolve() else None
 
 
-def show_forecast(pairs: int, steps: int, mode: str | None, src_lang: str, tgt_lang: str) -> None:
+def show_forecast(pairs: int, steps: int, mode: str | None, preset: str, langs: tuple[str, str]) -> None:
     """The forecast beside the estimate; ``mode`` as ``start_mode`` says."""
-    if mode is None:
-        st.caption("No forecast: the learning curves were measured from scratch and from the shipped model only.")
-        return
     try:
-        st.caption(forecast_sentences(pairs, steps, mode, src_lang, tgt_lang, _table()))
+        st.caption(forecast_sentences(pairs, steps, mode, preset, langs, _table()))
     except ForecastError as err:
         st.caption(f"No forecast: {err}")

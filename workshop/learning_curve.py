@@ -109,7 +109,7 @@ def held_out(table: dict) -> list[dict]:
     rows = sorted((c for c in table["curves"] if c["mode"] == "scratch"), key=lambda c: c["pairs"])
     checks = []
     for row in rows if len(rows) >= 3 else []:
-        rest = parse_table({"curves": [c for c in table["curves"] if c is not row]})
+        rest = parse_table({**table, "curves": [c for c in table["curves"] if c is not row]})
         points = [
             [step, bleu, round(expected(rest, row["pairs"], step, "scratch")[0], 2)] for step, bleu in row["points"]
         ]
@@ -131,6 +131,7 @@ def write_table(curves: list[dict], out: Path) -> None:
         "about": "dev BLEU (greedy) of the small preset at each evaluation, by training pairs and steps; from "
         "scratch on random samples of the Tatoeba corpus, or fine-tuning the shipped model on pairs it never saw",
         "command": "python -m workshop learning-curve",
+        "preset": PRESET.stem,
         "machine": f"{os.cpu_count()} CPU cores, 1 thread per run ({platform.machine()})",
         "curves": sorted(curves, key=lambda c: (c["mode"], c["pairs"])),
     }

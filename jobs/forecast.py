@@ -2,7 +2,8 @@
 
 It reads a learning-curve table measured once on the bundled Tatoeba corpus (``python -m workshop learning-curve``
 writes ``TABLE_FILE``): dev BLEU by training pairs and steps, from scratch and fine-tuning the shipped model. The
-forecast is linear in log(steps) and log(pairs) between the measured curves, and says when it reaches beyond them.
+forecast is linear in log(steps) and log(pairs) between the measured curves, damped beyond them (curves flatten), and
+says when it reaches beyond them.
 Each curve is read as its best evaluation so far (a run keeps its best checkpoint). A pure function: the page
 updates it at once when a limit changes.
 """
@@ -108,12 +109,17 @@ def _bracket(xs: list[float], x: float) -> tuple[int, float]:
 
 
 def _loglinear(xs: list[float], ys: list[float], x: float) -> tuple[float, float]:
-    """y at ``x``, linear in log(x) between the nearest measured xs (beyond them, the nearest segment's slope); and
-    how many doublings beyond the measured range ``x`` lies (0 inside)."""
+    """y at ``x``, linear in log(x) between the nearest measured xs; below them, the first segment's slope; above
+    them, damped: each doubling past the last measured x adds half what the one before it did (learning curves
+    flatten, so the gain beyond is at most twice the last doubling's). And how many doublings beyond the measured
+    range ``x`` lies (0 inside)."""
     beyond = max(0.0, math.log2(xs[0] / x), math.log2(x / xs[-1]))
     if len(xs) == 1:
         return ys[0], beyond
     i, t = _bracket(xs, x)
+    if x > xs[-1]:
+        per_doubling = (ys[-1] - ys[-2]) / math.log2(xs[-1] / xs[-2])
+        return min(100.0, max(0.0, ys[-1] + 2 * per_doubling * (1 - 2**-beyond))), beyond
     return min(100.0, max(0.0, ys[i - 1] + (ys[i] - ys[i - 1]) * t)), beyond
 
 

@@ -106,3 +106,10 @@ def test_the_workshop_table_holds_out_each_size_and_names_its_preset(tmp_path):
     assert made.preset == "small" and len(made.curves) == 4
     assert [c["pairs"] for c in written["held_out"]] == [1000, 4000, 16000]
     assert made.factor == max(1.5, *(c["factor"] for c in written["held_out"]))
+
+
+def test_beyond_the_measured_steps_each_doubling_adds_half_the_one_before(table):
+    at = [forecast(16000, 800 * 2**k, "scratch", "es", "en", table).bleu for k in range(5)]
+    gains = [b - a for a, b in zip(at, at[1:], strict=False)]
+    assert all(g2 == pytest.approx(g1 / 2) for g1, g2 in zip(gains, gains[1:], strict=False))
+    assert at[-1] < at[0] + 2 * gains[0]  # flattening: never more than twice the first doubling beyond

@@ -23,7 +23,10 @@ def forecast_sentences(
     if mode is None:
         return "No forecast: the learning curves were measured from scratch and from the shipped model only."
     if preset != table.preset:
-        return f"No forecast for the “{preset}” preset: the learning curves were measured with “{table.preset}”."
+        return (
+            f"No forecast for the “{preset}” preset: the learning curves were measured with “{table.preset}”; pick it "
+            "to see what this corpus and these limits can be expected to reach."
+        )
     made = forecast(pairs, steps, mode, *langs, table)
     start = "fine-tuning the shipped model" if mode == "finetune" else "from scratch"
     text = (

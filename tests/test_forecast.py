@@ -96,8 +96,8 @@ def test_the_page_says_it_in_plain_sentences(table):
     assert forecast_sentences(1000, 200, None, "small", langs, table).startswith("No forecast: ")
 
 
-def test_the_workshop_table_holds_out_each_size_and_names_its_preset(tmp_path):
-    from workshop.learning_curve import write_table
+def test_the_workshop_table_holds_out_each_size_and_names_its_preset(tmp_path, capsys):
+    from workshop.learning_curve import check, write_table
 
     out = tmp_path / "curve.json"
     write_table([dict(c, dev_sentences=100, minutes=1.0) for c in TABLE["curves"]], out)
@@ -106,10 +106,14 @@ def test_the_workshop_table_holds_out_each_size_and_names_its_preset(tmp_path):
     assert made.preset == "small" and len(made.curves) == 4
     assert [c["pairs"] for c in written["held_out"]] == [1000, 4000, 16000]
     assert made.factor == max(1.5, *(c["factor"] for c in written["held_out"]))
+    tries = tmp_path / "tries.json"  # runs the table never saw, each printed beside its forecast
+    write_table([{"mode": "scratch", "pairs": 2000, "points": [[200, 1.5]], "dev_sentences": 9, "minutes": 1}], tries)
+    check(tries, out)
+    assert capsys.readouterr().out.startswith("scratch 2,000 pairs: factor 1.")
 
 
 def test_beyond_the_measured_steps_each_doubling_adds_half_the_one_before(table):
     at = [forecast(16000, 800 * 2**k, "scratch", "es", "en", table).bleu for k in range(5)]
-    gains = [b - a for a, b in zip(at, at[1:], strict=False)]
-    assert all(g2 == pytest.approx(g1 / 2) for g1, g2 in zip(gains, gains[1:], strict=False))
+    gains = [b - a for a, b in itertools.pairwise(at)]
+    assert all(g2 == pytest.approx(g1 / 2) for g1, g2 in itertools.pairwise(gains))
     assert at[-1] < at[0] + 2 * gains[0]  # flattening: never more than twice the first doubling beyond

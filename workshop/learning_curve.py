@@ -25,7 +25,7 @@ from pathlib import Path
 from data.corpus import read_pairs_file, write_pairs
 from data.split_record import read_record
 from jobs.fine_tune import fine_tune_overrides
-from jobs.forecast import TABLE_FILE, expected, parse_table
+from jobs.forecast import TABLE_FILE, Table, expected, load_table, parse_table
 from jobs.run_progress import read_jsonl
 from model.run_dir import METRICS_LOG_FILE, split_file
 from training.prepare import model_data
@@ -102,23 +102,34 @@ def measured(curve: Curve, run_dir: Path, minutes: float) -> dict:
     }
 
 
+def against(row: dict, table: Table) -> dict:
+    """A measured curve beside the table's forecast of it at each evaluation, and the factor between the two (BLEU
+    under 1 counted as 1: a ratio of near-zero scores says nothing)."""
+    points = [
+        [step, bleu, round(expected(table, row["pairs"], step, row["mode"])[0], 2)] for step, bleu in row["points"]
+    ]
+    factor = max(max(m, 1.0, f) / max(1.0, min(m, f)) for _, m, f in points)
+    return {"pairs": row["pairs"], "step_measured_forecast": points, "factor": round(factor, 2)}
+
+
 def held_out(table: dict) -> list[dict]:
     """Each from-scratch curve forecast from the others (beyond them for the smallest and the largest), beside what
-    it measured, and the factor between the two (BLEU under 1 counted as 1: a ratio of near-zero scores says
-    nothing); none with fewer than three curves."""
+    it measured; none with fewer than three curves."""
     rows = sorted((c for c in table["curves"] if c["mode"] == "scratch"), key=lambda c: c["pairs"])
     checks = []
     for row in rows if len(rows) >= 3 else []:
         rest = parse_table({**table, "curves": [c for c in table["curves"] if c is not row]})
-        points = [
-            [step, bleu, round(expected(rest, row["pairs"], step, "scratch")[0], 2)] for step, bleu in row["points"]
-        ]
-        factor = max(max(m, 1.0, f) / max(1.0, min(m, f)) for _, m, f in points)
-        between = rows[0] is not row is not rows[-1]
-        checks.append(
-            {"pairs": row["pairs"], "between": between, "step_measured_forecast": points, "factor": round(factor, 2)}
-        )
+        checks.append({**against(row, rest), "between": rows[0] is not row is not rows[-1]})
     return checks
+
+
+def check(tries: Path, table: Path) -> None:
+    """Print each curve of ``tries`` (a table this command wrote with --out) beside the forecast ``table`` makes of
+    it: how the page's forecast fares on runs it never saw."""
+    for row in json.loads(tries.read_text(encoding="utf-8"))["curves"]:
+        made = against(row, load_table(table))
+        print(f"{row['mode']} {row['pairs']:,} pairs: factor {made['factor']} (step, measured, forecast)")
+        print("  " + "  ".join(f"{s}: {m:.1f} / {f:.1f}" for s, m, f in made["step_measured_forecast"]))
 
 
 def write_table(curves: list[dict], out: Path) -> None:
@@ -151,7 +162,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=TABLE_FILE, help="the table (JSON)")
     parser.add_argument("--lanes", type=int, default=2, help="runs at once (one thread each)")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--check", type=Path, help="a table of other runs (--out): print each beside the forecast")
     args = parser.parse_args(argv)
+    if args.check:
+        check(args.check, args.out)
+        return 0
     curves = [Curve.parse(c) for c in args.curve or CURVES]
     args.work.mkdir(parents=True, exist_ok=True)
     done: list[dict] = []

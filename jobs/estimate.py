@@ -128,6 +128,11 @@ def estimate(pairs: int, config: TrainConfig, cal: Calibration, now: float) -> E
     return made
 
 
+def _count(n: float, unit: str) -> str:
+    """``8,000 steps``, ``1 minute``, ``2.5 minutes``: a limit in words."""
+    return (f"{int(n):,}" if n == int(n) else f"{n:g}") + f" {unit}" + ("" if n == 1 else "s")
+
+
 def _estimate(pairs: int, config: TrainConfig, cal: Calibration, now: float, eval_every: int) -> Estimate:
     o, r = config.optim, config.run
     dev, test = split_sizes(pairs, config)
@@ -137,11 +142,11 @@ def _estimate(pairs: int, config: TrainConfig, cal: Calibration, now: float, eva
     eval_s = dev * cal.dev_loss_seconds_per_pair + min(dev, r.dev_bleu_sentences) * cal.translate_seconds_per_sentence
     per_step = cal.seconds_per_step + eval_s / eval_every  # evaluations happen inside the time budget
     limits = [
-        (o.max_steps, f"optim.max_steps = {o.max_steps:,}"),
-        (o.max_epochs * steps_per_epoch, f"optim.max_epochs = {o.max_epochs:,}"),
+        (o.max_steps, _count(o.max_steps, "step")),
+        (o.max_epochs * steps_per_epoch, _count(o.max_epochs, "epoch")),
     ]
     if o.max_minutes > 0:
-        limits.append((max(1, int(o.max_minutes * 60 / per_step)), f"optim.max_minutes = {o.max_minutes:g}"))
+        limits.append((max(1, int(o.max_minutes * 60 / per_step)), _count(o.max_minutes, "minute")))
     steps, limit = min(limits, key=lambda item: item[0])
     evaluations = steps // eval_every + (steps % eval_every > 0)
     train_s = steps * cal.seconds_per_step + evaluations * eval_s

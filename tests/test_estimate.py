@@ -60,13 +60,13 @@ def cal(**changes: object) -> Calibration:
 def test_the_first_limit_reached_decides_the_steps() -> None:
     c = cal()
     by_epochs = estimate(200, config("optim.max_epochs=3", "optim.max_steps=1000"), c, 0.0)
-    assert by_epochs.steps == 30 and by_epochs.epochs == 3 and "max_epochs" in by_epochs.limit
+    assert by_epochs.steps == 30 and by_epochs.epochs == 3 and by_epochs.limit == "3 epochs"
     by_steps = estimate(200, config("optim.max_epochs=100", "optim.max_steps=25"), c, 0.0)
-    assert by_steps.steps == 25 and "max_steps" in by_steps.limit
+    assert by_steps.steps == 25 and by_steps.limit == "25 steps"
     by_minutes = estimate(
         200, config("optim.max_epochs=1000", "optim.max_steps=10000000", "optim.max_minutes=1"), c, 0.0
     )
-    assert "max_minutes" in by_minutes.limit and by_minutes.train_seconds <= 60 + 1
+    assert by_minutes.limit == "1 minute" and by_minutes.train_seconds <= 60 + 1
     assert by_minutes.steps < 60 / c.seconds_per_step  # evaluations take part of the minute
 
 

@@ -79,6 +79,7 @@ def measure(curve: Curve, corpus: Path, work: Path, seed: int) -> dict:
     subset = sample(curve, corpus, work, seed)
     parent = fine_tune_overrides(SHIPPED) if curve.mode == "finetune" else []
     limits = [f"optim.max_steps={curve.steps}", "optim.max_minutes=0", f"run.eval_every={curve.eval_every}"]
+    limits += ["optim.max_epochs=1000000"]  # steps, not the preset's 100 epochs, end a small sample's run
     argv = [sys.executable, "-m", "training", "train", "--config", str(PRESET), "--corpus", str(subset)]
     argv += ["--out", str(run_dir), *(f"--{o}" for o in [*parent, *limits, "run.patience=0"])]
     env = {**os.environ, "OMP_NUM_THREADS": "1", "OMP_WAIT_POLICY": "PASSIVE"}

@@ -30,9 +30,10 @@ def forecast_sentences(
     made = forecast(pairs, steps, mode, *langs, table)
     start = "fine-tuning the shipped model" if mode == "finetune" else "from scratch"
     text = (
-        f"Forecast: about {made.bleu:.0f} dev BLEU ({made.low:.0f}–{made.high:.0f}) after {steps:,} steps on "
-        f"{pairs:,} pairs {start}, read from learning curves measured on the bundled Tatoeba corpus (short everyday "
-        "sentences: harder text scores lower)."
+        f"Forecast: about {made.bleu:.0f} dev BLEU ({made.low:.0f}–{made.high:.0f}) at its best evaluation in "
+        f"{steps:,} steps on {pairs:,} pairs {start}, read from learning curves measured on the bundled Tatoeba corpus "
+        "(short everyday sentences: harder text scores lower). The run keeps the checkpoint of lowest dev loss: on a "
+        "few thousand pairs it can come before the best BLEU and score well below it."
     )
     if made.beyond:
         text += f" That is beyond what was measured ({'; '.join(made.beyond)}): a guess."

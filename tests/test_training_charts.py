@@ -95,6 +95,7 @@ def test_charts_encode_step_against_value_per_series() -> None:
     spec = loss_chart(RECORDS).to_dict()
     assert spec["encoding"]["x"]["field"] == "step" and spec["encoding"]["y"]["field"] == "value"
     assert spec["encoding"]["color"]["field"] == "series"
+    assert spec["encoding"]["x"]["axis"] == {"format": "d", "tickMinStep": 1}  # one record at step 1 reads "1"
     assert {"series", "step", "value"} <= {t["field"] for t in spec["encoding"]["tooltip"]}
     assert "score" in score_chart(RECORDS).to_dict()["encoding"]["y"]["title"]
 

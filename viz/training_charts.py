@@ -40,7 +40,7 @@ def _line_chart(frame: pd.DataFrame, title: str, y_title: str) -> alt.Chart:
         alt.Chart(frame, title=title)
         .mark_line(point=True)
         .encode(
-            x=alt.X("step:Q", title="step"),
+            x=alt.X("step:Q", title="step", axis=alt.Axis(format="d", tickMinStep=1)),  # whole steps from step 1
             y=alt.Y("value:Q", title=y_title, scale=alt.Scale(zero=False)),
             color=alt.Color("series:N", title=None, legend=alt.Legend(orient="bottom")),
             tooltip=[alt.Tooltip("series:N"), alt.Tooltip("step:Q"), alt.Tooltip("value:Q", format=".3f")],

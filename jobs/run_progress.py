@@ -88,9 +88,11 @@ def run_progress(records: list[dict[str, Any]], budget: Budget) -> RunProgress |
     if budget.max_minutes > 0:
         total = budget.max_minutes * 60
         limits.append((elapsed / total, total - elapsed, f"{elapsed / 60:.1f} of {budget.max_minutes:g} minutes"))
-    if budget.max_epochs > 0:
-        eta = (budget.max_epochs - epoch) * elapsed / epoch if epoch > 0 else None
-        limits.append((epoch / budget.max_epochs, eta, f"epoch {epoch + 1} of {budget.max_epochs}"))
+    if budget.max_epochs > 0:  # the fraction of epochs done, where the record has it (else whole epochs)
+        done = last.get("epochs_done", epoch)
+        done = float(done) if isinstance(done, int | float) else float(epoch)
+        eta = (budget.max_epochs - done) * elapsed / done if done > 0 else None
+        limits.append((done / budget.max_epochs, eta, f"epoch {epoch + 1} of {budget.max_epochs}"))
     fraction, eta, limit = max(limits, key=lambda item: item[0]) if limits else (0.0, None, f"step {step}")
     etas = [e for _, e, _ in limits if e is not None]
     speed = last.get("tokens_per_s")

@@ -177,6 +177,9 @@ def test_tiny_run_learns_the_toy_language(tiny_model_dir: Path) -> None:
     train, evals = records(tiny_model_dir, "train"), records(tiny_model_dir, "eval")
     assert train and evals and evals[-1]["step"] == train[-1]["step"] == train[-1]["max_steps"]
     assert [r["step"] for r in train[:6]] == [1, 2, 4, 8, 10, 20]  # known from the first step, then every log_every
+    done = [r["epochs_done"] for r in train]  # a fraction of the epochs, for the epochs limit's progress
+    assert done == sorted(done) and 0 < done[0] < 1
+    assert all(r["epoch"] <= r["epochs_done"] <= r["epoch"] + 1 for r in train)
     assert train[-1]["loss"] < train[0]["loss"] / 3
     tokenizer = Tokenizer.load(tiny_model_dir)
     dev = (tiny_model_dir / "splits" / "dev.tsv").read_text().splitlines()

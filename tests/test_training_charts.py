@@ -70,6 +70,9 @@ def test_progress_follows_the_limit_that_binds_first(tmp_path: Path) -> None:
     assert "minutes" in by_time.limit
     by_epochs = run_progress([train_record(30, 2.0, 30.0, epoch=3)], Budget(1000, 4, 0.0))
     assert by_epochs.fraction == pytest.approx(0.75) and by_epochs.eta_s == pytest.approx(10.0)
+    within = run_progress([{**train_record(30, 2.0, 30.0, epoch=2), "epochs_done": 2.5}], Budget(1000, 5, 2.0))
+    assert within.fraction == pytest.approx(0.5) and within.eta_s == pytest.approx(30.0)  # epochs bind, not minutes
+    assert within.limit == "epoch 3 of 5"
     done = run_progress([train_record(120, 1.0, 120.0)], Budget(100, 50, 0.0))
     assert done.fraction == 1.0 and done.eta_s == 0.0
     assert run_progress([eval_record(20, 2.0, 1.0)], budget) is None  # nothing trained yet

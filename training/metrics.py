@@ -84,6 +84,7 @@ def log_train(window: Window, progress: Progress, o: OptimConfig, env: Env, metr
     record = {
         "step": progress.step,
         "epoch": progress.epoch,
+        "epochs_done": progress.epoch + progress.batch_in_epoch / max(1, progress.epoch_batches),  # fractional
         "loss": all_reduce_sum(window.loss, env) / max(1, tokens),
         "nll": all_reduce_sum(window.nll, env) / max(1, tokens),
         "lr": window.lr,

@@ -14,6 +14,7 @@ class Progress:
     step: int = 0
     epoch: int = 0
     batch_in_epoch: int = 0
+    epoch_batches: int = 0  # batches of the current epoch (this process's), known when it begins
     tokens: int = 0
     best_dev_loss: float = float("inf")
     evals_without_improvement: int = 0

@@ -289,6 +289,7 @@ def train_epoch(s: Session, train_set: TrainingSet, progress: Progress, window: 
     o, env = s.run.config.optim, s.run.env
     examples = train_set.epoch(progress.epoch)  # re-noised each epoch when data.noise is on
     mine = epoch_batches(examples, o, env, progress.epoch)
+    progress.epoch_batches = len(mine)
     guided = o.guided_alignment.enabled
     if guided and env.is_main:  # a pair without links: its source was noised, or eflomal found none
         linked = sum(bool(e.links) for e in examples)

@@ -3,8 +3,8 @@
 It reads a learning-curve table measured once on the bundled Tatoeba corpus (``python -m workshop learning-curve``
 writes ``TABLE_FILE``): dev BLEU by training pairs and steps, from scratch and fine-tuning the shipped model. The
 forecast is linear in log(steps) and log(pairs) between the measured curves, damped beyond them (curves flatten), and
-says when it reaches beyond them.
-Each curve is read as its best evaluation so far (a run keeps its best checkpoint). A pure function: the page
+says when it reaches beyond them. Each curve is read as its best evaluation so far: the forecast is of the best dev
+BLEU a run's evaluations reach (the checkpoint it keeps, by dev loss, can score lower). A pure function: the page
 updates it at once when a limit changes.
 """
 

@@ -127,8 +127,9 @@ def held_out(table: dict) -> list[dict]:
 def check(tries: Path, table: Path) -> None:
     """Print each curve of ``tries`` (a table this command wrote with --out) beside the forecast ``table`` makes of
     it: how the page's forecast fares on runs it never saw."""
+    forecasts = load_table(table)
     for row in json.loads(tries.read_text(encoding="utf-8"))["curves"]:
-        made = against(row, load_table(table))
+        made = against(row, forecasts)
         print(f"{row['mode']} {row['pairs']:,} pairs: factor {made['factor']} (step, measured, forecast)")
         print("  " + "  ".join(f"{s}: {m:.1f} / {f:.1f}" for s, m, f in made["step_measured_forecast"]))
 

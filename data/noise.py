@@ -21,6 +21,7 @@ from model.typed_config import ConfigError
 FINAL_PUNCTUATION = ".!?…;:"
 INVERTED_MARKS = "¿¡"
 PAUSE_COMMA = re.compile(r",(?=\s|$)")  # a comma between words; "3,5" keeps its decimal comma
+INNER_APOSTROPHE = re.compile(r"(?<=\w)['’](?=\w)")  # the apostrophe of a contraction: "don't", "I'm", "Tom's"
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,7 @@ class NoiseConfig:
     lowercase: float = 0.5
     strip_accents: float = 0.3
     drop_commas: float = 0.0  # 0 keeps the draws of runs made before this transform existed
+    drop_apostrophes: float = 0.0  # "don't" → "dont", "I'm" → "Im": English contractions typed loosely (0: no draw)
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -62,6 +64,11 @@ def drop_commas(text: str) -> str:
     return PAUSE_COMMA.sub("", text)
 
 
+def drop_apostrophes(text: str) -> str:
+    """ "I don't know" → "I dont know": the apostrophes of contractions left out, as people type in a chat."""
+    return INNER_APOSTROPHE.sub("", text)
+
+
 def strip_accents(text: str) -> str:
     """á→a, ü→u, ñ→n: every combining mark removed (what a keyboard without Spanish keys produces)."""
     decomposed = unicodedata.normalize("NFD", text)
@@ -72,9 +79,11 @@ def add_noise(text: str, noise: NoiseConfig, rng: random.Random) -> str:
     """``text`` unchanged with probability 1 - p, else with each transform drawn independently.
 
     Always draws the same number of random numbers for a given config, so one sentence's outcome never shifts
-    the next's (the comma draw is taken only when that transform is on, so older configs keep their draws).
+    the next's (the comma and apostrophe draws are taken only when that transform is on, so older configs keep
+    their draws).
     """
     draws = [rng.random() for _ in range(6 if noise.drop_commas > 0 else 5)]
+    apostrophe_draw = rng.random() if noise.drop_apostrophes > 0 else 1.0
     if draws[0] >= noise.p:
         return text
     out = text
@@ -88,6 +97,8 @@ def add_noise(text: str, noise: NoiseConfig, rng: random.Random) -> str:
         out = strip_accents(out)
     if noise.drop_commas > 0 and draws[5] < noise.drop_commas:
         out = drop_commas(out)
+    if apostrophe_draw < noise.drop_apostrophes:
+        out = drop_apostrophes(out)
     return out or text  # a sentence made only of punctuation keeps its form
 
 

@@ -194,19 +194,25 @@ def split_source(d: DataConfig, parent: Path | None) -> tuple[Path | None, Split
             raise CorpusError(
                 f"data.split_from = {d.split_from!r}: no {TRAIN_CONFIG_FILE} there (a model or run folder)"
             )
-        if not _same_corpora(source_data, d):
+        if not _same_corpora(source_data, d, either_way=True):
             raise CorpusError(
-                f"data.split_from = {d.split_from!r} was trained on other corpora, or the other way round "
-                f"({source / TRAIN_CONFIG_FILE}): it has no dev and test pairs of this corpus to keep"
+                f"data.split_from = {d.split_from!r} was trained on other corpora ({source / TRAIN_CONFIG_FILE}): "
+                "it has no dev and test pairs of this corpus to keep"
             )
-        return source, model_split(source), True  # CorpusError, naming the folder, if it cannot be made again
+        kept = model_split(source)  # CorpusError, naming the folder, if it cannot be made again
+        # A model of the other direction (es-en for an en-es run) keeps the same pairs, the other way round.
+        return source, swapped(kept) if source_data.reverse != d.reverse else kept, True
     pinned = parent_split(parent, d) if parent is not None else None
     return parent, pinned, pinned is not None and d.pin_parent_split
 
 
-def _same_corpora(a: DataConfig, b: DataConfig) -> bool:
-    """Whether two runs read the same corpus files (wherever named from) the same way round."""
-    return sorted(map(_resolved, a.corpora)) == sorted(map(_resolved, b.corpora)) and a.direction == b.direction
+def _same_corpora(a: DataConfig, b: DataConfig, either_way: bool = False) -> bool:
+    """Whether two runs read the same corpus files (wherever named from) the same way round (``either_way``: as
+    the same language pair, whichever direction each trains)."""
+    same_files = sorted(map(_resolved, a.corpora)) == sorted(map(_resolved, b.corpora))
+    if either_way:
+        return same_files and (a.src_lang, a.tgt_lang) == (b.src_lang, b.tgt_lang)
+    return same_files and a.direction == b.direction
 
 
 def _resolved(corpus: str) -> str:

@@ -13,6 +13,7 @@ resumes becomes the owner of the new process. Stop is the owner's alone: it ends
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
@@ -134,22 +135,33 @@ def live_runs(runs_dir: Path) -> list[tuple[Path, Holder]]:
     return [(p, h) for p in folders if (h := holder(p)) is not None]
 
 
-def launch(run_dir: Path, argv: Sequence[str], env: Mapping[str, str] | None = None, owner: str = "") -> int:
+def take_lock(run_dir: Path, owner: str = "") -> run_lock.RunLock:
+    """The run's lock (``run_lock.acquire``), or JobError naming the process that holds it."""
+    try:
+        return run_lock.acquire(run_dir, owner)
+    except RunLocked as err:
+        raise JobError(f"run {run_dir.name!r} is already training: {err}") from None
+
+
+def launch(
+    run_dir: Path,
+    argv: Sequence[str],
+    env: Mapping[str, str] | None = None,
+    owner: str = "",
+    lock: run_lock.RunLock | None = None,
+) -> int:
     """Start ``argv`` in its own session with output to train.log, holding the run's lock; returns the PID.
 
-    The lock is taken here and handed to the process (``LOCK_FD_ENV``); ``owner`` (the page session's token) is
-    the one that may stop it. ``env`` adds to (or overrides) this process's environment and CHILD_ENV."""
+    The lock (taken here, or ``lock``, held by the caller) is handed to the process (``LOCK_FD_ENV``); ``owner``
+    (the page session's token) is the one that may stop it. ``env`` adds to (or overrides) this process's
+    environment and CHILD_ENV."""
     runs_dir = run_dir.parent
     runs_dir.mkdir(parents=True, exist_ok=True)
     with _launching(runs_dir):
         refuse_if_full(run_dir)
-        try:
-            lock = run_lock.acquire(run_dir, owner)
-        except RunLocked as err:
-            raise JobError(f"run {run_dir.name!r} is already training: {err}") from None
-        with lock:
-            proc = _spawn(run_dir, argv, {**(env or {}), LOCK_FD_ENV: str(lock.inheritable_fd())}, lock)
-            lock.hand_to(proc.pid)
+        with contextlib.nullcontext(lock) if lock else take_lock(run_dir, owner) as held:
+            proc = _spawn(run_dir, argv, {**(env or {}), LOCK_FD_ENV: str(held.inheritable_fd())}, held)
+            held.hand_to(proc.pid)
     _event(run_dir, "start", pid=proc.pid, argv=list(argv))
     threading.Thread(target=_reap, args=(proc, run_dir), name=f"reap-{proc.pid}", daemon=True).start()
     return proc.pid
@@ -255,24 +267,27 @@ def start_staged(
     env: Mapping[str, str] | None = None,
     owner: str = "",
 ) -> int:
-    """``start`` for the Train page: refuse first (run busy or existing, job cap reached), then ``stage()`` (writes
-    the corpus into ``run_dir`` and returns it) and start. A start that fails removes what it staged: a refused
+    """``start`` for the Train page: refuse first (run busy or existing, job cap reached), then, under the run's
+    lock, ``stage()`` (writes the corpus into ``run_dir`` and returns it) and start: a second Start of the same name
+    is refused before it writes anything. A start that fails removes what it staged, still under the lock: a refused
     Start writes nothing (the cap is checked again, under the launch lock, when the job is launched)."""
     refuse_if_busy(run_dir)
-    if holds_run(run_dir):
-        raise JobError(f"a run named {run_dir.name!r} already exists: choose another name")
     refuse_if_full(run_dir)
     before = {p.name for p in run_dir.iterdir()} if run_dir.is_dir() else None
-    try:
-        return start(run_dir, preset, stage(), overrides, env, owner)
-    except BaseException:
-        _unstage(run_dir, before)
-        raise
+    with take_lock(run_dir, owner) as lock:
+        try:
+            if holds_run(run_dir):
+                raise JobError(f"a run named {run_dir.name!r} already exists: choose another name")
+            argv = training_command(run_dir, preset, stage(), overrides)
+            return launch(run_dir, argv, env, owner, lock)
+        except BaseException:
+            _unstage(run_dir, before)
+            raise
 
 
 def _unstage(run_dir: Path, before: set[str] | None) -> None:
-    """Remove what a failed start wrote into ``run_dir`` (the whole folder if it made it), unless a job holds it."""
-    if holder(run_dir) is not None or not run_dir.is_dir():
+    """Remove what a failed start wrote into ``run_dir`` (the whole folder if it made it); called under its lock."""
+    if not run_dir.is_dir():
         return
     if before is None:
         shutil.rmtree(run_dir, ignore_errors=True)

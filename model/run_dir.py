@@ -16,7 +16,10 @@ JOINT_TOKENIZER_FILE = "spm.model"  # one SentencePiece model for both languages
 SRC_TOKENIZER_FILE = "spm.src.model"
 TGT_TOKENIZER_FILE = "spm.tgt.model"
 MODEL_CARD_FILE = "MODEL_CARD.md"
+NAME_GUARD_FILE = "name_guard.json"  # the name guard's word counts, lists and stand-ins (translate/name_guard.py)
 ALIGNMENT_FILE = "alignment.json"  # figures on gold alignments (workshop bench alignment --save)
+CT2_DIR = "ctranslate2"  # its CTranslate2 export (translate/ct2.py)
+NEIGHBOURS_INDEX_FILE = "sentence_index.npz"  # the neighbours view's index of the training pairs (lab/neighbours)
 
 # What training writes beside it (a run directory).
 TRAIN_CONFIG_FILE = "train_config.json"  # TrainConfig: what --resume and workshop.bench.quality rebuild from
@@ -36,6 +39,14 @@ BEST_DIR, AVERAGED_DIR = "best", "averaged"  # the two candidates for the final 
 JOB_LOG_FILE = "train.log"  # the background job's stdout and stderr
 JOB_EVENTS_FILE = "job.jsonl"  # start / stop / exit events
 RUN_LOCK_FILE = "run.lock"  # the one writer's flock and name (training/run_lock.py)
+
+# Everything a model directory may hold, as export, average and deepen write it (training/outputs.py): a folder
+# holding anything else (a run's state, someone's files) is never replaced by one.
+MODEL_DIR_NAMES = frozenset(
+    {CONFIG_FILE, WEIGHTS_FILE, JOINT_TOKENIZER_FILE, SRC_TOKENIZER_FILE, TGT_TOKENIZER_FILE, MODEL_CARD_FILE}
+    | {ALIGNMENT_FILE, CT2_DIR, NEIGHBOURS_INDEX_FILE, TRAIN_CONFIG_FILE, DATA_REPORT_FILE, SPLIT_RECORD_FILE}
+    | {RESULT_FILE, SPLITS_DIR, NAME_GUARD_FILE}
+)
 
 
 def split_file(run_dir: Path, name: str) -> Path:

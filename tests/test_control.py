@@ -195,6 +195,38 @@ def test_a_refused_start_leaves_nothing_behind(tmp_path: Path, monkeypatch: pyte
     assert not pid_alive(first)
 
 
+def test_a_second_start_of_the_same_run_never_replaces_the_corpus_of_the_first(
+    run_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    preset, staged, refusals = control.CONFIGS_DIR / "tiny.toml", [], []
+    mine, theirs = write_tsv(tmp_path / "mine.tsv", toy_pairs(60)), write_tsv(tmp_path / "theirs.tsv", toy_pairs(90, 1))
+    monkeypatch.setattr(control, "training_command", lambda *args: SLEEPER)  # a job that holds the lock, no training
+
+    def stage(corpus: Path, meanwhile: Callable[[], None] = lambda: None) -> Callable[[], Path]:
+        def write() -> Path:
+            staged.append(corpus.name)
+            written = write_corpus(CorpusSource(corpus), CleanConfig(), run_dir)
+            meanwhile()
+            return written
+
+        return write
+
+    def other_session_starts() -> None:
+        try:
+            control.start_staged(run_dir, preset, stage(theirs), owner="another tab")
+        except control.JobError as err:
+            refusals.append(str(err))
+
+    # The other session presses Start while this one stages its corpus, and once more after it started.
+    pid = control.start_staged(run_dir, preset, stage(mine, other_session_starts), owner=OWNER)
+    expected = write_corpus(CorpusSource(mine), CleanConfig(), tmp_path / "expected").read_bytes()
+    other_session_starts()
+    assert staged == ["mine.tsv"] and len(refusals) == 2 and all("already training" in r for r in refusals)
+    assert (run_dir / "corpus.tsv").read_bytes() == expected
+    control.stop(run_dir, OWNER, grace_s=5)
+    assert not pid_alive(pid)
+
+
 def test_stop_kills_the_whole_process_group_and_escalates_to_sigkill(run_dir: Path, tmp_path: Path) -> None:
     child_pid_file = tmp_path / "grandchild.pid"
     script = (

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
+from types import SimpleNamespace
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from model.run_dir import WEIGHTS_FILE
 from translate.translator import Translator
+from views import teach_tab as view
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 TEXT = "El gato rojo 3."
@@ -58,3 +61,34 @@ def test_an_empty_correction_is_refused_on_the_page(model_env: Path) -> None:
     at.button(key="teach").click().run()
     assert not at.exception
     assert any("Type the right English" in w.value for w in at.warning) and "taught" not in at.session_state
+
+
+class Rerun(Exception):
+    """What a Streamlit call raises when the session reruns or its tab closes mid-script."""
+
+
+@pytest.mark.parametrize("raises_in", ["the progress bar", "emptying the bar", "teaching"])
+def test_the_server_wide_lock_is_released_whatever_raises(raises_in: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    class Bar:
+        def progress(self, *args: object, **kwargs: object) -> None: ...
+
+        def empty(self) -> None:
+            if raises_in == "emptying the bar":
+                raise Rerun
+
+    def progress(*args: object, **kwargs: object) -> Bar:
+        if raises_in == "the progress bar":
+            raise Rerun
+        return Bar()
+
+    def teach(*args: object) -> object:
+        if raises_in == "teaching":
+            raise Rerun
+        return object()
+
+    monkeypatch.setattr(view.st, "progress", progress)
+    monkeypatch.setattr(view, "teach", teach)
+    request = SimpleNamespace(model="m", beam_size=1, length_penalty=1.0)
+    with pytest.raises(Rerun):
+        view.run_teach(None, request, TEXT, "The red cat 3.", None)  # type: ignore[arg-type]
+    assert not view.teaching_lock().locked()  # the next session, or this one, may teach

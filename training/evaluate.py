@@ -16,6 +16,8 @@ from data.noise import TYPED_DESCRIPTION, typed
 from data.readers import CorpusError, Pair, read_tsv
 from model.weights import ModelLoadError
 from training.distributed import resolve_device
+from training.outputs import OutputError, check_file
+from translate.cli import add_decode_arguments, decode_options
 from translate.ct2 import add_engine_arguments, load_translator
 from translate.translator import DecodeOptions, Translator
 
@@ -130,9 +132,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--src", type=Path, help="source sentences, one per line")
     parser.add_argument("--ref", type=Path, help="reference translations, line-aligned with --src")
     parser.add_argument("--pairs", type=Path, help="instead of --src/--ref: a source<TAB>reference file")
-    parser.add_argument("--beam", type=int, default=1, help="beam size (1 = greedy)")
-    parser.add_argument("--length-penalty", type=float, default=1.0, help="beam length penalty exponent")
-    parser.add_argument("--batch-size", type=int, default=64, help="sentences decoded together")
+    add_decode_arguments(parser)
     parser.add_argument("--device", default="auto", help="auto (CUDA > MPS > CPU), cpu, cuda, ...")
     add_engine_arguments(parser)
     parser.add_argument("--hyp", type=Path, help="write the translations here, one per line")
@@ -146,20 +146,21 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     pairs_mode, files_mode = args.pairs is not None, args.src is not None and args.ref is not None
     if pairs_mode == files_mode or (pairs_mode and (args.src or args.ref)):
         parser.error("give either --src FILE and --ref FILE, or --pairs FILE")
-    if args.beam < 1 or args.batch_size < 1:
-        parser.error("--beam and --batch-size must be at least 1")
     return args
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    options = decode_options(args)
     try:
         pairs = read_test_set(args.src, args.ref, args.pairs)
         translator = load_translator(args.model, str(resolve_device(args.device)), args.engine, args.ct2_model)
-    except (EvaluationError, ModelLoadError) as err:
+        for option, path in (("--hyp", args.hyp), ("--json", args.json)):
+            if path is not None:
+                check_file(path, option)  # before the work: a report is never lost after it
+    except (EvaluationError, ModelLoadError, OutputError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    options = DecodeOptions(beam_size=args.beam, length_penalty=args.length_penalty)
     variants = {"as written": pairs} if args.no_typed else {"as written": pairs, "typed": typed_pairs(pairs)}
     results = {
         name: score(translator, v, options, progress=True, batch_size=args.batch_size) for name, v in variants.items()

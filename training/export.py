@@ -7,7 +7,8 @@ directory (translate/ct2.py), by default into its ``ctranslate2/`` folder, where
 
 Export never destroys: ``--out`` may not be the run, lie inside it or contain it, and the model directory is built
 in a new folder beside ``--out`` and renamed into place only when complete and loadable. An existing ``--out`` is
-replaced as a whole, so files that described the previous model (``MODEL_CARD.md``, ``alignment.json``, a
+replaced only when it is a model directory (training/outputs.py: a run, or any other file, is named and refused),
+and as a whole, so files that described the previous model (``MODEL_CARD.md``, ``alignment.json``, a
 ``ctranslate2/`` export) never end up beside weights they do not describe; a failed export leaves it untouched.
 """
 
@@ -24,17 +25,9 @@ from pathlib import Path
 import torch
 
 from data.split_record import SPLIT_RECORD_FILE
-from model.run_dir import (
-    CONFIG_FILE,
-    DATA_REPORT_FILE,
-    METRICS_LOG_FILE,
-    RESULT_FILE,
-    SNAPSHOTS_DIR,
-    SPLITS_DIR,
-    STATE_FILE,
-    TRAIN_CONFIG_FILE,
-)
+from model.run_dir import CONFIG_FILE, DATA_REPORT_FILE, RESULT_FILE, TRAIN_CONFIG_FILE
 from model.weights import ModelLoadError, save_model, staged_dir
+from training.outputs import OutputError, check_model_dir
 from translate import ct2
 from translate.model_dir import load_model
 from translate.settings import REPO_ROOT
@@ -42,11 +35,11 @@ from translate.settings import REPO_ROOT
 CHECKPOINTS = REPO_ROOT / "checkpoints"  # shipped models: replacing one goes through the gate
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 EXTRA_FILES = (TRAIN_CONFIG_FILE, DATA_REPORT_FILE, SPLIT_RECORD_FILE, RESULT_FILE)
-RUN_ONLY = (STATE_FILE, METRICS_LOG_FILE, SPLITS_DIR, SNAPSHOTS_DIR)  # a folder holding one of these is a run
 
 
 def check_destination(run_dir: Path, out: Path) -> None:
-    """Raise ExportError, before anything is written, if writing ``out`` could destroy a run or unrelated files."""
+    """Raise ExportError (or OutputError), before anything is written, if writing ``out`` could destroy a run or
+    unrelated files."""
     run, dest = run_dir.resolve(), out.resolve()
     if dest == run:
         raise ct2.ExportError(f"--out {out} is the run directory itself; export to a new directory")
@@ -54,16 +47,7 @@ def check_destination(run_dir: Path, out: Path) -> None:
         raise ct2.ExportError(f"--out {out} is inside the run directory {run_dir}; export to a directory outside it")
     if dest in run.parents:
         raise ct2.ExportError(f"--out {out} contains the run directory {run_dir}; replacing it would delete the run")
-    if not out.exists():
-        return
-    if not out.is_dir():
-        raise ct2.ExportError(f"--out {out} exists and is not a directory; not replaced")
-    names = {p.name for p in out.iterdir()}
-    if names and CONFIG_FILE not in names:
-        raise ct2.ExportError(f"--out {out} exists and is not a model directory ({CONFIG_FILE} missing); not replaced")
-    if names & set(RUN_ONLY):
-        found = ", ".join(sorted(names & set(RUN_ONLY)))
-        raise ct2.ExportError(f"--out {out} holds a training run ({found}); not replaced")
+    check_model_dir(out)  # a run, or someone's files, are never replaced
 
 
 def gate_refuses(run_dir: Path, out: Path) -> str:
@@ -124,17 +108,17 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.format == "model" and args.out is None:
         parser.error("--out is required with --format model")
-    if args.format == "model" and not args.force and (refused := gate_refuses(args.run, args.out)):
-        print(f"error: {refused}", file=sys.stderr)
-        return 2
     model_dir = args.format == "model" and args.out.is_dir()
     before = {p.name for p in args.out.iterdir()} if model_dir else set()
     try:
         if args.format == "ctranslate2":
             args.out = ct2.export(args.run, args.out, args.quantization)
         else:
+            check_destination(args.run, args.out)  # before the gate: its minutes never end in a refusal
+            if not args.force and (refused := gate_refuses(args.run, args.out)):
+                raise ct2.ExportError(refused)
             export(args.run, args.out, DTYPES[args.dtype])
-    except (ModelLoadError, ct2.ExportError) as err:
+    except (ModelLoadError, ct2.ExportError, OutputError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     except OSError as err:

@@ -14,6 +14,35 @@ from translate.ct2 import add_engine_arguments, load_translator
 from translate.translator import DEFAULT_MODEL, DecodeOptions, Translation, Translator
 
 CHUNK_LINES = 2000  # standard input is read, translated and written this many lines at a time
+MAX_BEAM, MAX_BATCH, MAX_PENALTY = 64, 4096, 10.0  # the bounds of a command line's decoding options
+
+
+def add_decode_arguments(parser: argparse.ArgumentParser, beam: int = 1, n_best: bool = False) -> None:
+    """``--beam``, ``--length-penalty``, ``--batch-size`` (and ``--n-best``): every command line that translates."""
+    parser.add_argument("--beam", type=int, default=beam, help=f"beam size, 1 (greedy) to {MAX_BEAM}")
+    parser.add_argument("--length-penalty", type=float, default=1.0, help=f"beam length penalty, 0 to {MAX_PENALTY:g}")
+    if n_best:
+        parser.add_argument("--n-best", type=int, default=1, help="print the n best hypotheses (at most --beam)")
+    parser.add_argument("--batch-size", type=int, default=64, help=f"sentences decoded at once, 1 to {MAX_BATCH}")
+    parser.add_argument(
+        "--no-name-guard", action="store_true", help="translate names, places and numbers as the model alone does"
+    )
+
+
+def decode_options(args: argparse.Namespace) -> DecodeOptions:
+    """The options of ``add_decode_arguments``, checked: a bad one exits with status 2 and one line naming it, never
+    clamped."""
+    n_best, penalty = getattr(args, "n_best", 1), args.length_penalty
+    for fits, refusal in (
+        (1 <= args.beam <= MAX_BEAM, f"--beam {args.beam}: expected 1 (greedy) to {MAX_BEAM}"),
+        (1 <= n_best <= args.beam, f"--n-best {n_best}: expected 1 to the beam size ({args.beam})"),
+        (0 <= penalty <= MAX_PENALTY, f"--length-penalty {penalty}: expected a number from 0 to {MAX_PENALTY:g}"),
+        (1 <= args.batch_size <= MAX_BATCH, f"--batch-size {args.batch_size}: expected 1 to {MAX_BATCH}"),
+    ):
+        if not fits:
+            print(f"error: {refusal}", file=sys.stderr)
+            raise SystemExit(2)
+    return DecodeOptions(args.beam, args.length_penalty, n_best, name_guard=not args.no_name_guard)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -30,19 +59,16 @@ def main(argv: list[str] | None = None) -> int:
         action="append",
         help=f"model directory (default: {DEFAULT_MODEL}); repeat it to decode with an ensemble of models",
     )
-    parser.add_argument("--beam", type=int, default=1, help="beam size (1 = greedy)")
-    parser.add_argument("--length-penalty", type=float, default=1.0)
-    parser.add_argument("--n-best", type=int, default=1, help="print the n best hypotheses with scores")
-    parser.add_argument("--batch-size", type=int, default=64, help="sentences decoded at once")
+    add_decode_arguments(parser, n_best=True)
     parser.add_argument("--device", default="cpu")
     add_engine_arguments(parser)
     args = parser.parse_args(argv)
+    options = decode_options(args)
     try:
         translator = load_translator(args.model or [DEFAULT_MODEL], args.device, args.engine, args.ct2_model)
     except ModelLoadError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    options = DecodeOptions(max(1, args.beam), args.length_penalty, max(1, min(args.n_best, args.beam)))
     lines = args.text or (line.rstrip("\n") for line in sys.stdin)
     number = 0
     for chunk in _chunks(lines, CHUNK_LINES):

@@ -21,12 +21,12 @@ from torch import nn
 
 from data.tokenizer import Tokenizer
 from model.decode import Hypothesis, max_output_lengths
+from model.run_dir import CT2_DIR as CT2_DIR  # re-exported: the default place of the export in a model directory
 from model.transformer import Transformer
 from model.weights import WEIGHTS_FILE, ModelLoadError, staged_dir
 from translate.model_dir import load_model
 from translate.translator import DEFAULT_MODEL, DecodeOptions, Translation, Translator
 
-CT2_DIR = "ctranslate2"  # default place of the export inside a model directory
 INFO_FILE = "export_info.json"  # which model.safetensors the export was made from
 QUANTIZATIONS = ("float32", "int8")
 ENGINES = ("pytorch", "ctranslate2")

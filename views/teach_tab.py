@@ -43,24 +43,26 @@ def run_teach(translator: Translator, request: Request, source: str, correction:
     if not lock.acquire(blocking=False):
         st.warning("Another session is teaching its copy right now: try again in a few seconds.")
         return
-    bar = st.progress(0.0, text="Teaching the copy…")
-    try:
-        outcome = teach(
-            translator,
-            Path(request.model),
-            langs,
-            source,
-            correction,
-            DecodeOptions(request.beam_size, request.length_penalty),
-            lambda step, seconds: bar.progress(
-                min(1.0, max(step / MAX_STEPS, seconds / MAX_SECONDS)), text=f"step {step}, {seconds:.1f} s"
-            ),
-        )
+    try:  # a rerun or a closed tab raises inside any st call: the lock is released whichever one raised
+        bar = st.progress(0.0, text="Teaching the copy…")
+        try:
+            outcome = teach(
+                translator,
+                Path(request.model),
+                langs,
+                source,
+                correction,
+                DecodeOptions(request.beam_size, request.length_penalty),
+                lambda step, seconds: bar.progress(
+                    min(1.0, max(step / MAX_STEPS, seconds / MAX_SECONDS)), text=f"step {step}, {seconds:.1f} s"
+                ),
+            )
+        finally:
+            bar.empty()
     except CorrectionError as err:
         st.warning(str(err))
         return
     finally:
-        bar.empty()
         lock.release()
     st.session_state[TAUGHT] = outcome
 

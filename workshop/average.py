@@ -8,7 +8,8 @@ tokenizer, training config, data report, split), so it is scored, gated and fine
 split; the average is scored on that split's test part (greedy, as written and typed) into ``metrics.json``, as a
 training run is: read from the first member's ``splits/``, or, for a model folder without them, made again from its
 training configuration (``model_split``); when neither can be had the average is written unscored, and says why.
-Written in a new folder and renamed into place when complete; an existing ``--out`` model is replaced whole.
+Written in a new folder and renamed into place when complete; an existing ``--out`` is replaced whole, and only
+when it is a model folder (training/outputs.py).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from model.run_dir import CONFIG_FILE, DATA_REPORT_FILE, RESULT_FILE, SPLITS_DIR
 from model.transformer import Transformer
 from model.weights import ModelLoadError, save_model, staged_dir
 from training.evaluate import test_scores
+from training.outputs import OutputError, check_model_dir
 from training.prepare import model_split
 from translate.model_dir import LoadedModel, load_model
 from translate.translator import Translator
@@ -80,11 +82,10 @@ def held_out_test(model_dir: Path) -> tuple[list[Pair], str]:
 
 def average(models: list[Path], out: Path) -> str:
     """Write the average of ``models`` to ``out``; returns why it was not scored on a test split ("" when it was)."""
-    members = load_members(models)
-    if out.exists() and not (out / CONFIG_FILE).is_file():
-        raise ModelLoadError(f"--out {out} exists and is not a model directory ({CONFIG_FILE} missing); not replaced")
     if out.resolve() in {m.resolve() for m in models}:
         raise ModelLoadError(f"--out {out} is one of the models averaged; write to a new directory")
+    check_model_dir(out)
+    members = load_members(models)
     with staged_dir(out, "average") as tmp:
         save_model(mean_model(members), tmp)  # config.json and the weights
         members[0].tokenizer.save(tmp)
@@ -108,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         unscored = average(args.model, args.out)
-    except (ModelLoadError, ConfigError, OSError) as err:
+    except (ModelLoadError, ConfigError, OutputError, OSError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     print(f"{args.out}: the mean of {', '.join(map(str, args.model))}")

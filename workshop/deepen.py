@@ -5,7 +5,8 @@ the grown parent on its own, so that it can be averaged with a child trained fro
 one shape): the mean of a grown parent and its child is a point between the two, as the mean of a parent and its
 child of one shape is. The output holds the grown weights (float32), their config and the parent's tokenizer — no
 split, training config or scores: it is the parent's function, not a run. Written in a new folder and renamed into
-place when complete; an existing ``--out`` model is replaced whole.
+place when complete; an existing ``--out`` is replaced whole, and only when it is a model folder
+(training/outputs.py).
 """
 
 from __future__ import annotations
@@ -17,17 +18,16 @@ from pathlib import Path
 
 from model.config import ConfigError
 from model.grow import grow
-from model.run_dir import CONFIG_FILE
 from model.weights import ModelLoadError, save_model, staged_dir
+from training.outputs import OutputError, check_model_dir
 from translate.model_dir import load_model
 
 
 def grow_folder(model: Path, out: Path, n_encoder_layers: int, n_decoder_layers: int) -> None:
     """Write ``model`` grown to ``n_encoder_layers`` + ``n_decoder_layers`` layers into ``out``."""
-    if out.exists() and not (out / CONFIG_FILE).is_file():
-        raise ModelLoadError(f"--out {out} exists and is not a model directory ({CONFIG_FILE} missing); not replaced")
     if out.resolve() == model.resolve():
         raise ModelLoadError(f"--out {out} is the parent; write to a new directory")
+    check_model_dir(out)
     parent = load_model(model)
     shape = dataclasses.replace(
         parent.model.config, n_encoder_layers=n_encoder_layers, n_decoder_layers=n_decoder_layers
@@ -48,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         grow_folder(args.model, args.out, args.encoder_layers, args.decoder_layers)
-    except (ModelLoadError, ConfigError, OSError) as err:
+    except (ModelLoadError, ConfigError, OutputError, OSError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     print(f"{args.out}: {args.model} grown to {args.encoder_layers}+{args.decoder_layers} layers")

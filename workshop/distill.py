@@ -4,7 +4,7 @@ student learns from those translations (``data.distilled`` and ``data.mix`` in a
 ``python -m workshop distill --teacher DIR [--teacher DIR2 …] --pairs RUN/splits/train.tsv --out FILE`` writes
 ``source<TAB>teacher's translation`` lines in the order of ``--pairs`` and, beside them, ``FILE.json``: the teacher
 (its directories and weights' sha256), the beam, the pairs file's sha256 and the minutes it took. It is resumable:
-run it again and it continues after the last line written. Several ``--teacher`` directories decode as one
+run it again and it continues after the last line written; an existing file without that side-car is refused. Several ``--teacher`` directories decode as one
 ensemble (model/ensemble.py); ``--engine ctranslate2`` decodes one teacher with its CTranslate2 export (~3× faster).
 """
 
@@ -22,22 +22,36 @@ from data.corpus import CorpusError, Pair, read_pairs_file
 from data.split_record import file_sha256
 from model.run_dir import WEIGHTS_FILE
 from model.weights import ModelLoadError
+from training.outputs import OutputError, check_file
+from translate.cli import add_decode_arguments, decode_options
 from translate.ct2 import add_engine_arguments, load_translator
 from translate.translator import DecodeOptions, Translator
 
 CHUNK = 1024  # sentences translated, then appended and flushed, at a time
 
 
-def identity(teachers: list[Path], pairs: Path, beam: int, engine: str) -> dict:
+def identity(teachers: list[Path], pairs: Path, options: DecodeOptions, engine: str) -> dict:
     """What a distilled file was made from: a resumed run must continue with exactly the same."""
     return {
         "teachers": [str(t) for t in teachers],
         "teacher_weights_sha256": [file_sha256(t / WEIGHTS_FILE) for t in teachers],
         "engine": engine,
-        "beam_size": beam,
+        "beam_size": options.beam_size,
+        "length_penalty": options.length_penalty,
         "pairs": str(pairs),
         "pairs_sha256": file_sha256(pairs),
     }
+
+
+def side_car(path: Path) -> dict:
+    """The side-car of a distilled file (``identity`` and progress); CorpusError names a file that is not one."""
+    try:
+        found = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError):
+        found = None
+    if not isinstance(found, dict):
+        raise CorpusError(f"{path}: not the side-car of a distilled file (expected a JSON object)")
+    return found
 
 
 def distill(translator: Translator, pairs: list[Pair], out: Path, options: DecodeOptions, batch_size: int) -> float:
@@ -62,31 +76,37 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--teacher", type=Path, action="append", required=True, help="model directory (repeatable)")
     parser.add_argument("--pairs", type=Path, required=True, help="the training pairs (a run's splits/train.tsv)")
     parser.add_argument("--out", type=Path, required=True, help="distilled pairs file to write (or continue)")
-    parser.add_argument("--beam", type=int, default=4, help="beam size (Kim & Rush: beam search's best)")
-    parser.add_argument("--batch-size", type=int, default=64)
+    add_decode_arguments(parser, beam=4)  # Kim & Rush: beam search's best
     parser.add_argument("--device", default="cpu")
     add_engine_arguments(parser)
     args = parser.parse_args(argv)
+    options = decode_options(args)
     meta_file = args.out.with_name(args.out.name + ".json")
     try:
+        for path in (args.out, meta_file):
+            check_file(path, "--out")
         pairs = read_pairs_file(args.pairs)
-        made_from = identity(args.teacher, args.pairs, args.beam, args.engine)
-        if args.out.is_file() and meta_file.is_file():
-            before = json.loads(meta_file.read_text(encoding="utf-8"))
+        made_from = identity(args.teacher, args.pairs, options, args.engine)
+        if args.out.is_file():  # continued only when its side-car says it is this very distillation
+            if not meta_file.is_file():
+                raise OutputError(
+                    f"--out {args.out} exists without {meta_file.name} beside it to say which distillation it is; "
+                    "not appended to: remove it, or choose another --out"
+                )
+            before = {"length_penalty": 1.0, **side_car(meta_file)}  # written before the option: 1.0
             if {k: before.get(k) for k in made_from} != made_from:
                 raise CorpusError(
                     f"{args.out}: was begun with another teacher, beam or pairs file ({meta_file}); "
                     "remove it, or choose another --out"
                 )
         translator = load_translator(args.teacher, args.device, args.engine, args.ct2_model)
-    except (CorpusError, ModelLoadError, OSError) as err:
+    except (CorpusError, ModelLoadError, OutputError, OSError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    previous = json.loads(meta_file.read_text(encoding="utf-8")).get("minutes", 0.0) if meta_file.is_file() else 0.0
+    previous = side_car(meta_file).get("minutes", 0.0) if args.out.is_file() else 0.0
     meta = {**made_from, "device": str(translator.device), "complete": False, "minutes": previous}
     meta_file.write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
-    seconds = distill(translator, pairs, args.out, DecodeOptions(beam_size=args.beam), args.batch_size)
+    seconds = distill(translator, pairs, args.out, options, args.batch_size)
     meta = {**meta, "complete": True, "sentences": len(pairs), "minutes": round(previous + seconds / 60, 1)}
     meta_file.write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
     print(f"wrote {args.out}: {len(pairs)} pairs, teacher {', '.join(map(str, args.teacher))}, beam {args.beam}")

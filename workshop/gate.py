@@ -29,6 +29,7 @@ from data.corpus import CorpusError, Pair
 from model.run_dir import DATA_REPORT_FILE
 from model.weights import ModelLoadError
 from training.evaluate import loops, score, typed_pairs
+from training.outputs import OutputError, check_file
 from training.phrases import Phrase, read_phrases, score_phrases
 from training.prepare import model_split, split_fingerprint
 from translate.settings import REPO_ROOT
@@ -195,9 +196,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tolerance", type=float, default=GateRule.tolerance, help="dev BLEU the candidate may lose")
     parser.add_argument("--json", type=Path, help="write the checks here")
     args = parser.parse_args(argv)
+    if not 0 <= args.tolerance <= 100:  # nan included: it would fail every BLEU check without saying why
+        print(f"error: --tolerance {args.tolerance}: expected BLEU points from 0 to 100", file=sys.stderr)
+        return 2
     try:
+        if args.json is not None:
+            check_file(args.json, "--json")  # before the gate runs: its verdict is never lost after it
         checks = run_gate(args.candidate, args.baseline, GateRule(tolerance=args.tolerance))
-    except (GateError, ModelLoadError) as err:
+    except (GateError, ModelLoadError, OutputError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     print(f"candidate {args.candidate} against baseline {args.baseline}")

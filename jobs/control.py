@@ -140,7 +140,8 @@ def take_lock(run_dir: Path, owner: str = "") -> run_lock.RunLock:
     try:
         return run_lock.acquire(run_dir, owner)
     except RunLocked as err:
-        raise JobError(f"run {run_dir.name!r} is already training: {err}") from None
+        who = found.describe() if (found := holder(run_dir)) else str(err)
+        raise JobError(f"run {run_dir.name!r} is already training: {who}; stop it first, or watch it below") from None
 
 
 def launch(
@@ -210,15 +211,6 @@ def _spawn(run_dir: Path, argv: Sequence[str], env: Mapping[str, str], lock: run
         raise JobError(f"could not start the training process: {err}") from None
 
 
-def refuse_if_busy(run_dir: Path) -> None:
-    """JobError when a process (of this app or started elsewhere) writes ``run_dir``."""
-    found = holder(run_dir)
-    if found is not None:
-        raise JobError(
-            f"run {run_dir.name!r} is already training: {found.describe()}; stop it first, or watch it below"
-        )
-
-
 # ----------------------------------------------------------------------------------------- start, stop, resume
 
 
@@ -267,11 +259,10 @@ def start_staged(
     env: Mapping[str, str] | None = None,
     owner: str = "",
 ) -> int:
-    """``start`` for the Train page: refuse first (run busy or existing, job cap reached), then, under the run's
-    lock, ``stage()`` (writes the corpus into ``run_dir`` and returns it) and start: a second Start of the same name
-    is refused before it writes anything. A start that fails removes what it staged, still under the lock: a refused
-    Start writes nothing (the cap is checked again, under the launch lock, when the job is launched)."""
-    refuse_if_busy(run_dir)
+    """``start`` for the Train page: refuse first (job cap reached), then take the run's lock (refused while another
+    Start or job holds it), refuse a run that exists, ``stage()`` (writes the corpus into ``run_dir`` and returns it)
+    and start, all under the lock. A start that fails removes what it staged, still under the lock: a refused Start
+    writes nothing (the cap is checked again, under the launch lock, when the job is launched)."""
     refuse_if_full(run_dir)
     before = {p.name for p in run_dir.iterdir()} if run_dir.is_dir() else None
     with take_lock(run_dir, owner) as lock:

@@ -111,7 +111,9 @@ def model_picker() -> ModelChoice:
     )
     # Streamlit forgets a widget's value while another page runs: keep the pick under a key of our own.
     st.session_state[KEPT_MODEL] = str(choice.path)
-    if not choice.available:
+    if choice.refused:
+        st.error(f"{choice.label}: {choice.refused}")
+    elif not choice.available:
         st.warning(
             f"The model `{choice.path}` is not trained yet. Pick a finished run in the sidebar when there is one, or "
             "train one: `python -m training.train --config configs/tiny.toml --corpus FILE --out runs/NAME`."

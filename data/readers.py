@@ -6,13 +6,14 @@ from __future__ import annotations
 import csv
 import io
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple
+from typing import AnyStr, NamedTuple
 
 from data.data_config import SRC_LANG, TGT_LANG
 from data.languages import header_names
+from model.bounded_read import regular_size
 
 BOM = b"\xef\xbb\xbf"
 UTF_BOMS = (  # longest first: the UTF-32-LE mark starts with the UTF-16-LE one
@@ -29,6 +30,8 @@ CODEC_NAMES = {
 }
 MARKS = {codec: mark for mark, codec in UTF_BOMS}
 HEAD_BYTES = 64 * 1024  # what format detection and the encoding checks look at
+MAX_SEGMENT = 100_000  # characters of one sentence or segment: a translation memory holds sentences and paragraphs
+MAX_LINE = 1 << 20  # bytes (or characters) of one line: a few segments; a longer line is never held whole
 
 
 class CorpusError(ValueError):
@@ -95,12 +98,15 @@ DEFAULT_READING = Reading()
 
 class Line(NamedTuple):  # a tuple: made once per line read, so it must be cheap
     number: int  # 1-based line number in the file
-    text: str | None  # None: not valid UTF-8
-    bad_byte: int = -1  # where decoding failed, when text is None
+    text: str | None  # None: not valid UTF-8, or over MAX_LINE
+    bad_byte: int = -1  # where decoding failed, when text is None; -1: the line is over MAX_LINE
 
     def check(self, where: str, report: ReadReport, skip_bad: bool) -> bool:
         """True for a decoded line; otherwise raise, or count the skip when skipping bad lines."""
-        if self.text is None:
+        if self.text is None and self.bad_byte < 0:
+            message = f"a line of over {MAX_LINE:,} bytes; a line holds a sentence pair (a segment is at most {MAX_SEGMENT:,} characters)"
+            bad_record(report, skip_bad, "line too long", where, message)
+        elif self.text is None:
             message = f"invalid UTF-8 at byte {self.bad_byte} of the line; expected UTF-8 text"
             bad_record(report, skip_bad, "invalid UTF-8", where, message)
         return self.text is not None
@@ -129,7 +135,9 @@ def nul_guess(head: bytes) -> str | None:
 
 
 def text_codec(path: Path) -> str | None:
-    """The codec a UTF-16/32 byte-order mark names; None for UTF-8. A file of NUL bytes without a mark is an error."""
+    """The codec a UTF-16/32 byte-order mark names; None for UTF-8. A file of NUL bytes without a mark, or anything
+    but a regular file (a FIFO would block), is an error."""
+    regular_size(path, CorpusError)
     with Path(path).open("rb") as file:
         head = file.read(HEAD_BYTES)
     found = utf_bom(head)
@@ -146,28 +154,40 @@ def text_codec(path: Path) -> str | None:
 
 def head_text(path: Path, size: int = HEAD_BYTES) -> str:
     """The first ``size`` bytes as text (UTF-16/32 by their byte-order mark, else UTF-8), marks removed, undecodable
-    bytes replaced: for detecting a format and showing columns."""
+    bytes replaced: for detecting a format and showing columns. Only a regular file is read."""
+    regular_size(path, CorpusError)
     with Path(path).open("rb") as file:
         head = file.read(size)
     mark, codec = utf_bom(head) or (BOM, "utf-8")
     return head.removeprefix(mark).decode(codec, errors="replace")
 
 
-def _lines(path: Path, codec: str | None) -> Iterator[bytes]:
-    """Each line as UTF-8 bytes without its final newline, read one at a time (converted from ``codec``)."""
+def _capped(readline: Callable[[int], AnyStr], newline: AnyStr) -> Iterator[AnyStr | None]:
+    """Each line without its final newline; None for one over MAX_LINE, whose rest is skipped a block at a time."""
+    while line := readline(MAX_LINE + 1):
+        if len(line) <= MAX_LINE or line.endswith(newline):
+            yield line.removesuffix(newline)
+            continue
+        while (rest := readline(MAX_LINE)) and not rest.endswith(newline):
+            pass
+        yield None
+
+
+def _lines(path: Path, codec: str | None) -> Iterator[bytes | None]:
+    """Each line as UTF-8 bytes without its final newline, read one at a time (converted from ``codec``); None for
+    a line over MAX_LINE, never held whole."""
     if codec is None:
         with path.open("rb") as file:
-            for line in file:
-                yield line[:-1] if line.endswith(b"\n") else line
+            yield from _capped(file.readline, b"\n")
         return
     file = path.open("rb")
     file.seek(len(MARKS[codec]))
     with io.TextIOWrapper(file, encoding=codec, newline="\n") as text:
         number = 0  # lines read so far: a decoding error lies in the next one or soon after
         try:
-            for line in text:
+            for line in _capped(text.readline, "\n"):
                 number += 1
-                yield line.removesuffix("\n").encode("utf-8")
+                yield None if line is None else line.encode("utf-8")
         except UnicodeDecodeError as err:
             name = CODEC_NAMES[codec]
             raise CorpusError(
@@ -176,9 +196,14 @@ def _lines(path: Path, codec: str | None) -> Iterator[bytes]:
             ) from None
 
 
-def _blank(path: Path, codec: str | None) -> bool:
-    """True when the file holds nothing but whitespace (and a byte-order mark)."""
-    return all(not (line.removeprefix(BOM) if n == 0 else line).strip() for n, line in enumerate(_lines(path, codec)))
+def _no_text(path: Path, codec: str | None) -> str | None:
+    """What the file holds when it holds no text (nothing, or only whitespace and a byte-order mark); else None."""
+    n, empty = 0, True
+    for n, line in enumerate(_lines(path, codec), 1):
+        if line is None or (line := line.removeprefix(BOM) if n == 1 else line).strip():
+            return None
+        empty = empty and not line
+    return "file is empty" if empty else f"file is blank: its {n} lines hold only tabs or spaces"
 
 
 def count_lines(path: Path) -> int:
@@ -186,28 +211,29 @@ def count_lines(path: Path) -> int:
     return sum(1 for _ in _lines(Path(path), text_codec(path)))
 
 
-def raw_lines(path: Path, report: ReadReport, skip_bad: bool) -> Iterator[bytes]:
+def raw_lines(path: Path, report: ReadReport, skip_bad: bool) -> Iterator[bytes | None]:
     """The lines of a file as UTF-8 bytes, one at a time, without the final newline; errors for a missing, empty
     or NUL-filled file. UTF-16/32 with a byte-order mark is an error, or (skipping bad lines) converted and
     counted as repaired."""
     path = Path(path)
     if path.is_dir():
         raise CorpusError(f"{path}: is a directory, expected a corpus file")
-    if not path.is_file():
-        raise CorpusError(f"{path}: file not found")
     codec = text_codec(path)
     if codec is not None:
         name = CODEC_NAMES[codec]
         message = f"{name} text (byte-order mark {MARKS[codec].hex(' ').upper()}); expected UTF-8: save it as UTF-8"
         bad_record(report, skip_bad, f"{name} text, read and converted to UTF-8", f"{path}:1", message, repair=True)
-    if _blank(path, codec):
-        raise CorpusError(f"{path}: file is empty (expected one sentence pair per line)")
+    if (held := _no_text(path, codec)) is not None:
+        raise CorpusError(f"{path}: {held}; expected one sentence pair per line")
     return _lines(path, codec)
 
 
-def decode_lines(path: Path, raw: Iterable[bytes], report: ReadReport, skip_bad: bool) -> Iterator[Line]:
+def decode_lines(path: Path, raw: Iterable[bytes | None], report: ReadReport, skip_bad: bool) -> Iterator[Line]:
     """Decode UTF-8 line by line; a BOM or CRLF is an error, or (skipping) removed and counted as repaired."""
     for number, line in enumerate(raw, start=1):
+        if line is None:  # over MAX_LINE
+            yield Line(number, None)
+            continue
         if number == 1 and line.startswith(BOM):
             message = "starts with a UTF-8 byte-order mark (BOM); expected UTF-8 without BOM"
             bad_record(report, skip_bad, "byte-order mark", f"{path}:{number}", message, repair=True)

@@ -15,7 +15,10 @@ from pathlib import Path
 from data.corpus import CorpusError, Pair, normalise, read_corpus
 from data.data_config import DataConfig
 from data.readers import Reading
+from model.bounded_read import QUOTE, read_json
 from model.run_dir import SPLIT_RECORD_FILE
+
+MAX_RECORD_BYTES = 64 << 20  # of split.json: two small numbers per dev and test pair
 
 
 def file_sha256(path: Path) -> str:
@@ -58,23 +61,26 @@ def read_record(model_dir: Path, d: DataConfig) -> tuple[list[Pair], list[Pair]]
     """The dev and test pairs a model folder's record names, read from ``d.corpora`` (in the model's direction);
     a corpus file whose sha256 is not the recorded one is refused, naming it."""
     path = model_dir / SPLIT_RECORD_FILE
+    record = read_json(path, CorpusError, MAX_RECORD_BYTES)
     try:
-        record = json.loads(path.read_text(encoding="utf-8"))
-        corpora = record["corpora"]
-    except (OSError, json.JSONDecodeError, KeyError, TypeError) as err:
-        raise CorpusError(f"{path}: not a split record ({err})") from None
+        corpora, dev, test = [str(entry["sha256"]) for entry in record["corpora"]], record["dev"], record["test"]
+    except (KeyError, TypeError) as err:
+        raise CorpusError(f"{path}: not a split record (no {str(err)[:QUOTE]}); expected corpora, dev, test") from None
     if len(corpora) != len(d.corpora):
         raise CorpusError(f"{path}: records {len(corpora)} corpora, the model was trained on {len(d.corpora)}")
     for corpus, recorded in zip(d.corpora, corpora, strict=True):
         if not Path(corpus).is_file():
             raise CorpusError(f"{corpus}: corpus file not found (the model's dev and test pairs are read from it)")
-        if file_sha256(Path(corpus)) != recorded["sha256"]:
+        if file_sha256(Path(corpus)) != recorded:
             raise CorpusError(f"{corpus}: not the corpus file the model was trained on (sha256 differs from {path})")
     pairs = _read(d)
 
     def pick(entries: list[list[int]]) -> list[Pair]:
-        chosen = [pairs[i][n] for i, n in entries]
+        try:
+            chosen = [pairs[i][n] for i, n in entries]
+        except (IndexError, TypeError, ValueError):
+            raise CorpusError(f"{path}: a dev or test position not among the corpus pairs ([corpus, pair])") from None
         chosen = [Pair(normalise(p.src), normalise(p.tgt), p.origin) for p in chosen]  # as cleaning reads them
         return [Pair(p.tgt, p.src, p.origin) for p in chosen] if d.reverse else chosen
 
-    return pick(record["dev"]), pick(record["test"])
+    return pick(dev), pick(test)

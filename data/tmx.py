@@ -3,10 +3,11 @@
 Read with expat, one block of the file at a time, and safely. A document type naming its DTD by a SYSTEM or PUBLIC
 identifier (as OmegaT and Trados write it) is read, its DTD never fetched; an internal subset, an entity declaration
 or a reference to an entity that is not XML's own is refused (no XXE, no "billion laughs"). Memory stays bounded by
-a few segments: the attributes per element, the nesting depth, one segment's length and the bytes of one tag are
-capped, and only the two languages' segments are kept. The two languages are picked by ``xml:lang`` (its primary
-subtag: "es-ES" is "es"); inline codes (``<bpt>``, ``<ept>``, ``<ph>``, ``<it>``, ``<ut>``) are markup of the
-source format, not text, and are left out. Errors name the file, the ``<tu>`` (1-based) and the line.
+a few segments: the attributes per element, the nesting depth, one segment's length and the bytes of one tag or
+comment are capped (time stays linear), and only the two languages' segments are kept. The two languages are picked
+by ``xml:lang`` (its primary subtag: "es-ES" is "es"); inline codes (``<bpt>``, ``<ept>``, ``<ph>``, ``<it>``,
+``<ut>``) are markup of the source format, not text, and are left out. Errors name the file, the ``<tu>`` (1-based)
+and the line.
 """
 
 from __future__ import annotations
@@ -15,13 +16,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from xml.parsers import expat
 
-from data.readers import DEFAULT_READING, CorpusError, Pair, Reading, ReadReport, bad_record, checked_pair
+from data.readers import DEFAULT_READING, MAX_SEGMENT, CorpusError, Pair, Reading, ReadReport, bad_record, checked_pair
+from model.bounded_read import regular_size
 
 BLOCK = 1 << 16  # bytes fed to the parser at a time
 CODES = {"bpt", "ept", "ph", "it", "ut"}  # inline codes: their content is the original format's markup
 MAX_ATTRIBUTES = 64  # per element; a TMX <tu> has at most about 15
 MAX_DEPTH = 64  # open elements; tmx > body > tu > tuv > seg > codes nest about 8 deep
-MAX_SEGMENT = 100_000  # characters of one <seg>: a translation memory holds sentences and paragraphs
 MAX_TUVS = 256  # <tuv> per <tu>: one per language
 MAX_RUN = 4 * MAX_SEGMENT + BLOCK  # bytes without a "<": bounds one tag (no "<" inside), which expat holds whole
 
@@ -129,12 +130,21 @@ def _parser(path: Path, wanted: tuple[str, str]) -> tuple[expat.XMLParserType, _
 
 
 class _Run:
-    """Bytes since the last "<" in the file: expat holds a tag whole until its ">", and a tag has no "<" inside."""
+    """Bytes since the last "<" in the file: expat holds a tag whole until its ">", and a tag has no "<" inside; and
+    the unfinished token expat holds (a comment, a processing instruction: "<" may occur inside), which it rescans
+    from its start at every block: both capped, memory stays bounded and time linear in the file."""
 
     def __init__(self) -> None:
         self.size, self.line, self.lines, self.tu = 0, 1, 0, False  # tu: the run began a <tu> start tag
+        self.fed = 0  # bytes given to the parser
 
     def feed(self, block: bytes, units: _Units) -> None:
+        if self.fed - units.parser.CurrentByteIndex > MAX_RUN:  # where expat's unfinished token starts
+            raise CorpusError(
+                f"{units.path}:{units.parser.CurrentLineNumber}: {units.where()}: over {MAX_RUN:,} bytes in one "
+                'comment, processing instruction or tag (a "<" may occur inside); a TMX file has short ones'
+            )
+        self.fed += len(block)
         at = block.rfind(b"<")
         if at < 0:
             self.size += len(block)
@@ -169,6 +179,7 @@ def tmx_pairs(path: Path, how: Reading = DEFAULT_READING, report: ReadReport | N
     path, report = Path(path), report if report is not None else ReadReport()
     parser, units = _parser(path, (src_lang, tgt_lang))
     seen, run = {src_lang: 0, tgt_lang: 0}, _Run()
+    regular_size(path, CorpusError)
     try:
         with open(path, "rb") as f:
             while block := f.read(BLOCK):
@@ -178,8 +189,6 @@ def tmx_pairs(path: Path, how: Reading = DEFAULT_READING, report: ReadReport | N
             parser.Parse(b"", True)
     except (expat.ExpatError, LookupError) as err:
         raise _parse_error(path, err, units.encoding) from None
-    except FileNotFoundError:
-        raise CorpusError(f"{path}: file not found") from None
     yield from _drain(path, units, src_lang, tgt_lang, report, skip_bad, seen)
     if units.index == 0:
         raise CorpusError(f"{path}: no <tu> translation units; expected a TMX file (<tmx><body><tu>…)")

@@ -15,10 +15,12 @@ from sentencepiece import sentencepiece_model_pb2
 from data.case_markup import MARK, mark_case, mark_tokens
 from data.readers import Pair
 from data.source_chars import Reading, readable
+from model.bounded_read import QUOTE, read_bytes
 from model.run_dir import JOINT_TOKENIZER_FILE as JOINT_FILE
 from model.run_dir import SRC_TOKENIZER_FILE as SRC_FILE
 from model.run_dir import TGT_TOKENIZER_FILE as TGT_FILE
 
+MAX_TOKENIZER_BYTES = 64 << 20  # of one SentencePiece model: a million pieces fit (the shipped one is 0.4 MB)
 WORD_START = "\u2581"  # SentencePiece's "▁": this piece begins a word
 
 
@@ -27,15 +29,13 @@ class TokenizerError(ValueError):
 
 
 def _load(path: Path) -> spm.SentencePieceProcessor:
-    if not path.is_file():
-        raise TokenizerError(f"{path}: tokenizer file not found")
+    proto = read_bytes(path, MAX_TOKENIZER_BYTES, TokenizerError)
+    if not proto:  # SentencePiece takes an empty model without a word, then fails at every call
+        raise TokenizerError(f"{path}: empty file; expected a SentencePiece model")
     try:
-        proto = path.read_bytes()
-        if not proto:  # SentencePiece takes an empty model without a word, then fails at every call
-            raise TokenizerError(f"{path}: empty file; expected a SentencePiece model")
         return spm.SentencePieceProcessor(model_proto=proto)
-    except (RuntimeError, OSError, TypeError) as err:
-        raise TokenizerError(f"{path}: not a SentencePiece model ({err})") from None
+    except (RuntimeError, TypeError) as err:
+        raise TokenizerError(f"{path}: not a SentencePiece model ({str(err)[:QUOTE]})") from None
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from data.readers import moses_paths
 from jobs.corpus_check import SRC_LANG, TGT_LANG
+from model.weights import write_beside
 from translate.settings import REPO_ROOT, SHARED_DATA, runs_folder
 
 MAX_UPLOAD_ENV = "LAB_MAX_UPLOAD_MB"
@@ -69,12 +70,15 @@ def stage_files(files: Mapping[str, bytes], staging: Path) -> Path:
     for name, content in files.items():
         path = folder / name
         if not path.is_file() or path.stat().st_size != len(content):
-            tmp = path.with_name(f".{name}.tmp")
-            tmp.write_bytes(content)
-            tmp.replace(path)
+            write_beside(path, lambda file, content=content: file.write(content))  # a full disk leaves no part
     os.utime(folder)  # the newest upload (even one staged before) is kept longest
     prune_staging(staging, MAX_STAGED)
     return folder
+
+
+def stage_problem(name: str, err: OSError) -> str:
+    """One line for an upload that could not be saved (a full disk)."""
+    return f"{name} could not be saved in the runs folder ({err.strerror or err}); free space, or give a server path"
 
 
 def prune_staging(staging: Path, keep: int) -> None:
@@ -123,14 +127,14 @@ def folder_problem(path: Path, folders: Sequence[Path], shown: str | None = None
         siblings = [] if path.is_dir() else [p for p in moses_paths(path, SRC_LANG, TGT_LANG) if p.exists()]
     except OSError as err:
         return f"{shown or path}: cannot be looked at ({err.strerror or err})"
+    as_given = moses_paths(Path(shown or path), SRC_LANG, TGT_LANG)  # a Moses side, named as the user would
+    given = {**dict(zip(moses_paths(path, SRC_LANG, TGT_LANG), as_given, strict=True)), path: shown or path}
     for candidate in (path, *siblings):
-        real = candidate.resolve()
-        if not any(real.is_relative_to(folder) for folder in folders):
-            named = shown if shown and candidate == path else str(candidate)
-            via = f" (it resolves to {real})" if str(real) != named else ""
+        if not any(candidate.resolve().is_relative_to(folder) for folder in folders):
+            named = given.get(candidate, candidate)  # as the user gave it, never where it resolves to
             allowed = ", ".join(str(folder) for folder in folders) or "none"
             return (
-                f"{named}{via} is outside the folders the Train page may read: {allowed}. "
+                f"{named} is outside the folders the Train page may read: {allowed}. "
                 f"Put the corpus in one of them, or add its folder to {CORPUS_DIRS_ENV} "
                 f"(folders separated by {os.pathsep!r})."
             )

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Literal
 
+from model.bounded_read import read_json
 from model.typed_config import ConfigError, check_at_least, from_dict
 
 __all__ = ["MAX_ELEMENTS", "MAX_SIZES", "ConfigError", "ModelConfig", "from_dict"]
@@ -25,6 +26,7 @@ MAX_SIZES = {
     "tgt_vocab_size": 1_000_000,
 }
 MAX_ELEMENTS = 2_000_000_000
+SPECIAL_IDS = ("pad_id", "unk_id", "bos_id", "eos_id")  # each a different piece of both vocabularies
 
 
 @dataclasses.dataclass(frozen=True)
@@ -69,11 +71,12 @@ class ModelConfig:
         if not 0.0 <= self.dropout < 1.0 or not 0.0 <= self.attention_dropout < 1.0:
             raise ConfigError("dropout and attention_dropout must be in [0, 1)")
         vocab = min(self.src_vocab_size, self.tgt_vocab_size)  # 0 until a tokenizer sets them
-        for name in ("pad_id", "unk_id", "bos_id", "eos_id"):
-            if getattr(self, name) < 0 or 0 < vocab <= getattr(self, name):
-                raise ConfigError(
-                    f"model.{name} must be in [0, {vocab or 'the vocabulary size'}), got {getattr(self, name)}"
-                )
+        ids = {name: getattr(self, name) for name in SPECIAL_IDS}
+        for name, value in ids.items():
+            if value < 0 or 0 < vocab <= value:
+                raise ConfigError(f"model.{name} must be in [0, {vocab or 'the vocabulary size'}), got {value}")
+            if (same := next((n for n, v in ids.items() if v == value and n != name), None)) is not None:
+                raise ConfigError(f"model.{name} and model.{same} are both {value}; the four special ids must differ")
 
     @property
     def d_head(self) -> int:
@@ -99,13 +102,8 @@ class ModelConfig:
 
     @classmethod
     def from_json_file(cls, path: Path) -> ModelConfig:
-        """Load and validate ``config.json``; errors name the file and the key."""
-        try:
-            values = json.loads(Path(path).read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise ConfigError(f"{path}: file not found") from None
-        except (json.JSONDecodeError, UnicodeDecodeError) as err:
-            raise ConfigError(f"{path}: not valid JSON ({err})") from None
+        """Load and validate ``config.json`` (read bounded: model/bounded_read.py); errors name the file and the key."""
+        values = read_json(Path(path), ConfigError)
         if not isinstance(values, dict):
             raise ConfigError(f"{path}: expected a JSON object")
         try:

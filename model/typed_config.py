@@ -12,6 +12,8 @@ import types
 import typing
 from typing import Any, Literal, TypeVar
 
+from model.bounded_read import QUOTE, quoted
+
 T = TypeVar("T")
 
 
@@ -24,7 +26,7 @@ def _check_value(name: str, value: Any, annotation: Any) -> Any:
     origin = typing.get_origin(annotation)
     if origin is Literal:
         if value not in typing.get_args(annotation):
-            raise ConfigError(f"{name}: expected one of {typing.get_args(annotation)}, got {value!r}")
+            raise ConfigError(f"{name}: expected one of {typing.get_args(annotation)}, got {quoted(value)}")
         return value
     if origin in (typing.Union, types.UnionType):
         for option in typing.get_args(annotation):
@@ -34,11 +36,11 @@ def _check_value(name: str, value: Any, annotation: Any) -> Any:
                 return _check_value(name, value, option)
             except ConfigError:
                 continue
-        raise ConfigError(f"{name}: expected {annotation}, got {value!r}")
+        raise ConfigError(f"{name}: expected {annotation}, got {quoted(value)}")
     if origin in (tuple, list):
         (item_type, *_rest) = typing.get_args(annotation) or (Any,)
         if not isinstance(value, (list, tuple)):
-            raise ConfigError(f"{name}: expected a list, got {value!r}")
+            raise ConfigError(f"{name}: expected a list, got {quoted(value)}")
         return tuple(_check_value(f"{name}[{i}]", v, item_type) for i, v in enumerate(value))
     if annotation is Any:
         return value
@@ -47,9 +49,9 @@ def _check_value(name: str, value: Any, annotation: Any) -> Any:
     if annotation is float and isinstance(value, int) and not isinstance(value, bool):
         return float(value)
     if annotation is int and isinstance(value, bool):
-        raise ConfigError(f"{name}: expected int, got {value!r}")
+        raise ConfigError(f"{name}: expected int, got {quoted(value)}")
     if not isinstance(value, annotation):
-        raise ConfigError(f"{name}: expected {annotation.__name__}, got {type(value).__name__} {value!r}")
+        raise ConfigError(f"{name}: expected {annotation.__name__}, got {type(value).__name__} {quoted(value)}")
     return value
 
 
@@ -60,7 +62,7 @@ def from_dict(cls: type[T], values: dict[str, Any], where: str = "") -> T:
     names = {f.name for f in dataclasses.fields(cls)}
     unknown = sorted(set(values) - names)
     if unknown:
-        raise ConfigError(f"unknown key {prefix}{unknown[0]} (known: {', '.join(sorted(names))})")
+        raise ConfigError(f"unknown key {prefix}{unknown[0][:QUOTE]} (known: {', '.join(sorted(names))})")
     checked = {}
     for key, value in values.items():
         hint = hints[key]
@@ -78,4 +80,4 @@ def check_at_least(section: str, record: object, names: tuple[str, ...], minimum
     """Raise ConfigError naming ``section.name`` for the first of ``names`` below ``minimum``."""
     for name in names:
         if getattr(record, name) < minimum:
-            raise ConfigError(f"{section}.{name} must be at least {minimum}, got {getattr(record, name)!r}")
+            raise ConfigError(f"{section}.{name} must be at least {minimum}, got {quoted(getattr(record, name))}")

@@ -16,10 +16,12 @@ import torch
 from safetensors import SafetensorError, safe_open
 from safetensors.torch import load_file, save
 
+from model.bounded_read import regular_size
 from model.config import ModelConfig
 from model.run_dir import CONFIG_FILE, WEIGHTS_FILE
 from model.transformer import Transformer
 
+MAX_HEADER_BYTES = 1 << 24  # of a safetensors header (names, shapes, offsets): 64+64 layers take 0.5 MB
 FLOAT_DTYPES = ("F16", "BF16", "F32", "F64")  # safetensors' names of the dtypes weights may be saved in
 
 
@@ -63,8 +65,11 @@ def save_model(model: Transformer, directory: Path, dtype: torch.dtype | None = 
 def file_shapes(path: Path) -> dict[str, tuple[int, ...]]:
     """Tensor names and shapes of a safetensors file, read from its header alone; every tensor must be
     floating-point (integers of the right size would load, and translate as garbage)."""
-    if not path.is_file():
-        raise ModelLoadError(f"{path}: weights file not found")
+    size = regular_size(path, ModelLoadError)
+    with open(path, "rb") as file:
+        header = int.from_bytes(file.read(8), "little")  # safetensors: the header's length, then the header
+    if not 0 < header <= min(MAX_HEADER_BYTES, size - 8):
+        raise ModelLoadError(f"{path}: a safetensors header of {header:,} bytes; expected at most {MAX_HEADER_BYTES:,}")
     try:
         with safe_open(str(path), "pt") as f:
             slices = {name: f.get_slice(name) for name in f.keys()}  # noqa: SIM118 (not iterable)

@@ -218,7 +218,7 @@ def test_only_files_inside_the_allowed_folders_may_be_read(tmp_path: Path) -> No
     assert "is outside the folders" in (folder_problem(server_path(dotdot), folders, dotdot) or "")
     (allowed / "link.tsv").symlink_to(outside / "secret.tsv")
     problem = folder_problem(server_path(str(allowed / "link.tsv")), folders, str(allowed / "link.tsv"))
-    assert problem is not None and f"resolves to {(outside / 'secret.tsv').resolve()}" in problem
+    assert problem is not None and problem.startswith(str(allowed / "link.tsv")) and "secret" not in problem
 
 
 def test_a_moses_side_linked_outside_the_allowed_folders_is_refused(tmp_path: Path) -> None:
@@ -227,8 +227,8 @@ def test_a_moses_side_linked_outside_the_allowed_folders_is_refused(tmp_path: Pa
     write(allowed / "corpus.es", "Hola.\n")
     (allowed / "corpus.en").symlink_to("/etc/passwd")
     for given in ("corpus", "corpus.es"):  # the prefix, or the side that is a real file
-        problem = folder_problem(server_path(str(allowed / given)), (allowed.resolve(),))
-        assert problem is not None and "corpus.en" in problem and "/etc/passwd" in problem
+        problem = folder_problem(server_path(str(allowed / given)), (allowed.resolve(),), f"mine/{given}")
+        assert problem is not None and problem.startswith("mine/corpus.en is outside") and "passwd" not in problem
 
 
 def test_a_server_path_too_long_for_the_file_system_gets_a_message_not_a_traceback(tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from jobs import control
+from model.config import ModelConfig
 from training.run_lock import holder, pid_alive
 from translate.settings import RUNS_ENV
 
@@ -76,6 +77,13 @@ def metric(at: AppTest, label: str) -> str:
 def start_disabled_because(at: AppTest) -> str:
     assert at.button(key="start").disabled
     return next(c.value for c in at.caption if c.value.startswith("Start is disabled"))
+
+
+def fake_network(folder: Path) -> None:
+    """What the picker looks for, never loaded here: a config.json it accepts and a weights file."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "config.json").write_text(ModelConfig(src_vocab_size=8, tgt_vocab_size=8).to_json())
+    (folder / "model.safetensors").write_text("{}")
 
 
 def test_nothing_chosen_yet_start_is_disabled(runs: Path) -> None:
@@ -275,8 +283,7 @@ def test_the_model_picker_and_the_train_page_read_one_runs_folder(
     monkeypatch.setenv("LAB_MODEL_DIR", str(tmp_path / "no-shipped-model"))
     model = home / "my-runs" / "mine"
     model.mkdir(parents=True)
-    for name in ("config.json", "model.safetensors"):  # what the picker looks for; never loaded here
-        (model / name).write_text("{}")
+    fake_network(model)
     translate_page = AppTest.from_file(str(Path(PAGE).parents[1] / "app.py"), default_timeout=30).run()
     assert not translate_page.exception
     assert "run: mine" in translate_page.selectbox(key="model").options
@@ -515,8 +522,8 @@ def test_starting_a_fine_tune_of_the_shipped_model(runs: Path, monkeypatch: pyte
 def test_a_model_folder_without_a_tokenizer_cannot_be_fine_tuned(runs: Path) -> None:
     broken = runs / "broken"
     broken.mkdir(parents=True)
-    for name in ("config.json", "model.safetensors", "metrics.json"):
-        (broken / name).write_text("{}")
+    fake_network(broken)
+    (broken / "metrics.json").write_text("{}")
     at = upload(page(), "c.tsv", tsv(60))
     options = at.selectbox(key="init_from").options
     at.selectbox(key="init_from").set_value(options.index("run: broken")).run()
@@ -593,9 +600,7 @@ def test_the_estimate_before_start_is_within_twice_what_the_run_takes(runs: Path
 
 def model_folder(path: Path, pair: tuple[str, str] | None = ("es", "en")) -> Path:
     """What the picker and the default's record look for (never loaded here), in the direction ``pair``."""
-    path.mkdir(parents=True, exist_ok=True)
-    for name in ("config.json", "model.safetensors"):
-        (path / name).write_text("{}")
+    fake_network(path)
     if pair is not None:
         config = path / "train_config.json"
         kept = json.loads(config.read_text()) if config.is_file() else {}

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import errno
 import random
+import shutil
 from pathlib import Path
 from typing import Any, BinaryIO
 
 import torch
 from safetensors.torch import load_file
 
+from model.bounded_read import QUOTE, regular_size
 from model.run_dir import SNAPSHOTS_DIR as CHECKPOINT_DIR
 from model.run_dir import STATE_FILE, WEIGHTS_FILE
 from model.transformer import Transformer
@@ -95,12 +97,26 @@ def save_state(
     atomic_save(state, run_dir / STATE_FILE)
 
 
-def load_state(run_dir: Path) -> dict[str, Any]:
+class StateError(ValueError):
+    """A training state cannot be resumed from; the message names the file."""
+
+
+def state_error(run_dir: Path, err: BaseException) -> StateError:
+    return StateError(
+        f"{run_dir / STATE_FILE}: not a training state of this run, truncated or damaged ({str(err)[:QUOTE]}); "
+        "it cannot be resumed: remove it to train the run again from its start, or train into a new --out"
+    )
+
+
+def load_state(run_dir: Path, mmap: bool = False) -> dict[str, Any]:
+    """The saved state (``mmap``: its tensors mapped, not read: a quick check that it opens)."""
     path = run_dir / STATE_FILE
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: no training state to resume from")
-    # weights_only: the state holds only tensors, numbers, strings and containers, so no pickled code runs.
-    return torch.load(path, map_location="cpu", weights_only=True)
+    regular_size(path, StateError)
+    try:  # weights_only: the state holds only tensors, numbers, strings and containers, so no pickled code runs
+        state = torch.load(path, map_location="cpu", weights_only=True, mmap=mmap)
+    except Exception as err:  # torch raises RuntimeError, UnpicklingError, EOFError, zip errors...
+        raise state_error(run_dir, err) from None
+    return state
 
 
 def snapshots(run_dir: Path) -> list[Path]:
@@ -119,10 +135,13 @@ def _remove(folder: Path) -> None:
 
 
 def drop_snapshots_after(run_dir: Path, step: int) -> None:
-    """On resume: remove snapshots newer than the saved state (a killed run may have written them)."""
+    """On resume: remove snapshots newer than the saved state, and half-written ones (``.step-N.partial-*``, hidden:
+    ``staged_dir``), which a killed run may have left."""
     for path in snapshots(run_dir):
         if snapshot_step(path) > step:
             _remove(path)
+    for partial in (run_dir / CHECKPOINT_DIR).glob(".step-*"):
+        shutil.rmtree(partial, ignore_errors=True)
 
 
 def save_checkpoint(run_dir: Path, model: Transformer, step: int, keep: int) -> Path:

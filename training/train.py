@@ -15,6 +15,7 @@ import torch
 from data.batch import TrainingSet, batch_indices, encode_pairs, padding_fraction
 from data.corpus import CorpusError, Pair, read_pairs_file
 from data.tokenizer import Tokenizer, TokenizerError
+from model.bounded_read import read_json
 from model.config import ConfigError, ModelConfig
 from model.grow import GROWABLE, check_growable, grow
 from model.run_dir import (
@@ -137,10 +138,8 @@ def resume_config(run_dir: Path, overrides: list[str]) -> TrainConfig:
             + ("; the run ended before its first save: start it again without --resume" if stopped_early else "")
         )
     path = run_dir / TRAIN_CONFIG_FILE
-    try:
-        values = json.loads(path.read_text(encoding="utf-8"))
-    except (FileNotFoundError, json.JSONDecodeError) as err:
-        raise ConfigError(f"{path}: cannot read the run's configuration ({err})") from None
+    checkpoint.load_state(run_dir, mmap=True)  # a damaged state is refused now, before the data is prepared
+    values = read_json(path, ConfigError)
     saved, config = build_train_config(values, [], str(path)), build_train_config(values, overrides, str(path))
     for section in ("data", "model", "optim"):
         for name, value in dataclasses.asdict(getattr(config, section)).items():
@@ -215,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
         if distributed.launched_rank() == 0:  # one writer per run directory: rank 0 holds it for all ranks
             lock = acquire(run_dir)
         config = resume_config(run_dir, overrides) if args.resume else new_config(args, overrides)
-    except (ConfigError, CorpusError, RunLocked, OSError) as err:
+    except (ConfigError, CorpusError, RunLocked, OSError, checkpoint.StateError) as err:
         message = f"{run_dir}: {err.strerror or err}" if isinstance(err, OSError) else str(err)
         print(f"error: {message}", file=sys.stderr)
         if lock is not None:  # never left held, nor an empty folder made by this command
@@ -225,6 +224,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return train_in(run_dir, config, args.resume)
+    except checkpoint.StateError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
     except OSError as err:
         if err.errno not in checkpoint.FULL_DISK:
             raise

@@ -191,10 +191,12 @@ def resume_from(
 ) -> Progress:
     """Load weights, optimizer, progress and this process's RNG; forget what a killed run logged after the state."""
     state = checkpoint.load_state(run_dir)
-    model.load_state_dict(state["model"])
-    optimizer.load_state_dict(state["optimizer"])
-    progress = Progress(**state["progress"])
-    rng = state["rng"]
+    try:
+        model.load_state_dict(state["model"])
+        optimizer.load_state_dict(state["optimizer"])
+        progress, rng = Progress(**state["progress"]), state["rng"]
+    except (RuntimeError, TypeError, KeyError) as err:  # a state of another model, or damaged
+        raise checkpoint.state_error(run_dir, err) from None
     if isinstance(rng, list):  # one entry per process
         if len(rng) != env.world_size:
             log.warning(

@@ -4,6 +4,7 @@ network of its own yet: its best checkpoint so far stands in (``weights_dir``)."
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,6 +24,9 @@ class LoadedModel:
     directory: Path
 
 
+MEMORY_BYTES = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")  # this machine's memory
+MEMORY_SHARE = 4  # one model may take a quarter of it to load: a server holds several, and its sessions
+LOAD_BYTES = 8  # per float while loading: the model's float32 copy and the file's tensors
 MODEL_FILES = (CONFIG_FILE, WEIGHTS_FILE)  # the network's two files; the tokenizer lies beside them
 
 
@@ -42,16 +46,32 @@ def weights_dir(directory: Path) -> Path:
     return next((f for f in (directory / BEST_DIR, *reversed(snapshots)) if holds_network(f)), directory)
 
 
+def network_config(network: Path) -> ModelConfig:
+    """The checked ``config.json`` of a network folder (read bounded), when its model fits this machine's memory:
+    said in one line before anything is allocated."""
+    try:
+        config = ModelConfig.from_json_file(network / CONFIG_FILE)
+    except ConfigError as err:
+        raise ModelLoadError(str(err)) from None
+    need, allowed = config.n_elements * LOAD_BYTES, MEMORY_BYTES // MEMORY_SHARE
+    if need > allowed:
+        raise ModelLoadError(
+            f"{network / CONFIG_FILE}: a model of {config.n_elements:,} parameters needs about {need / 2**30:.1f} GB "
+            f"to load; expected at most {allowed / 2**30:.1f} GB here (1/{MEMORY_SHARE} of this machine's memory)"
+        )
+    return config
+
+
 def load_model(directory: Path, device: str | torch.device = "cpu") -> LoadedModel:
     """Rebuild the model from its directory in eval mode, checking every file."""
     directory = Path(directory)
     if not directory.is_dir():
         raise ModelLoadError(f"{directory}: model directory not found")
     network = weights_dir(directory)
+    config = network_config(network)
     try:
-        config = ModelConfig.from_json_file(network / CONFIG_FILE)
         tokenizer = Tokenizer.load(directory)
-    except (ConfigError, TokenizerError) as err:
+    except TokenizerError as err:
         raise ModelLoadError(str(err)) from None
     if (
         tokenizer.src.get_piece_size() != config.src_vocab_size

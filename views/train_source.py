@@ -30,7 +30,9 @@ from jobs.uploads import (
     server_path,
     size_problem,
     stage_files,
+    stage_problem,
 )
+from model.bounded_read import quoted
 
 SOURCES = ("Upload a TSV, CSV or TMX file", "Upload a pair of line-aligned files", "A file on the server")
 KEPT_UPLOADS = "kept_uploads"  # {uploader key: (staged file, name as uploaded, put back after a page switch)}
@@ -59,7 +61,10 @@ def staged_upload(
     if problem := size_problem(uploaded.size, max_mb, uploaded.name):
         return problem
     name = safe_filename(uploaded.name)
-    path = stage_files({name: uploaded.getvalue()}, staging) / name
+    try:
+        path = stage_files({name: uploaded.getvalue()}, staging) / name
+    except OSError as err:  # a full disk
+        return stage_problem(uploaded.name, err)
     kept[key] = (str(path), uploaded.name, False)
     return path, uploaded.name
 
@@ -125,7 +130,10 @@ def choose_source(runs_dir: Path, max_mb: int) -> CorpusSource | str | None:
     if src is None or tgt is None:
         return None
     src_file, tgt_file = f"corpus.{SRC_LANG}", f"corpus.{TGT_LANG}"  # a Moses pair, as the checker reads it
-    folder = stage_files({src_file: src[0].read_bytes(), tgt_file: tgt[0].read_bytes()}, staging)
+    try:
+        folder = stage_files({src_file: src[0].read_bytes(), tgt_file: tgt[0].read_bytes()}, staging)
+    except OSError as err:
+        return stage_problem(f"{src[1]} and {tgt[1]}", err)
     shown_as = ((str(folder / src_file), src[1]), (str(folder / tgt_file), tgt[1]))
     return CorpusSource(folder / "corpus", "moses", None, shown_as)
 
@@ -136,13 +144,16 @@ def choose_server_file(staging: Path) -> CorpusSource | str | None:
     text = st.text_input("Path on the server (a file, or PREFIX for PREFIX.es + PREFIX.en)", key="server_path")
     listed = ", ".join(f"`{folder}`" for folder in folders)
     st.caption(f"Allowed folders ({CORPUS_DIRS_ENV}): {listed}. Relative paths start at the repository.")
-    if not text.strip():
+    shown = text.strip()
+    if not shown:
         return None
+    if "\0" in shown:
+        return f"{quoted(shown)}: a path cannot hold a NUL byte"
     path = server_path(text)
-    if problem := folder_problem(path, folders, text.strip()):
+    if problem := folder_problem(path, folders, shown):
         return problem
     if path.is_dir():
-        return f"{text.strip()} is a folder; give the path of a corpus file"
-    if not path.exists():
-        return CorpusSource(path, "auto")  # a Moses prefix, or a missing file: the reader says which
-    return choose_columns(path, text.strip(), staging)
+        return f"{shown} is a folder; give the path of a corpus file"
+    if not path.exists():  # a Moses prefix, or a missing file: the reader says which
+        return CorpusSource(path, "auto", None, ((str(path), shown),))
+    return choose_columns(path, shown, staging)  # a FIFO or a device is refused by the reader, never opened

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 from data.data_config import direction
 from data.languages import name_of
+from model.bounded_read import read_json
 from model.run_dir import TRAIN_CONFIG_FILE
 
 
@@ -36,7 +36,7 @@ def languages(model_dir: Path) -> Languages:
     """The model's direction from ``model_dir``'s train_config.json (data.src_lang / data.tgt_lang, swapped by
     data.reverse); UNKNOWN when missing or unreadable."""
     try:
-        data = json.loads((Path(model_dir) / TRAIN_CONFIG_FILE).read_text(encoding="utf-8"))["data"]
+        data = read_json(Path(model_dir) / TRAIN_CONFIG_FILE, ValueError)["data"]
         src, tgt = direction(str(data["src_lang"]).strip(), str(data["tgt_lang"]).strip(), data.get("reverse") is True)
     except (OSError, ValueError, KeyError, TypeError):
         return UNKNOWN

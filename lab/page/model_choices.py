@@ -11,8 +11,9 @@ from pathlib import Path
 
 from lab.page.direction import languages
 from model.run_dir import METRICS_LOG_FILE
+from model.weights import ModelLoadError
 from translate.model_dir import MODEL_FILES as MODEL_FILES  # re-exported: the app's tests name it here
-from translate.model_dir import holds_network, weights_dir
+from translate.model_dir import holds_network, network_config, weights_dir
 from translate.translator import DEFAULT_MODEL
 
 TAIL_BYTES = 16_384  # of metrics.jsonl: enough for its last records, however long the run
@@ -24,6 +25,7 @@ class ModelChoice:
     path: Path
     available: bool  # False for the shipped default before it exists
     stopped_at: int | None = None  # a run stopped before its end: its last step (its best checkpoint is loaded)
+    refused: str = ""  # why a folder holding a network cannot be loaded (its config.json), shown instead of it
 
 
 def shipped_model() -> Path:
@@ -64,11 +66,22 @@ def stopped_label(name: str, step: int) -> str:
     return f"run: {name} (stopped at step {step:,})"
 
 
+def checked(choice: ModelChoice) -> ModelChoice:
+    """``choice``, or the same folder marked refused (not available) when its config.json cannot be loaded here."""
+    try:
+        network_config(weights_dir(choice.path))
+    except ModelLoadError as err:
+        return ModelChoice(f"{choice.label} (refused)", choice.path, False, choice.stopped_at, str(err))
+    return choice
+
+
 def find_models(default: Path, runs: Path, training: Container[str] = ()) -> list[ModelChoice]:
     """The shipped default first (even when missing), then each run directory of ``runs`` holding a network, by
     name: finished, or stopped before its end (not those ``training`` now: their checkpoints change at every
-    evaluation). Symbolic links are not runs: a link may point anywhere."""
-    choices = [ModelChoice(f"shipped: {default.name}", default, is_model_dir(default))]
+    evaluation); a folder whose config.json is refused is shown as refused. Symbolic links are not runs: a link
+    may point anywhere."""
+    shipped = ModelChoice(f"shipped: {default.name}", default, is_model_dir(default))
+    choices = [checked(shipped) if shipped.available else shipped]
     try:
         entries = sorted(runs.iterdir(), key=lambda p: p.name) if runs.is_dir() else []
     except OSError:
@@ -77,10 +90,10 @@ def find_models(default: Path, runs: Path, training: Container[str] = ()) -> lis
         if path.name.startswith(".") or path.is_symlink() or path.resolve() == default.resolve():
             continue
         if is_model_dir(path):
-            choices.append(ModelChoice(f"run: {path.name}", path, True))
+            choices.append(checked(ModelChoice(f"run: {path.name}", path, True)))
         elif path.name not in training and is_usable(path):
             step = last_step(path)
-            choices.append(ModelChoice(stopped_label(path.name, step), path, True, step))
+            choices.append(checked(ModelChoice(stopped_label(path.name, step), path, True, step)))
     return choices
 
 

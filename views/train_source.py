@@ -98,7 +98,7 @@ def choose_columns(path: Path, shown: str, staging: Path) -> CorpusSource | str:
         copy = relabel_csv(path, src, tgt, staging / "csv")
         return CorpusSource(copy, "csv", None, ((str(copy), shown),))
     except (CorpusError, OSError) as err:
-        return str(err)
+        return str(err).replace(str(path), shown)
 
 
 def column_pickers(labels: list[str], default: tuple[int, int]) -> tuple[int, int]:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lab.page.direction import languages
+from model.bounded_read import read_json
 from model.run_dir import METRICS_LOG_FILE
 from model.weights import ModelLoadError
 from translate.model_dir import MODEL_FILES as MODEL_FILES  # re-exported: the app's tests name it here
@@ -115,7 +116,7 @@ def recorded_defaults(runs: Path) -> list[Path]:
     """The runs the Train page made defaults ("Use as default model"), oldest first, that are still usable model
     folders of ``runs``: one per direction; the last is the Translate page's default model."""
     try:
-        data = json.loads((runs / DEFAULT_CHOICE_FILE).read_text(encoding="utf-8"))
+        data = read_json(runs / DEFAULT_CHOICE_FILE, ValueError)
         names = data.get("runs", [data.get("run")])
     except (OSError, ValueError, AttributeError):
         return []

@@ -25,7 +25,8 @@ from model.run_dir import CT2_DIR as CT2_DIR  # re-exported: the default place o
 from model.transformer import Transformer
 from model.weights import WEIGHTS_FILE, ModelLoadError, staged_dir
 from translate.model_dir import load_model
-from translate.translator import DEFAULT_MODEL, DecodeOptions, Translation, Translator
+from translate.name_guard import NameGuard
+from translate.translator import DEFAULT_MODEL, DecodeOptions, Translation, Translator, load_guard
 
 INFO_FILE = "export_info.json"  # which model.safetensors the export was made from
 QUANTIZATIONS = ("float32", "int8")
@@ -178,8 +179,9 @@ class CT2Translator(Translator):
         ct2_dir: Path,
         compute_type: str = "default",
         threads: tuple[int, int] | None = None,
+        guard: NameGuard | None = None,
     ) -> None:
-        super().__init__(model, tokenizer)
+        super().__init__(model, tokenizer, guard)
         self.ct2_dir = Path(ct2_dir)
         ct2_device = "cuda" if self.device.type == "cuda" else "cpu"
         self.inter, intra = threads or engine_threads(torch.get_num_threads())
@@ -200,16 +202,16 @@ class CT2Translator(Translator):
         ct2_dir = Path(ct2_dir) if ct2_dir is not None else Path(directory) / CT2_DIR
         loaded = load_model(directory, device)
         _check_export(ct2_dir, Path(directory))
-        return cls(loaded.model, loaded.tokenizer, ct2_dir, compute_type)
+        return cls(loaded.model, loaded.tokenizer, ct2_dir, compute_type, guard=load_guard(Path(directory)))
 
-    def translate_batch(self, texts: list[str], options: DecodeOptions = GREEDY) -> list[Translation]:
-        """As ``Translator.translate_batch``, with the same per-sentence output caps (EOS forced at the cap)."""
+    def decode_batch(self, texts: list[str], options: DecodeOptions = GREEDY) -> list[Translation]:
+        """As ``Translator.decode_batch``, with the same per-sentence output caps (EOS forced at the cap)."""
         encoded = [self.encode(t) for t in texts]
         # CTranslate2 returns an empty output for a source that is only </s> (empty text): PyTorch decodes those.
         empty = [i for i, (ids, _) in enumerate(encoded) if len(ids) == 1]
         rest = [i for i, (ids, _) in enumerate(encoded) if len(ids) > 1]
         out = (
-            dict(zip(empty, super().translate_batch([texts[i] for i in empty], options), strict=True)) if empty else {}
+            dict(zip(empty, super().decode_batch([texts[i] for i in empty], options), strict=True)) if empty else {}
         )
         if not rest:
             return [out[i] for i in range(len(texts))]

@@ -3,7 +3,7 @@ CTranslate2 one)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import torch
@@ -16,11 +16,14 @@ from model.config import ConfigError
 from model.decode import Hypothesis, beam_search, greedy
 from model.ensemble import Ensemble
 from model.transformer import Transformer
+from model.run_dir import NAME_GUARD_FILE
 from model.weights import ModelLoadError
 from translate.model_dir import load_model
+from translate.name_guard import Guarded, NameGuard
 from translate.settings import REPO_ROOT
 
 DEFAULT_MODEL = REPO_ROOT / "checkpoints" / "es-en"
+GUARD_ATTEMPTS = 2  # stand-in sets tried before a sentence is translated as typed
 
 
 @dataclass(frozen=True)
@@ -30,6 +33,7 @@ class DecodeOptions:
     n_best: int = 1
     max_len_a: float = 1.5
     max_len_b: int = 10
+    name_guard: bool = True  # names, places and numbers read as stand-ins and put back (translate/name_guard.py)
 
 
 @dataclass(frozen=True)
@@ -47,6 +51,8 @@ class Translation:
     src_ids: list[int]  # x1 … xS </s>
     truncated: bool  # the source was longer than the model accepts and was cut
     candidates: list[Candidate]  # best first
+    guarded: Guarded | None = None  # what the model read under the name guard, when it swapped something
+    guard_note: str = ""  # why the guard gave up on this sentence and it was translated as typed
 
     @property
     def best(self) -> Candidate:
@@ -60,15 +66,16 @@ class Translation:
 class Translator:
     """A loaded model and its tokenizer; stateless after construction, safe to share between sessions."""
 
-    def __init__(self, model: Transformer, tokenizer: Tokenizer) -> None:
+    def __init__(self, model: Transformer, tokenizer: Tokenizer, guard: NameGuard | None = None) -> None:
         self.model = model.eval()
         self.tokenizer = tokenizer
+        self.guard = guard  # None: this model has no name guard (no name_guard.json beside its weights)
         self.device = next(model.parameters()).device
 
     @classmethod
     def load(cls, directory: Path = DEFAULT_MODEL, device: str = "cpu") -> Translator:
         loaded = load_model(directory, device)
-        return cls(loaded.model, loaded.tokenizer)
+        return cls(loaded.model, loaded.tokenizer, load_guard(Path(directory)))
 
     @classmethod
     def load_ensemble(cls, directories: list[Path], device: str = "cpu") -> Translator:
@@ -83,7 +90,7 @@ class Translator:
                     f"{directory}: its tokenizer differs from {directories[0]}'s (an ensemble shares one)"
                 )
         try:
-            return cls(Ensemble([item.model for item in loaded]), first)
+            return cls(Ensemble([item.model for item in loaded]), first, load_guard(directories[0]))
         except ConfigError as err:
             raise ModelLoadError(f"{', '.join(map(str, directories))}: {err}") from None
 
@@ -103,7 +110,37 @@ class Translator:
         return truncate(ids, self.max_src_len), len(ids) > self.max_src_len
 
     def translate_batch(self, texts: list[str], options: DecodeOptions = DecodeOptions()) -> list[Translation]:
-        """Translate several sentences at once (padded into one batch)."""
+        """Translate several sentences at once, under the name guard when the model has one and ``options`` ask:
+        a sentence whose stand-ins do not come back exactly once each is translated again as typed."""
+        if self.guard is None or not options.name_guard:
+            return self.decode_batch(texts, options)
+        out: list[Translation | None] = [None] * len(texts)
+        todo, why = list(range(len(texts))), {}
+        for attempt in range(GUARD_ATTEMPTS):
+            guarded = {i: self.guard.protect(texts[i], attempt) for i in todo}
+            if attempt:
+                todo = [i for i in todo if guarded[i].swaps]
+            results = self.decode_batch([guarded[i].read_as for i in todo], options)
+            again = []
+            for i, result in zip(todo, results, strict=True):
+                g = guarded[i]
+                restored = [g.restore(c.text) for c in result.candidates]
+                if g.swaps and restored[0][0] is None:
+                    again.append(i)
+                    why[i] = restored[0][1]
+                    continue
+                texts_back = [text or c.text for c, (text, _) in zip(result.candidates, restored)] if g.swaps else []
+                candidates = [replace(c, text=t) for c, t in zip(result.candidates, texts_back)] or result.candidates
+                out[i] = replace(result, source=g.source, candidates=candidates, guarded=g if g.swaps else None)
+            todo = again
+            if not todo:
+                break
+        for i, result in zip(todo, self.decode_batch([texts[i] for i in todo], options) if todo else [], strict=True):
+            out[i] = replace(result, guard_note=f"name guard off for this sentence: {why[i]}")
+        return out  # type: ignore[return-value]
+
+    def decode_batch(self, texts: list[str], options: DecodeOptions = DecodeOptions()) -> list[Translation]:
+        """Translate several sentences at once (padded into one batch), as typed: the engine's own work."""
         encoded = [self.encode(t) for t in texts]
         pad = self.model.config.pad_id
         longest = max(len(ids) for ids, _ in encoded)
@@ -162,3 +199,9 @@ class Translator:
     ) -> list[str]:
         """Texts of ``translate_all``: the best hypothesis of each sentence, in the input order."""
         return [t.text for t in self.translate_all(texts, options, batch_size, progress)]
+
+
+def load_guard(directory: Path) -> NameGuard | None:
+    """The name guard kept beside a model's weights, or None when it has none."""
+    path = Path(directory) / NAME_GUARD_FILE
+    return NameGuard.load(path) if path.is_file() else None

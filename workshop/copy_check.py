@@ -4,7 +4,8 @@ The dev pairs that hold a name or number on both sides (data/entities.py finds t
 sides, by one from the names training never draws (``entities.held_out``: one Faker name in five by a stable
 hash) or by a new number; the model translates each source as written and as people type it (lowercase, no
 accents, data/noise.py ``typed``). A sentence counts as kept when every new name and number is in the output,
-spelled as in the reference (accents aside for the typed source, which has none).
+spelled as in the reference (accents aside for the typed source, which has none). It reports the model alone and
+the system (the model under its name guard, whose lists never hold the held-out names).
 """
 
 from __future__ import annotations
@@ -57,12 +58,14 @@ def holds(output: str, word: str) -> bool:
     return re.search(rf"(?<!\w){re.escape(word)}(?!\w)", output) is not None
 
 
-def check(translator: Translator, items: list[CopyItem]) -> dict:
-    """Kept counts as written and typed, and each miss with its output."""
+def check(translator: Translator, items: list[CopyItem], name_guard: bool = True) -> dict:
+    """Kept counts as written and typed, and each miss with its output: the system's (under the name guard,
+    translate/name_guard.py), or with ``name_guard`` false the model's own."""
     result = {}
+    options = DecodeOptions(name_guard=name_guard)
     for form in ("written", "typed"):
         sources = [item.src if form == "written" else typed(item.src) for item in items]
-        outputs = [t.text for t in translator.translate_all(sources, DecodeOptions(), batch_size=64)]
+        outputs = [t.text for t in translator.translate_all(sources, options, batch_size=64)]
         misses = []
         for source, output, item in zip(sources, outputs, items, strict=True):
             text = output if form == "written" else strip_accents(output)
@@ -121,13 +124,19 @@ def main(argv: list[str] | None = None) -> int:
     try:
         items = model_items(args.model)
         translator = Translator.load(args.model)
-        result = check(translator, items)
+        result = {"model": check(translator, items, name_guard=False)}
+        if translator.guard is not None:
+            result["system"] = check(translator, items)
     except (CorpusError, ModelLoadError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    for form, r in result.items():
-        print(f"{form}: {r['kept']} of {r['sentences']} kept ({100 * r['share']:.1f} %)")
-        print("\n".join(f"  {line}" for line in r["misses"][: args.misses]))
+    if translator.guard is None:
+        print(f"{args.model} has no name guard (no name_guard.json): the model's own figures only")
+    for who, forms in result.items():
+        for form, r in forms.items():
+            label = "the model alone" if who == "model" else "with the name guard"
+            print(f"{form}, {label}: {r['kept']} of {r['sentences']} kept ({100 * r['share']:.1f} %)")
+            print("\n".join(f"  {line}" for line in r["misses"][: args.misses]))
     if args.attention:
         print(f"cross-attention on the name's own pieces: {name_attention(translator, items[: args.attention])}")
     if args.json:

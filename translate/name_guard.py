@@ -1,0 +1,326 @@
+"""The name guard: names, places and numbers the model cannot know are swapped for stand-ins it copies, then put back.
+
+A small model trained on Tatoeba met a few hundred names, nearly all of them Tom and Mary: it copies those and
+translates the pieces of any other ("Me llamo Ana" → "My name is coming"). Production systems do not leave this to
+luck: they mask entities with placeholders and restore them after decoding (Luong et al. 2015; Post et al. 2019).
+This model's placeholders are the corpus's own stand-ins. ``protect`` finds in the source
+
+- a capitalised word after the sentence's start that the corpus rarely writes in lowercase ("Ana", "Sevilla");
+- at the start or typed in lowercase, a word the corpus holds as a name, or a first name or place of the lists
+  (Faker's locales, MIT licence; the copy check's held-out names excluded) that is rare as an ordinary word, or a
+  word the corpus has never seen, nor any word sharing most of its letters ("beatriz" yes, "escribiéramos" no);
+- runs of them ("José Luis Ortiz", "Santa Cruz de Tenerife", "buenos aires") and digit strings, times, prices,
+  phone numbers and codes ("AB1234", "91 234 56 78", "07:05"),
+
+and reads each as a stand-in of its kind (Tom or John, Mary or Alice, Boston…; all distinct in a sentence). A name
+the corpus holds often (Boston, Monday) is left to the model. ``restore`` puts the originals back by whole-word
+match of each stand-in in the output; a stand-in missing, repeated or invented there means the guard gives up and
+the caller translates the sentence unguarded. The lists and counts are computed once from a model's training pairs
+(``build``) and kept beside its weights in ``name_guard.json``: a model without the file has no guard.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import math
+import os
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from data.entities import EntityFinder, EntityPool
+
+# a token holding a digit ("07:05", "3,50", "AB1234"; never a final stop), or a word ("don't", "Karl-Jürgen")
+WORD = re.compile(r"[^\W_]*\d(?:\w|[:.,/-](?=\w))*|[^\W\d_]+(?:['’-][^\W\d_]+)*")
+CONNECTORS = frozenset("de del la las los da di do dos van von le du of".split())  # inside "Santa Cruz de Tenerife"
+KINDS = ("male", "female", "place", "number")
+PLACE_PREPOSITIONS = frozenset("en desde hasta in from to at".split())
+NAME_CUES = frozenset("a llamo llamas llama llaman soy eres named called meet am".split())  # a name may follow
+KNOWN_NAME = 20  # a name the corpus writes capitalised this often is the model's own: left to it
+MAX_LOWER_SHARE = 0.05  # a capitalised word is a name when at most this share of its uses are lowercase
+RARE_ORDINARY = 2  # a listed name or place used more often than this as an ordinary lowercase word is not guarded
+SHAPE_MARGIN = 1.5  # log-odds a name-shaped word needs where no cue announces a name
+STAND_INS_PER_KIND = 4
+MIN_STAND_IN = 10  # a stand-in is a name or number both sides of at least this many training pairs share
+
+
+def plain(word: str) -> str:
+    """Lowercase, accents and apostrophes dropped: the form typed in a hurry ("Lucía" → "lucia", "don't" → "dont")."""
+    decomposed = unicodedata.normalize("NFD", word.lower().replace("'", "").replace("’", ""))
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+
+
+@dataclass(frozen=True)
+class Swap:
+    original: str  # as in the source ("Ana", "91 234 56 78")
+    stand_in: str  # what the model read instead ("Mary")
+    kind: str  # one of KINDS
+
+
+@dataclass(frozen=True)
+class Guarded:
+    """A source as the model reads it under the guard."""
+
+    source: str  # as typed
+    read_as: str  # with each swap's stand-in in place of its original
+    swaps: tuple[Swap, ...]
+
+    def restore(self, output: str) -> tuple[str | None, str]:
+        """``output`` with every stand-in back to its original, and "" — or None and why it cannot be."""
+        found = {}
+        for swap in self.swaps:
+            pattern = re.compile(rf"(?<!\w){re.escape(swap.stand_in)}(?!\w)")
+            n = len(pattern.findall(output))
+            if n != 1:
+                return None, f"{swap.stand_in} (read for {swap.original}) is {'missing' if not n else 'repeated'}"
+            found[swap.stand_in] = (pattern, swap)
+        for swap in self.swaps:  # the swaps are in source order; names typed in lowercase come back capitalised
+            pattern, _ = found[swap.stand_in]
+            original = swap.original if swap.kind == "number" else capitalised(swap.original)
+            output = pattern.sub(lambda _m, o=original: o, output)
+        return output, ""
+
+
+def trigrams(key: str) -> list[str]:
+    marked = f"^{key}$"
+    return [marked[i : i + 3] for i in range(len(marked) - 2)]
+
+
+def _spaced(text: str, a: re.Match, b: re.Match) -> bool:
+    """Whether two tokens are separated by one space and nothing else."""
+    return text[a.end() : b.start()] == " "
+
+
+def capitalised(name: str) -> str:
+    """ "josé luis" → "José Luis", "santa cruz de tenerife" → "Santa Cruz de Tenerife"; "McKay" unchanged."""
+    return " ".join(w if w in CONNECTORS or w[:1].isupper() else w[:1].upper() + w[1:] for w in name.split(" "))
+
+
+@dataclass(frozen=True)
+class NameGuard:
+    """A model's guard: its corpus's word counts, the lists, and the stand-ins it copies."""
+
+    lowercase: dict[str, int]  # plain word -> uses in lowercase on the source side of training
+    capital: dict[str, int]  # plain word -> uses capitalised after a sentence's start
+    initial: dict[str, int]  # plain word -> uses capitalised at a sentence's start (a name or not: unknown)
+    translated: frozenset[str]  # capitalised words the target side mostly does not copy (Lisboa → Lisbon)
+    people: dict[str, str]  # plain first name -> "male" / "female" (the lists)
+    places: frozenset[str]  # plain place names, multi-word ones too (the lists)
+    stand_ins: dict[str, tuple[str, ...]]  # kind -> stand-ins, most copied first
+    shape: dict[str, float]  # letter trigram -> log-odds of a name against an ordinary word (``name_shape``)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_sorted", sorted(set(self.lowercase) | set(self.capital) | set(self.initial)))
+        longest = max((len(p.split()) for p in self.places), default=1)
+        object.__setattr__(self, "_longest_place", longest)
+        used = {plain(s) for names in self.stand_ins.values() for s in names}
+        object.__setattr__(self, "_stand_in_words", used)
+
+    # --- what is a name -------------------------------------------------------------------------------------
+    def _inflection_of_known(self, key: str) -> bool:
+        """Whether a known word differs from ``key`` only in its last two letters or fewer ("bruces" for
+        "bruce"): an unseen form of a seen word, not a name ("clemente" is not "clementina")."""
+        at = bisect.bisect_left(self._sorted, key)
+        for word in self._sorted[max(0, at - 1) : at + 1]:
+            common = len(os.path.commonprefix([key, word]))
+            if common >= 5 and len(key) - common <= 2 and len(word) - common <= 2:
+                return True
+        return False
+
+    def is_name(self, word: str, initial: bool, after: str = "") -> bool:
+        """Whether ``word`` (at a sentence's start or not, after the word ``after``) is a name to guard."""
+        key = plain(word)
+        lower, capital = self.lowercase.get(key, 0), self.capital.get(key, 0)
+        if key in self._stand_in_words or key in self.translated or capital >= KNOWN_NAME or len(key) < 2:
+            return False
+        rarely_lower = lower <= max(RARE_ORDINARY, MAX_LOWER_SHARE * (lower + capital))
+        if word[:1].isupper() and not initial:
+            return rarely_lower
+        if capital and rarely_lower and 4 * capital >= self.initial.get(key, 0):  # the corpus writes it as a name
+            return True  # (not "Ojalá": 164 times at a sentence's start, twice after it)
+        if (key in self.people or key in self.places) and lower <= RARE_ORDINARY:
+            return True
+        # a word the corpus never saw that is shaped like a name: "beatriz", "shimizu"; not "exprimiendo"
+        if lower + capital + self.initial.get(key, 0) or len(key) < 3:
+            return False
+        if initial:  # at a sentence's start an unseen word is most often a name ("Darius va…"), unless it looks
+            return not (self._inflection_of_known(key) and self.name_shape(key) <= 0)  # like a known word's form
+        cued = plain(after) in NAME_CUES  # where a name is announced ("me llamo ana", "a beatriz")
+        return self.name_shape(key) > (0.0 if cued else SHAPE_MARGIN)
+
+    def name_shape(self, key: str) -> float:
+        """Naive Bayes over letter trigrams: > 0 when ``key`` looks more like the lists' names than like the
+        corpus's words (its endings say most: "-iendo", "-mente" are words; "-ine", "-zu" names)."""
+        unknown = self.shape.get("", 0.0)
+        return sum(self.shape.get(g, unknown) for g in trigrams(key))
+
+    def kind(self, words: list[str], after: str) -> str:
+        """A stand-in kind for a name of ``words``: a listed first name's gender, a listed place, else by the
+        word before it ("en Sevilla" a place) or a man's name."""
+        first = plain(words[0])
+        if len(words) == 1 and first in self.people:
+            return self.people[first]
+        if plain(" ".join(words)) in self.places or plain(after) in PLACE_PREPOSITIONS:
+            return "place"
+        return self.people.get(first, "male")
+
+    # --- the guard ------------------------------------------------------------------------------------------
+    def protect(self, text: str, attempt: int = 0) -> Guarded:
+        """``text`` with each name, place and number read as a stand-in (``Guarded.swaps`` empty: nothing to do);
+        a later ``attempt`` starts from each kind's next stand-in (the model drops "Tom" in "Mi hermano Tom")."""
+        spans = self._entities(text)
+        taken = {plain(w) for w in WORD.findall(text)}
+        pools = {k: [s for s in self.stand_ins.get(k, ()) if plain(s) not in taken] for k in KINDS}
+        pools = {k: pool[attempt:] + pool[:attempt] for k, pool in pools.items()}
+        swaps, pieces, end = [], [], 0
+        for start, stop, kind in spans:
+            pool = pools[kind] or (pools["male"] + pools["female"] + pools["place"] if kind != "number" else [])
+            if not pool:
+                continue  # this model has no stand-in left of that kind: the name stays as typed
+            stand_in = pool.pop(0)
+            for other in pools.values():
+                if stand_in in other:
+                    other.remove(stand_in)
+            swaps.append(Swap(text[start:stop], stand_in, kind))
+            pieces += [text[end:start], stand_in]
+            end = stop
+        return Guarded(text, "".join(pieces) + text[end:], tuple(swaps))
+
+    def _entities(self, text: str) -> list[tuple[int, int, str]]:
+        """(start, end, kind) of every name run and number in ``text``, in order."""
+        tokens = list(WORD.finditer(text))
+        out: list[tuple[int, int, str]] = []
+        i = 0
+        while i < len(tokens):
+            match = tokens[i]
+            if any(ch.isdigit() for ch in match.group()):
+                j = i  # a phone number is digit groups separated by single spaces
+                while j + 1 < len(tokens) and tokens[j + 1].group().isdigit() and _spaced(text, tokens[j], tokens[j + 1]):
+                    j += 1
+                if j > i or self.lowercase.get(match.group(), 0) < KNOWN_NAME:  # "10" is the model's own
+                    out.append((match.start(), tokens[j].end(), "number"))
+                i = j + 1
+                continue
+            j = self._place_at(tokens, i, text)
+            if j < 0:
+                j = self._name_run(tokens, i, text)
+            if j < 0:
+                i += 1
+                continue
+            words = [t.group() for t in tokens[i : j + 1]]
+            after = tokens[i - 1].group() if i else ""
+            out.append((match.start(), tokens[j].end(), self.kind(words, after)))
+            i = j + 1
+        return out
+
+    def _place_at(self, tokens: list[re.Match], i: int, text: str) -> int:
+        """The last token of a listed place of several words that starts at ``tokens[i]``, or -1: capitalised, or
+        after "en", "in", "from"… ("vivo en buenos aires"; "una casa grande" is not Casa Grande)."""
+        after = plain(tokens[i - 1].group()) if i else ""
+        if not (tokens[i].group()[:1].isupper() or after in PLACE_PREPOSITIONS):
+            return -1
+        for n in range(min(self._longest_place, len(tokens) - i), 1, -1):
+            if plain(text[tokens[i].start() : tokens[i + n - 1].end()]) in self.places:
+                return i + n - 1
+        return -1
+
+    def _name_run(self, tokens: list[re.Match], i: int, text: str) -> int:
+        """The last token of the name run that begins at ``tokens[i]``, or -1 when no name begins there."""
+        def initial(k: int) -> bool:
+            before = text[tokens[k - 1].end() : tokens[k].start()] if k else ""
+            return k == 0 or any(ch in ".!?…" for ch in before)
+
+        def capital(k: int) -> bool:  # capitalised after the start, not in capitals, not the model's own name
+            word = tokens[k].group()
+            key = plain(word)
+            known = self.capital.get(key, 0) >= KNOWN_NAME or key in self.translated
+            return word[:1].isupper() and not word.isupper() and not initial(k) and not known
+
+        two_capitals = i + 1 < len(tokens) and capital(i) and capital(i + 1) and _spaced(text, tokens[i], tokens[i + 1])
+        before = lambda k: tokens[k - 1].group() if k else ""  # noqa: E731
+        if not (self.is_name(tokens[i].group(), initial(i), before(i)) or two_capitals):  # "Buenos Aires"
+            return -1
+        j = i
+        while j + 1 < len(tokens) and _spaced(text, tokens[j], tokens[j + 1]):
+            nxt, key = tokens[j + 1].group(), plain(tokens[j + 1].group())
+            surname = nxt.islower() and len(key) >= 3 and self.lowercase.get(key, 0) <= RARE_ORDINARY  # "ana corral"
+            if key not in self._stand_in_words and (self.is_name(nxt, False) or capital(j + 1) or surname):
+                j += 1
+            elif nxt.lower() in CONNECTORS and j + 2 < len(tokens) and capital(j + 2):
+                j += 2
+            else:
+                break
+        return j
+
+    # --- kept beside the weights ----------------------------------------------------------------------------
+    def save(self, path: Path) -> None:
+        data = {k: getattr(self, k) for k in ("lowercase", "capital", "initial", "people", "stand_ins", "shape")}
+        data |= {"translated": sorted(self.translated), "places": sorted(self.places)}
+        Path(path).write_text(json.dumps(data, ensure_ascii=False, sort_keys=True), encoding="utf-8")
+
+    @classmethod
+    def load(cls, path: Path) -> NameGuard:
+        d = json.loads(Path(path).read_text(encoding="utf-8"))
+        stand_ins = {k: tuple(v) for k, v in d["stand_ins"].items()}
+        sets = (frozenset(d["translated"]), d["people"], frozenset(d["places"]))
+        return cls(d["lowercase"], d["capital"], d["initial"], *sets, stand_ins, d["shape"])
+
+
+def source_counts(pairs: Iterable) -> tuple[Counter, Counter, Counter, frozenset[str]]:
+    """Of each plain word of the source side: uses in lowercase, capitalised after a sentence's start and at
+    its start; and the capitalised words seen at least three times that the target side copies less than half
+    the time (the model has learned a translation for them)."""
+    lowercase, capital, initial, copied = Counter(), Counter(), Counter(), Counter()
+    for pair in pairs:
+        for k, match in enumerate(WORD.finditer(pair.src)):
+            word = match.group()
+            at_start = k == 0 or any(ch in ".!?…" for ch in pair.src[max(0, match.start() - 3) : match.start()])
+            counts = lowercase if not word[:1].isupper() else initial if at_start else capital
+            counts[plain(word)] += 1
+            if word[:1].isupper() and not at_start:
+                copied[plain(word)] += re.search(rf"(?<!\w){re.escape(word)}(?!\w)", pair.tgt) is not None
+    translated = frozenset(w for w, n in capital.items() if n >= 3 and 2 * copied[w] < n)
+    return lowercase, capital, initial, translated
+
+
+def build(pairs: list, pool: EntityPool | None = None) -> NameGuard:
+    """A model's guard from its training pairs (``data.readers.Pair``): the source side's word counts, the name
+    and place lists rare there as ordinary words, and as stand-ins the names and numbers most often shared by both
+    sides (Tatoeba: Tom, John; Mary, Alice; Boston, Australia; 30, 100)."""
+    pool = pool or EntityPool.build(held=False)  # the copy check's held-out names are never in the lists
+    lowercase, capital, initial, translated = source_counts(pairs)
+    rare = lambda name: lowercase.get(plain(name), 0) <= RARE_ORDINARY  # noqa: E731
+    people = {plain(n): "female" for n in pool.female if rare(n)} | {plain(n): "male" for n in pool.male if rare(n)}
+    places = frozenset(plain(p) for p in pool.places if " " in p or rare(p))
+    every = EntityPool.build(held=None)  # who is a person, and of which gender: every listed first name
+    finder = EntityFinder.from_pairs(pairs, every)
+    shared = Counter(name for pair in pairs for name in finder.shared(pair))
+    placed = Counter(m.group(1) for p in pairs for m in re.finditer(r"\b(?:in|to|from|at) ([A-Z]\w+)", p.tgt + " " + p.src))
+    stand_ins: dict[str, list[str]] = {kind: [] for kind in KINDS}
+    for name, n in shared.most_common():
+        if name.isdigit():
+            kind = "number" if len(name) >= 2 else ""
+        elif name in every.male or name in every.female:
+            kind = finder.people.get(name, "male" if name in every.male else "female")
+        else:  # a place when the English says "in Boston", "to Australia" at least half the time
+            kind = "place" if 2 * placed[name] >= n else ""
+        if n >= MIN_STAND_IN and kind and len(stand_ins[kind]) < STAND_INS_PER_KIND:
+            stand_ins[kind].append(name)
+    stand_ins_found = {k: tuple(v) for k, v in stand_ins.items()}
+    listed = {plain(w) for n in pool.male + pool.female + pool.surnames + pool.places for w in n.split()}
+    ordinary = {w for w, n in lowercase.items() if n >= 2 and w.isalpha() and w not in listed}
+    shape = name_shapes(listed, ordinary)
+    return NameGuard(dict(lowercase), dict(capital), dict(initial), translated, people, places, stand_ins_found, shape)
+
+
+def name_shapes(names: set[str], words: set[str]) -> dict[str, float]:
+    """Each letter trigram's log-odds of a name against a word (add-one smoothing; "" for a trigram unseen)."""
+    in_names, in_words = (Counter(g for w in group for g in trigrams(w)) for group in (names, words))
+    vocabulary = len(in_names | in_words)
+    n_total, w_total = sum(in_names.values()) + vocabulary, sum(in_words.values()) + vocabulary
+    odds = lambda g: math.log((in_names[g] + 1) / n_total) - math.log((in_words[g] + 1) / w_total)  # noqa: E731
+    return {g: round(odds(g), 2) for g in in_names | in_words} | {"": round(odds(""), 2)}

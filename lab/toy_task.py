@@ -17,6 +17,7 @@ import torch
 from torch import Tensor
 
 from model.config import ModelConfig
+from model.loss import token_loss
 from model.transformer import Transformer
 
 Task = Literal["reverse", "copy", "sort"]
@@ -162,12 +163,10 @@ def train(config: ToyConfig) -> Iterator[Progress]:
     avoid = codes(config, held_out)
     model = build(config)
     optimizer = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=0.0)
-    loss_fn = torch.nn.CrossEntropyLoss()
     start = time.perf_counter()
     for step in range(1, config.max_steps + 1):
         src, tgt_in, tgt_out = batch(config, sequences(config, config.batch_size, generator, avoid))
-        logits = model(src, tgt_in)  # (B, T, V)
-        loss = loss_fn(logits.reshape(-1, logits.size(-1)), tgt_out.reshape(-1))
+        loss = token_loss(model, src, tgt_in, tgt_out).loss.mean()  # no padding: every position is real
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         optimizer.step()

@@ -6,6 +6,7 @@
                     residual + LayerNorm around every sublayer, the key/value cache used when decoding
     transformer.py  embeddings (§3.4), the encoder stack, the decoder stack (one loop: a full teacher-forced
                     pass or one step at a time with the cache), the output projection
+    loss.py         label-smoothed cross-entropy at the real target positions (training, teaching, the toy task)
     decode.py       greedy and beam search
     ensemble.py     several models decoding as one (the mean of their log-probabilities per step)
     attention_maps.py  every attention map of one (source, output) pair, from one teacher-forced pass

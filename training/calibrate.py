@@ -3,7 +3,7 @@
 The Train page's estimate (jobs/estimate.py) scales these figures to the whole corpus and the chosen limits. The
 sample is read, cleaned, split and tokenized as a run would (``load_and_split``, ``train_tokenizer``, or the
 parent's tokenizer with ``run.init_from``); the steps are ``train_step`` on the sample's first batches, the dev
-evaluation is ``evaluate_loss`` and greedy ``dev_scores``. Nothing is written but the JSON file ``--out``.
+evaluation is ``evaluate_nll`` and greedy ``dev_scores``. Nothing is written but the JSON file ``--out``.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from training.metrics import MetricsLog
 from training.prepare import load_and_split
 from training.train import build_model, parent_shape
 from training.train_config import TrainConfig, load_train_config
-from training.trainer import RunContext, dev_scores, epoch_batches, evaluate_loss, loss_for, make_optimizer, train_step
+from training.trainer import RunContext, dev_scores, epoch_batches, evaluate_nll, loss_for, make_optimizer, train_step
 
 CALIBRATION_VERSION = 1  # jobs/estimate.py refuses a stored calibration of another version
 DEFAULT_BUDGET_S = 20.0  # seconds of timed steps at most (the first, warm-up step is not timed)
@@ -164,7 +164,7 @@ def time_evaluation(model: Transformer, tokenizer: Tokenizer, dev: list[Pair], r
     config = run.config
     examples = encode_pairs(dev, tokenizer, min(config.data.max_len, model.config.max_positions))
     begin = time.perf_counter()
-    evaluate_loss(model, examples, config, run.env)
+    evaluate_nll(model, examples, config, run.env)
     loss_s = (time.perf_counter() - begin) / max(1, len(examples))
     sentences = dev[:MAX_TIMED_SENTENCES]
     begin = time.perf_counter()

@@ -40,7 +40,7 @@ from training.prepare import SPLITS, prepare_data
 from training.progress import Progress
 from training.run_lock import RunLocked, acquire
 from training.train_config import TrainConfig, build_train_config, load_train_config
-from training.trainer import DevSet, RunContext, evaluate_loss, train
+from training.trainer import DevSet, RunContext, evaluate_nll, train
 from translate.translator import Translator
 
 log = logging.getLogger("training")
@@ -87,7 +87,7 @@ def finish(
     dev_losses = {}
     for name, path in candidates.items():
         load_weights(model, path / WEIGHTS_FILE)
-        dev_losses[name] = evaluate_loss(model, dev_examples, config, alone)
+        dev_losses[name] = evaluate_nll(model, dev_examples, config, alone)[0]
     chosen = min(dev_losses, key=dev_losses.get)
     load_weights(model, candidates[chosen] / WEIGHTS_FILE)
     model.eval()

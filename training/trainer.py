@@ -1,4 +1,4 @@
-"""The training loop, built from small pieces: lr_at, TranslationLoss, train_step, evaluate_loss, dev_scores."""
+"""The training loop, built from small pieces: lr_at, TranslationLoss, train_step, evaluate_nll, dev_scores."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import torch
-import torch.nn.functional as F
 from torch import Tensor, nn
 from torch.nn.parallel import DistributedDataParallel
 from tqdm import tqdm
@@ -21,6 +20,7 @@ from tqdm import tqdm
 from data.batch import Batch, Example, TrainingSet, batch_indices, collate
 from data.corpus import Pair
 from data.tokenizer import Tokenizer
+from model.loss import token_loss
 from model.run_dir import BEST_DIR, EVAL_RECORD
 from model.transformer import Transformer
 from model.weights import save_model
@@ -55,23 +55,9 @@ def lr_at(step: int, optim: OptimConfig, time_progress: float = 0.0) -> float:
     return optim.lr
 
 
-def real_logits(
-    model: Transformer, src: Tensor, tgt_in: Tensor, tgt_out: Tensor, cross_weights_layer: int | None = None
-) -> tuple[Tensor, Tensor, Tensor, dict]:
-    """The output logits (N, V) at the N real (non-pad) positions of ``tgt_out`` (B, T), their targets (N,), the real
-    mask (B, T) and the decoder's cross weights (of ``cross_weights_layer`` only): teacher forcing, as every loss of
-    the lab computes it (training, a taught correction)."""
-    memory, src_mask, _ = model.encode(src)
-    hidden, _, cross = model.decode(tgt_in, memory, src_mask, cross_weights_layer=cross_weights_layer)
-    real = tgt_out != model.config.pad_id
-    return model.output(hidden[real]).float(), tgt_out[real], real, cross  # projects only the real positions
-
-
 class TranslationLoss(nn.Module):
-    """Label-smoothed cross-entropy summed over real target tokens; projects only non-pad positions.
-
-    Given guided alignment's targets it also scores the supervised head (training/guided_alignment.py).
-    """
+    """model/loss.py's loss summed over the real target tokens; given guided alignment's targets it also scores the
+    supervised head (training/guided_alignment.py)."""
 
     def __init__(self, model: Transformer, label_smoothing: float, guided: GuidedAlignmentConfig | None = None) -> None:
         super().__init__()
@@ -85,12 +71,10 @@ class TranslationLoss(nn.Module):
         """Returns (smoothed loss sum, plain NLL sum) over the real tokens of ``tgt_out`` (B, T), and the alignment
         loss sum of the supervised head against ``alignment`` (B, T, S) target rows (0 without them)."""
         layer = None if alignment is None else self.guided.layer
-        logits, target, _, cross = real_logits(self.model, src, tgt_in, tgt_out, layer)
-        loss = F.cross_entropy(logits, target, label_smoothing=self.label_smoothing, reduction="sum")
-        nll = F.cross_entropy(logits.detach(), target, reduction="sum")
+        loss, nll, _, cross = token_loss(self.model, src, tgt_in, tgt_out, self.label_smoothing, layer)
         if alignment is None:
-            return loss, nll, loss.new_zeros(())
-        return loss, nll, alignment_loss(cross[layer][:, self.guided.head], alignment)  # head's rows (B, T, S)
+            return loss.sum(), nll.sum(), loss.new_zeros(())
+        return loss.sum(), nll.sum(), alignment_loss(cross[layer][:, self.guided.head], alignment)  # (B, T, S) rows
 
 
 def train_step(
@@ -131,11 +115,6 @@ def train_step(
     return loss_sum, nll_sum, align_sum, local_tokens
 
 
-def evaluate_loss(model: Transformer, examples: list[Example], config: TrainConfig, env: Env) -> float:
-    """Mean per-token NLL (no smoothing) on ``examples``, in eval mode; with several processes each takes a share."""
-    return evaluate_nll(model, examples, config, env)[0]
-
-
 @torch.inference_mode()
 def evaluate_nll(model: Transformer, examples: list[Example], config: TrainConfig, env: Env) -> tuple[float, float]:
     """(mean per-token NLL, its noise: the standard error of the mean of the sentences' per-token NLL) on
@@ -150,10 +129,7 @@ def evaluate_nll(model: Transformer, examples: list[Example], config: TrainConfi
     for indices in batch_indices(shard, config.optim.max_tokens, 0, 0, bucketing=True, shuffle=False):
         batch = collate([shard[i] for i in indices], c.pad_id, c.bos_id).to(env.device)
         with env.autocast():
-            memory, src_mask, _ = model.encode(batch.src)
-            hidden, _, _ = model.decode(batch.tgt_in, memory, src_mask)  # (B, T, d_model)
-        real = batch.tgt_out != c.pad_id
-        token_nll = F.cross_entropy(model.output(hidden[real]).float(), batch.tgt_out[real], reduction="none")
+            _, token_nll, real, _ = token_loss(model, batch.src, batch.tgt_in, batch.tgt_out)
         sums = token_nll.new_zeros(real.shape[0]).index_add_(0, real.nonzero()[:, 0], token_nll)  # (B,)
         per_sentence += (sums / real.sum(dim=1).clamp(min=1)).tolist()
         nll_sum += float(token_nll.sum())

@@ -1,10 +1,8 @@
 """A few fine-tuning steps of a private copy of the model on one corrected pair mixed with replayed pairs.
 
-The loss is training's own (training/trainer.py's ``TranslationLoss``): label-smoothed cross-entropy over the real
-target tokens, with the smoothing the model was trained with, here as the mean over the correction's tokens plus the
-mean over the replayed tokens, so that the one pair weighs as much as the replay however long the replay is. The
-step size is a fifth of the model's own peak learning rate (its train_config.json). The shared model is deep-copied first and never handed
-to the optimizer: its weights cannot change.
+The loss is training's own (model/loss.py), with the model's own label smoothing: the mean over the correction's
+tokens plus the mean over the replayed ones, so the one pair weighs as much as the replay. The step size is a fifth
+of the model's peak learning rate. The shared model is deep-copied first: its weights cannot change.
 """
 
 from __future__ import annotations
@@ -17,16 +15,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import torch
-import torch.nn.functional as F
 from torch import Tensor
 
 from data.batch import collate, encode_pairs
 from data.readers import Pair
 from data.tokenizer import Tokenizer
 from model.decode import greedy
+from model.loss import token_loss
 from model.run_dir import TRAIN_CONFIG_FILE
 from model.transformer import Transformer
-from training.trainer import real_logits
 
 MAX_STEPS = 30  # the page's bound on the work of one adaptation …
 MAX_SECONDS = 20.0  # … whichever comes first
@@ -72,13 +69,12 @@ def correction_loss(
     model: Transformer, src: Tensor, tgt_in: Tensor, tgt_out: Tensor, label_smoothing: float
 ) -> tuple[Tensor, Tensor]:
     """(the loss to minimise, the correction's part of it): row 0 of the batch is the correction, the rest replay."""
-    logits, target, real, _ = real_logits(model, src, tgt_in, tgt_out)
-    token_loss = F.cross_entropy(logits, target, label_smoothing=label_smoothing, reduction="none")  # (N,)
+    loss, _, real, _ = token_loss(model, src, tgt_in, tgt_out, label_smoothing)  # (N,)
     first = real.nonzero()[:, 0] == 0  # (N,): the correction's tokens
-    taught = token_loss[first].mean()
+    taught = loss[first].mean()
     if bool(first.all()):  # nothing to replay
         return taught, taught
-    return taught + token_loss[~first].mean(), taught
+    return taught + loss[~first].mean(), taught
 
 
 def produces(model: Transformer, src_ids: list[int], tgt_ids: list[int]) -> bool:

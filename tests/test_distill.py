@@ -62,7 +62,7 @@ def test_the_student_trains_on_what_data_mix_says(tiny_model_dir: Path, distille
     parts = prepare.load_and_split(d, report)
     if mix != "original":
         parts = prepare.mix_distilled(parts, d, report)
-    teacher = prepare.read_distilled(distilled)
+    teacher = {r.src: r.tgt for r in read_pairs_file(distilled)}
     pairs = {(p.src, p.tgt) for p in parts.train}
     originals = {(p.src, p.tgt) for p in plain.train}
     held = {p.tgt.rstrip(".").lower() for p in plain.dev + plain.test}  # a teacher's dev sentence keeps the original
@@ -84,4 +84,4 @@ def test_a_distilled_pair_never_holds_a_dev_sentence(tiny_model_dir: Path, disti
     assert parts.dev[0].tgt not in {p.tgt for p in mixed.train} and parts.train[0] in mixed.train
     assert report.skipped["distilled translation is a dev or test sentence (original kept)"] >= 1
     with pytest.raises(CorpusError, match="distilled file not found"):
-        prepare.read_distilled(tmp_path / "missing.tsv")
+        prepare.mix_distilled(parts, dataclasses.replace(base, distilled=str(tmp_path / "missing.tsv")), report)

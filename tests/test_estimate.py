@@ -27,6 +27,7 @@ from jobs.estimate import (
 )
 from jobs.fine_tune import fine_tune_overrides
 from jobs.run_verdict import verdict
+from model.config import ModelConfig
 from training.calibrate import prepared
 
 TINY = control.CONFIGS_DIR / "tiny.toml"
@@ -150,19 +151,13 @@ def test_fine_tune_overrides_take_the_parents_reading_and_refuse_bad_input(tmp_p
         fine_tune_overrides(broken)  # no tokenizer
 
 
-def test_a_calibrated_fine_tune_has_the_shape_training_would_build(tmp_path: Path) -> None:
-    """Growing a parent (model/grow.py) is timed at the grown shape, not the parent's."""
+def test_a_calibrated_fine_tune_has_the_parents_shape(tmp_path: Path) -> None:
+    """A fine-tune is timed at the model it starts from (its layers and width), not at the preset's."""
     shipped = Path(__file__).resolve().parents[1] / "checkpoints" / "es-en"
     corpus = tmp_path / "corpus.tsv"
     corpus.write_text(tsv(120))
-    parent_layers = json.loads((shipped / "config.json").read_text())["n_encoder_layers"]
-    fine_tune = fine_tune_overrides(shipped)
-    grown = [*fine_tune, f"model.n_encoder_layers={parent_layers + 2}"]
-    as_parent, _, _ = prepared(config(*fine_tune), corpus, fine_tune)
-    as_grown, _, _ = prepared(config(*grown), corpus, grown)
-    assert as_parent.model.n_encoder_layers == parent_layers
-    assert as_grown.model.n_encoder_layers == parent_layers + 2
-    assert dataclasses.replace(as_grown.model, n_encoder_layers=parent_layers) == as_parent.model
+    timed, _, _ = prepared(config(*fine_tune_overrides(shipped)), corpus)
+    assert timed.model == ModelConfig.from_json_file(shipped / "config.json") != config().model
 
 
 # ----------------------------------------------------------------------------------------- the verdict

@@ -16,7 +16,6 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -36,20 +35,20 @@ from training.train_config import TrainConfig, load_train_config
 from training.trainer import RunContext, dev_scores, epoch_batches, evaluate_nll, loss_for, make_optimizer, train_step
 
 CALIBRATION_VERSION = 1  # jobs/estimate.py refuses a stored calibration of another version
-DEFAULT_BUDGET_S = 20.0  # seconds of timed steps at most (the first, warm-up step is not timed)
-DEFAULT_STEPS = 8
+BUDGET_S = 20.0  # seconds of timed steps at most (the first, warm-up step is not timed)
+STEPS = 8  # optimizer steps timed
 MAX_SAMPLE = 2000  # pairs of the corpus the calibration reads (every k-th): enough to count pieces and batches
 MAX_TIMED_SENTENCES = 20  # dev sentences translated to time one translation
 
 
-def prepared(config: TrainConfig, corpus: Path, overrides: Sequence[str] = ()) -> tuple[TrainConfig, Tokenizer, Any]:
+def prepared(config: TrainConfig, corpus: Path) -> tuple[TrainConfig, Tokenizer, Any]:
     """The sample's split and tokenizer, as ``prepare_data`` makes them (no noised extras for the vocabulary); with
-    ``run.init_from``, the parent's shape, grown as ``overrides`` ask (as ``training.train`` does)."""
+    ``run.init_from`` (the Train page's fine-tune), the parent's shape and tokenizer."""
     d = dataclasses.replace(config.data, corpora=(str(corpus),), format="tsv", columns=(), distilled="")
     parts = load_and_split(d, ReadReport())
     if config.run.init_from:
         parent = Path(config.run.init_from)
-        config = dataclasses.replace(config, model=parent_shape(parent, list(overrides), d.case_markup, config.model))
+        config = dataclasses.replace(config, model=parent_shape(parent, [], d.case_markup))
         tokenizer = Tokenizer.load(parent)
         tokenizer = tokenizer.with_case_markup() if d.case_markup and not tokenizer.case_markup else tokenizer
     else:
@@ -97,18 +96,12 @@ def sample_file(corpus: Path, n: int, folder: Path) -> tuple[Path, int]:
     return path, len(sample)
 
 
-def measure(
-    config: TrainConfig,
-    corpus: Path,
-    budget_s: float = DEFAULT_BUDGET_S,
-    steps: int = DEFAULT_STEPS,
-    overrides: Sequence[str] = (),
-) -> dict:
-    """Time ``steps`` real steps (within ``budget_s``), one dev loss and a few greedy translations of a sample."""
+def measure(config: TrainConfig, corpus: Path) -> dict:
+    """Time ``STEPS`` real steps (within ``BUDGET_S``), one dev loss and a few greedy translations of a sample."""
     start = time.perf_counter()
     with tempfile.TemporaryDirectory() as folder:
         sample, sample_pairs = sample_file(corpus, MAX_SAMPLE, Path(folder))
-        config, tokenizer, parts = prepared(config, sample, overrides)
+        config, tokenizer, parts = prepared(config, sample)
     env = distributed.setup(config.run.device, config.run.precision)
     if config.run.threads > 0:
         torch.set_num_threads(config.run.threads)
@@ -118,7 +111,7 @@ def measure(
     max_len = min(config.data.max_len, model.config.max_positions)
     train_set = TrainingSet(parts.train, tokenizer, max_len, config.data.noise, 0.0, config.optim.seed)
     run = RunContext(config, env, corpus.parent, MetricsLog(corpus.parent / "unused", False))
-    steps_per_epoch, pieces, times = time_steps((model, optimizer), train_set.epoch(0), run, budget_s, steps)
+    steps_per_epoch, pieces, times = time_steps((model, optimizer), train_set.epoch(0), run)
     loss_s, translate_s = time_evaluation(model, tokenizer, parts.dev, run)
     return {
         "version": CALIBRATION_VERSION,
@@ -141,22 +134,18 @@ def measure(
 
 
 def time_steps(
-    trained: tuple[Transformer, torch.optim.Optimizer],
-    examples: list[Example],
-    run: RunContext,
-    budget_s: float,
-    steps: int,
+    trained: tuple[Transformer, torch.optim.Optimizer], examples: list[Example], run: RunContext
 ) -> tuple[int, float, list[float]]:
-    """Optimizer steps per epoch of the sample, pieces per pair, and the seconds of up to ``steps`` real steps."""
+    """Optimizer steps per epoch of the sample, pieces per pair, and the seconds of up to ``STEPS`` real steps."""
     model, optimizer = trained
     o = run.config.optim
     batches = epoch_batches(examples, o, run.env, 0)
     chunks = [batches[i : i + o.accumulate] for i in range(0, len(batches), o.accumulate)]
-    chunks = (chunks * (steps // len(chunks) + 2))[: steps + 1]  # a tiny sample: its batches again
+    chunks = (chunks * (STEPS // len(chunks) + 2))[: STEPS + 1]  # a tiny sample: its batches again
     model.train()
     session = (loss_for(model, run), optimizer, run, examples, model.config)
     pieces = sum(len(e.src) + len(e.tgt) for e in examples) / max(1, len(examples))
-    return max(1, len(batches) // o.accumulate), pieces, timed_steps(session, chunks, budget_s)
+    return max(1, len(batches) // o.accumulate), pieces, timed_steps(session, chunks, BUDGET_S)
 
 
 def time_evaluation(model: Transformer, tokenizer: Tokenizer, dev: list[Pair], run: RunContext) -> tuple[float, float]:
@@ -178,16 +167,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--config", type=Path, required=True, help="TOML preset")
     parser.add_argument("--corpus", type=Path, required=True, help="a sample of the checked pairs (TSV)")
     parser.add_argument("--out", type=Path, required=True, help="JSON file to write")
-    parser.add_argument("--steps", type=int, default=DEFAULT_STEPS, help="optimizer steps to time")
     parser.add_argument("--launched-at", type=float, help="time.time() when the caller started this process")
-    parser.add_argument("--budget-s", type=float, default=DEFAULT_BUDGET_S, help="seconds of timed steps at most")
     args, rest = parser.parse_known_args(argv)
     overrides = [a[2:] for a in rest if a.startswith("--") and "=" in a]
-    if len(overrides) != len(rest) or args.steps < 1 or args.budget_s <= 0:
-        parser.error("overrides look like --optim.lr=5e-4; --steps and --budget-s must be positive")
+    if len(overrides) != len(rest):
+        parser.error("overrides look like --optim.lr=5e-4")
     try:
         config = load_train_config(args.config, overrides)
-        figures = measure(config, args.corpus, args.budget_s, args.steps, overrides)
+        figures = measure(config, args.corpus)
     except (ConfigError, CorpusError, TokenizerError, ModelLoadError, ValueError, OSError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

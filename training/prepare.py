@@ -93,41 +93,27 @@ def without(pairs: list[Pair], avoid: list[Pair], report: ReadReport) -> list[Pa
     return kept
 
 
-def read_distilled(path: Path) -> dict[str, str]:
-    """source -> the teacher's translation, from a file ``python -m workshop distill`` wrote."""
-    try:
-        return {pair.src: pair.tgt for pair in read_pairs_file(Path(path))}
-    except FileNotFoundError:
-        raise CorpusError(
-            f"{path}: distilled file not found (data.distilled: write it with python -m workshop distill)"
-        ) from None
-
-
 def mix_distilled(parts: Split, d: DataConfig, report: ReadReport) -> Split:
-    """The training pairs as ``data.mix`` asks: the teacher's (``data.distilled``: the same sources, the teacher's
-    translations) or both them and the original ones. A source the teacher lacks, or whose translation is a dev or
-    test sentence (never trained on), keeps its original pair; each such case is counted in the data report."""
-    teacher = read_distilled(Path(d.distilled))
+    """Train on what ``data.mix`` asks: the teacher's translations of the training sources (``data.distilled``,
+    written by ``python -m workshop distill``) or both them and the originals. A source the teacher lacks, or whose
+    translation is a dev or test sentence, keeps its original pair (counted in the data report)."""
+    try:
+        teacher = {pair.src: pair.tgt.strip() for pair in read_pairs_file(Path(d.distilled))}
+    except FileNotFoundError:
+        raise CorpusError(f"{d.distilled}: distilled file not found (python -m workshop distill)") from None
     held = {match_key(p.tgt) for p in parts.dev + parts.test}
     distilled, kept = [], []
     for pair in parts.train:
-        target = teacher.get(pair.src, "").strip()
-        if not target:
-            reason = "no translation in data.distilled (original kept)"
-        elif match_key(target) in held:
-            reason = "distilled translation is a dev or test sentence (original kept)"
-        else:
+        if (target := teacher.get(pair.src, "")) and match_key(target) not in held:
             distilled.append(Pair(pair.src, target, f"{pair.origin} (distilled)" if pair.origin else "distilled"))
             continue
         kept.append(pair)
-        report.skip(reason, pair.origin or pair.src)
-    if d.mix == "distilled":
-        train = distilled + kept
-    else:  # both: every original pair, and the teacher's where it says something else
-        originals = {(p.src, p.tgt) for p in parts.train}
-        train = parts.train + [p for p in distilled if (p.src, p.tgt) not in originals]
+        why = "distilled translation is a dev or test sentence" if target else "no translation in data.distilled"
+        report.skip(f"{why} (original kept)", pair.origin or pair.src)
+    originals = set(parts.train)  # a Pair's equality is its two sentences
+    both = parts.train + [p for p in distilled if p not in originals]
     report.added[f"distilled pairs (data.distilled, data.mix = {d.mix!r})"] += len(distilled)
-    return dataclasses.replace(parts, train=train)
+    return dataclasses.replace(parts, train=distilled + kept if d.mix == "distilled" else both)
 
 
 def model_data(model_dir: Path) -> DataConfig | None:

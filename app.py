@@ -18,7 +18,7 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from data.languages import with_article
-from jobs.control import live_runs
+from jobs.launch import live_runs
 from lab.attention.sentence_maps import SentenceMaps, problems
 from lab.attention.translate_with_maps import TextTranslation, maps_of, set_threads, translate_text
 from lab.page.direction import Languages, languages

@@ -1,41 +1,32 @@
-"""Training jobs as background OS processes: one writer per run directory (``run_lock``), at most
-``LAB_MAX_JOBS`` at once per server, each stoppable only by the session that started it.
+"""Training jobs of the Train page: start, resume and stop a run, and read what it is doing. A job is
+``python -m training.train ...`` in its own session (jobs/launch.py), so it survives page reloads and closed tabs;
+the page reattaches by reading the run directory. The page takes the run's lock before it starts the process and
+hands it over, so a second Start, a command-line run or a ``--resume`` elsewhere is refused, whoever comes second.
 
-The app never runs training in its own process (it reads presets with training's typed loader, nothing more): a job
-is ``python -m training.train ...`` in its own session (process group), so it survives page reloads and closed
-tabs; the page reattaches by reading the run directory. The page
-takes the run's lock before it starts the process and hands the locked file to it, so a second Start, a
-command-line run or a ``--resume`` elsewhere is refused, whoever comes second.
-
-Resume is open to every session: it continues the saved state exactly and loses nothing, and the session that
-resumes becomes the owner of the new process. Stop is the owner's alone: it ends someone's work.
+Resume is open to every session: it continues the saved state exactly, and the session that resumes owns the new
+process. Stop is the owner's alone: it ends someone's work.
 """
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
-import json
 import os
 import re
 import shutil
 import signal
-import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from jobs.launch import JobError, launch, record_event, refuse_if_full, take_lock
 from jobs.run_progress import read_jsonl
 from model.config import ConfigError
 from model.run_dir import JOB_EVENTS_FILE as EVENTS_FILE
 from model.run_dir import JOB_LOG_FILE as LOG_FILE
 from model.run_dir import METRICS_LOG_FILE, RESULT_FILE, STATE_FILE, TRAIN_CONFIG_FILE
-from training import run_lock
-from training.run_lock import LOCK_FD_ENV, Holder, RunLocked, holder, owner_digest, pid_alive
+from training.run_lock import Holder, holder, owner_digest, pid_alive
 from training.train_config import TrainConfig, load_train_config
 from translate.settings import REPO_ROOT
 from translate.settings import RUNS_ENV as RUNS_ENV  # re-exported: the Train page and its tests name them through jobs
@@ -45,17 +36,8 @@ CONFIGS_DIR = REPO_ROOT / "configs"
 PRESET_ORDER = ("tiny", "small", "base")
 RUN_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 STOP_GRACE_S = 10.0
-CHILD_ENV = {"OMP_WAIT_POLICY": "PASSIVE", "PYTHONUNBUFFERED": "1", "TQDM_MININTERVAL": "5"}
-TCMALLOC = Path("/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4")  # Debian's libtcmalloc-minimal4: faster, optional
-PRELOAD_ENV = "LD_PRELOAD"
-MAX_JOBS_ENV, DEFAULT_MAX_JOBS = "LAB_MAX_JOBS", 1  # one training at a time fills 2 cores
-LAUNCH_LOCK = ".launch.lock"  # in the runs folder: counting the live jobs and starting one is one step
 
 State = Literal["new", "running", "external", "finished", "stopped", "crashed"]
-
-
-class JobError(RuntimeError):
-    """A job cannot be started, stopped or resumed; the message says why, in words for the page."""
 
 
 # ----------------------------------------------------------------------------------------- names and presets
@@ -85,130 +67,6 @@ def read_preset(path: Path, overrides: Sequence[str] = ()) -> TrainConfig:
         return load_train_config(path, list(overrides))
     except ConfigError as err:
         raise JobError(str(err)) from None
-
-
-# ----------------------------------------------------------------------------------------- launching
-
-
-def _event(run_dir: Path, kind: str, **fields: Any) -> None:
-    """Append one event (start / stop / exit) to the run's job history."""
-    with open(run_dir / EVENTS_FILE, "a", encoding="utf-8") as f:
-        f.write(json.dumps({"event": kind, "time": round(time.time(), 3), **fields}) + "\n")
-
-
-def _reap(proc: subprocess.Popen, run_dir: Path) -> None:
-    """Wait for the child (no zombie) and record its exit code; its lock ends with it."""
-    code = proc.wait()
-    _event(run_dir, "exit", pid=proc.pid, returncode=code)
-
-
-def child_environment(
-    env: Mapping[str, str] | None = None, environ: Mapping[str, str] = os.environ, tcmalloc: Path = TCMALLOC
-) -> dict[str, str]:
-    """The job's environment: ``environ``, CHILD_ENV, then ``env``; tcmalloc preloaded only when installed.
-
-    Preloads naming a missing file are dropped: ld.so would print an error for every process the job starts.
-    """
-    merged = {**environ, **CHILD_ENV, **(env or {})}
-    preload = [p for p in re.split(r"[:\s]+", merged.pop(PRELOAD_ENV, "")) if p and ("/" not in p or Path(p).exists())]
-    if tcmalloc.exists() and str(tcmalloc) not in preload:
-        preload.append(str(tcmalloc))
-    return {**merged, PRELOAD_ENV: " ".join(preload)} if preload else merged
-
-
-def max_jobs(environ: Mapping[str, str] = os.environ) -> int:
-    """``$LAB_MAX_JOBS`` (default 1): training jobs this server runs at once."""
-    value = environ.get(MAX_JOBS_ENV, "").strip()
-    if not value:
-        return DEFAULT_MAX_JOBS
-    if not value.isdigit() or int(value) < 1:
-        raise JobError(f"{MAX_JOBS_ENV}={value!r}: expected a whole number of jobs, at least 1")
-    return int(value)
-
-
-def live_runs(runs_dir: Path) -> list[tuple[Path, Holder]]:
-    """The run folders of ``runs_dir`` whose lock is held now (symlinks are not runs: skipped)."""
-    try:
-        folders = [p for p in runs_dir.iterdir() if p.is_dir() and not p.is_symlink()]
-    except OSError:
-        return []
-    return [(p, h) for p in folders if (h := holder(p)) is not None]
-
-
-def take_lock(run_dir: Path, owner: str = "") -> run_lock.RunLock:
-    """The run's lock (``run_lock.acquire``), or JobError naming the process that holds it."""
-    try:
-        return run_lock.acquire(run_dir, owner)
-    except RunLocked as err:
-        who = found.describe() if (found := holder(run_dir)) else str(err)
-        raise JobError(f"run {run_dir.name!r} is already training: {who}; stop it first, or watch it below") from None
-
-
-def launch(
-    run_dir: Path,
-    argv: Sequence[str],
-    env: Mapping[str, str] | None = None,
-    owner: str = "",
-    lock: run_lock.RunLock | None = None,
-) -> int:
-    """Start ``argv`` in its own session with output to train.log, holding the run's lock; returns the PID.
-
-    The lock (taken here, or ``lock``, held by the caller) is handed to the process (``LOCK_FD_ENV``); ``owner``
-    (the page session's token) is the one that may stop it. ``env`` adds to (or overrides) this process's
-    environment and CHILD_ENV."""
-    runs_dir = run_dir.parent
-    runs_dir.mkdir(parents=True, exist_ok=True)
-    with _launching(runs_dir):
-        refuse_if_full(run_dir)
-        with contextlib.nullcontext(lock) if lock else take_lock(run_dir, owner) as held:
-            proc = _spawn(run_dir, argv, {**(env or {}), LOCK_FD_ENV: str(held.inheritable_fd())}, held)
-            held.hand_to(proc.pid)
-    _event(run_dir, "start", pid=proc.pid, argv=list(argv))
-    threading.Thread(target=_reap, args=(proc, run_dir), name=f"reap-{proc.pid}", daemon=True).start()
-    return proc.pid
-
-
-def refuse_if_full(run_dir: Path) -> None:
-    """JobError when the server already runs ``$LAB_MAX_JOBS`` jobs in other run folders than ``run_dir``."""
-    busy = [p for p, _ in live_runs(run_dir.parent) if p.resolve() != run_dir.resolve()]
-    if len(busy) >= max_jobs():
-        raise JobError(
-            f"{len(busy)} training job(s) already run on this server ({', '.join(p.name for p in busy)}; "
-            f"{MAX_JOBS_ENV}={max_jobs()}): wait for it to finish, or stop it"
-        )
-
-
-class _launching:
-    """The runs folder's launch lock (flock): two sessions never both count zero jobs and both start one."""
-
-    def __init__(self, runs_dir: Path) -> None:
-        self.path = runs_dir / LAUNCH_LOCK
-
-    def __enter__(self) -> None:
-        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-        fcntl.flock(self.fd, fcntl.LOCK_EX)
-
-    def __exit__(self, *exc: object) -> None:
-        os.close(self.fd)
-
-
-def _spawn(run_dir: Path, argv: Sequence[str], env: Mapping[str, str], lock: run_lock.RunLock) -> subprocess.Popen:
-    try:
-        with open(run_dir / LOG_FILE, "a", encoding="utf-8") as log:
-            log.write(f"\n=== {time.strftime('%Y-%m-%d %H:%M:%S')} {' '.join(argv)}\n")
-            log.flush()
-            return subprocess.Popen(
-                list(argv),
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                cwd=REPO_ROOT,
-                env=child_environment(env),
-                start_new_session=True,
-                pass_fds=(lock.inheritable_fd(),),
-            )
-    except OSError as err:
-        raise JobError(f"could not start the training process: {err}") from None
 
 
 # ----------------------------------------------------------------------------------------- start, stop, resume
@@ -337,7 +195,7 @@ def stop(run_dir: Path, owner: str = "", grace_s: float = STOP_GRACE_S) -> bool:
         raise JobError(f"run {run_dir.name!r} is written by {found.describe()}: stop it where it was started")
     if found.owner != owner_digest(owner):
         raise JobError(f"run {run_dir.name!r} was started by another session: only that session can stop it")
-    _event(run_dir, "stop", pid=found.pid)
+    record_event(run_dir, "stop", pid=found.pid)
     _signal_group(found.pid, signal.SIGTERM)
     if not _wait_dead(found, grace_s):
         _signal_group(found.pid, signal.SIGKILL)
@@ -371,19 +229,6 @@ def running_run(run_dirs: Iterable[Path]) -> Path | None:
     """Of ``run_dirs``, the one whose job of this app started last and still runs; None when none runs."""
     live = [(found.started, run_dir) for run_dir in run_dirs if (found := holder(run_dir)) is not None]
     return max(live, key=lambda item: item[0])[1] if live else None
-
-
-def run_tool(module_args: Sequence[str], timeout_s: float) -> tuple[int | None, str]:
-    """Run ``python -m MODULE_ARGS`` from the repository to its end, its threads quiet as a job's: the exit code
-    (None when killed after ``timeout_s``) and its last error line, progress bars left out."""
-    env = {**os.environ, "OMP_WAIT_POLICY": "PASSIVE"}
-    argv = [sys.executable, "-m", *module_args]
-    try:
-        done = subprocess.run(argv, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        return None, f"it took over {timeout_s:g} s"
-    lines = [line for line in done.stderr.splitlines() if line.strip() and "it/s]" not in line]
-    return done.returncode, lines[-1] if lines else f"exit code {done.returncode}"
 
 
 def watched_runs(runs_dir: Path) -> tuple[list[str], list[str]]:

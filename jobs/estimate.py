@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from jobs.control import run_tool
+from jobs.launch import run_tool
 from jobs.run_progress import read_json, read_jsonl, read_metrics
 from model.run_dir import JOB_EVENTS_FILE, RESULT_FILE
 from training.calibrate import CALIBRATION_VERSION  # the only figures this module reads

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from jobs.control import run_tool
+from jobs.launch import run_tool
 from jobs.run_progress import latest_records, read_json
 from model.run_dir import EVAL_RECORD, TRAIN_RECORD
 from training.reference_points import DEFAULT, FLOOR, REFERENCES_FILE, RUN

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from jobs.control import run_tool
+from jobs.launch import run_tool
 from jobs.run_progress import latest_records, read_json
 from model.run_dir import BEST_DIR, EVAL_RECORD, WEIGHTS_FILE, split_file
 from training.checkpoint import snapshot_step

@@ -19,6 +19,7 @@ from conftest import toy_pairs, write_tsv
 from data.corpus import CleanConfig
 from jobs import control
 from jobs.corpus_check import CorpusSource, write_corpus
+from jobs.launch import MAX_JOBS_ENV, live_runs
 from jobs.run_progress import final_scores, latest_records, read_budget, read_metrics, run_progress
 from lab.page.model_choices import find_models
 from training import run_lock
@@ -140,11 +141,11 @@ def test_the_server_runs_at_most_max_jobs_at_once(tmp_path: Path, monkeypatch: p
         with pytest.raises(control.JobError, match=r"already run on this server \(one; LAB_MAX_JOBS=1\)"):
             control.launch(runs / "two", SLEEPER, owner=OWNER)
         assert not (runs / "two" / control.LOG_FILE).exists()  # nothing started
-        monkeypatch.setenv(control.MAX_JOBS_ENV, "2")
+        monkeypatch.setenv(MAX_JOBS_ENV, "2")
         second = control.launch(runs / "two", SLEEPER, owner=OWNER)
-        assert {p.name for p, _ in control.live_runs(runs)} == {"one", "two"}
+        assert {p.name for p, _ in live_runs(runs)} == {"one", "two"}
         assert control.stop(runs / "two", OWNER, grace_s=5) and not pid_alive(second)
-        monkeypatch.setenv(control.MAX_JOBS_ENV, "0")
+        monkeypatch.setenv(MAX_JOBS_ENV, "0")
         with pytest.raises(control.JobError, match="LAB_MAX_JOBS='0'"):
             control.launch(runs / "two", SLEEPER, owner=OWNER)
     finally:

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from data import readers
-from data.data_config import FORMATS, SRC_LANG, TGT_LANG, CleanConfig
+from data.data_config import FORMATS, CleanConfig
+from data.languages import SRC_LANG, TGT_LANG
 from data.noise import typed
 from data.readers import DEFAULT_READING, CorpusError, Pair, Reading, ReadReport
 from data.sentences import sentences

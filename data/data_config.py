@@ -6,12 +6,12 @@ from dataclasses import dataclass, field
 from typing import Literal, get_args
 
 from data.entities import EntityConfig
+from data.languages import SRC_LANG, TGT_LANG
 from data.noise import NoiseConfig
 from model.typed_config import ConfigError
 
 Format = Literal["auto", "tsv", "anki", "csv", "moses", "tmx"]  # "auto" detects the format from the file
 FORMATS: tuple[str, ...] = get_args(Format)
-SRC_LANG, TGT_LANG = "es", "en"  # the language pair a corpus is read as unless told otherwise
 
 
 @dataclass(frozen=True)

@@ -19,12 +19,9 @@ import re
 import zlib
 from collections import Counter
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
 
+from data.readers import Pair
 from model.typed_config import ConfigError
-
-if TYPE_CHECKING:  # data.readers imports the data config, which holds EntityConfig
-    from data.readers import Pair
 
 TITLE_WORD = re.compile(r"\b[A-ZÁÉÍÓÚÑÜ][a-záéíóúñü]+\b")
 DIGITS = re.compile(r"(?<![\d.,])\d+(?![\d])")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+SRC_LANG, TGT_LANG = "es", "en"  # the language pair a corpus is read as unless told otherwise
 LANGUAGES: dict[str, tuple[str, tuple[str, ...]]] = {  # code -> (English name, header aliases besides code and name)
     "ar": ("Arabic", ("ara",)),
     "ca": ("Catalan", ("cat", "català")),

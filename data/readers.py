@@ -11,8 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import AnyStr, NamedTuple
 
-from data.data_config import SRC_LANG, TGT_LANG
-from data.languages import header_names
+from data.languages import SRC_LANG, TGT_LANG, header_names
 from model.bounded_read import regular_size
 
 BOM = b"\xef\xbb\xbf"

@@ -33,8 +33,8 @@ from data.corpus import (
     detect_format,
     match_key,
 )
-from data.data_config import SRC_LANG, TGT_LANG, DataConfig
-from data.languages import header_names
+from data.data_config import DataConfig
+from data.languages import SRC_LANG, TGT_LANG, header_names
 from data.readers import CODEC_NAMES, Reading, head_text, moses_paths, text_codec
 
 MIN_PAIRS = 20  # below this, the dev and test splits would be a pair or two

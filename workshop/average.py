@@ -2,8 +2,8 @@
 
 A "model soup" (Wortsman et al. 2022): models of one lineage (a parent and its fine-tuned children, or two cycles
 of one run) averaged weight by weight often keep what each learned; checkpoint averaging within a run is the same
-arithmetic. The shipped model (v12s) is the average of v10 and v12. The members must have one shape (``config.json``) and one
-tokenizer (byte for byte); the output holds the float32 mean and the first member's other files (config,
+arithmetic. The shipped model (v12s) is the average of v10 and v12. The members must have one shape (``config.json``)
+and one tokenizer (byte for byte); the output holds the float32 mean and the first member's other files (config,
 tokenizer, training config, data report, split), so it is scored, gated and fine-tuned on the first member's
 split; the average is scored on that split's test part (greedy, as written and typed) into ``metrics.json``, as a
 training run is: read from the first member's ``splits/``, or, for a model folder without them, made again from its

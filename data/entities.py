@@ -84,7 +84,9 @@ class EntityPool:
             male.update(getattr(person, "first_names_male", ()))
             female.update(getattr(person, "first_names_female", ()))
             surnames.update(fake.last_name() for _ in range(CITIES_PER_LOCALE))
-            places.update(fake.city() for _ in range(CITIES_PER_LOCALE))
+            listed = sorted(getattr(fake.provider("faker.providers.address"), "cities", ()))  # it_IT's: a set's order
+            draw = random.Random(seed).sample(listed, min(len(listed), CITIES_PER_LOCALE)) if listed else None
+            places.update(draw or (fake.city() for _ in range(CITIES_PER_LOCALE)))
         japanese = Faker("ja_JP")
         japanese.seed_instance(seed)  # romanised: "Kenji Shimizu"
         male.update(japanese.first_romanized_name_male() for _ in range(60))

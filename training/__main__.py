@@ -13,6 +13,7 @@ commands:
   train      train a model from a parallel corpus     (same as python -m training.train)
   evaluate   translate a test set and score it        (same as python -m training.evaluate)
   export     copy a finished run into a model folder  (same as python -m training.export)
+  guard      write a model's name guard from its training pairs (translate/name_guard.py)
 
 Run python -m training COMMAND --help for the options of a command.
 
@@ -32,6 +33,8 @@ def command(name: str) -> Callable[[list[str] | None], int] | None:
         from training.evaluate import main
     elif name == "export":
         from training.export import main
+    elif name == "guard":
+        from training.export import guard_main as main
     else:
         return None
     return main

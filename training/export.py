@@ -24,17 +24,19 @@ from pathlib import Path
 
 import torch
 
+from data.corpus import CorpusError
 from data.split_record import SPLIT_RECORD_FILE
-from model.run_dir import CONFIG_FILE, DATA_REPORT_FILE, RESULT_FILE, TRAIN_CONFIG_FILE
+from model.run_dir import CONFIG_FILE, DATA_REPORT_FILE, NAME_GUARD_FILE, RESULT_FILE, TRAIN_CONFIG_FILE
 from model.weights import ModelLoadError, save_model, staged_dir
 from training.outputs import OutputError, check_model_dir
-from translate import ct2
+from training.prepare import model_split
+from translate import ct2, name_guard
 from translate.model_dir import load_model
 from translate.settings import REPO_ROOT
 
 CHECKPOINTS = REPO_ROOT / "checkpoints"  # shipped models: replacing one goes through the gate
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
-EXTRA_FILES = (TRAIN_CONFIG_FILE, DATA_REPORT_FILE, SPLIT_RECORD_FILE, RESULT_FILE)
+EXTRA_FILES = (TRAIN_CONFIG_FILE, DATA_REPORT_FILE, SPLIT_RECORD_FILE, RESULT_FILE, NAME_GUARD_FILE)
 
 
 def check_destination(run_dir: Path, out: Path) -> None:
@@ -130,6 +132,21 @@ def main(argv: list[str] | None = None) -> int:
     dropped = sorted(before - {p.name for p in args.out.iterdir()})
     if dropped:
         print(f"removed with the previous model (they described it): {', '.join(dropped)}")
+    return 0
+
+
+def guard_main(argv: list[str] | None = None) -> int:
+    """``python -m training guard --model DIR``: write DIR's name_guard.json from its training pairs."""
+    parser = argparse.ArgumentParser(prog="python -m training guard", description=guard_main.__doc__)
+    parser.add_argument("--model", type=Path, required=True, help="model or run directory")
+    args = parser.parse_args(argv)
+    try:
+        guard = name_guard.build(model_split(args.model).train)
+    except CorpusError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    guard.save(args.model / NAME_GUARD_FILE)
+    print(f"{args.model / NAME_GUARD_FILE}: stand-ins {dict(guard.stand_ins)}")
     return 0
 
 

@@ -33,9 +33,10 @@ from data.readers import Reading
 from data.split_record import SPLIT_RECORD_FILE, read_record, write_record
 from data.tokenizer import Tokenizer, train_tokenizer
 from model.config import ConfigError
-from model.run_dir import DATA_REPORT_FILE, SPLITS_DIR, TRAIN_CONFIG_FILE, split_file
+from model.run_dir import DATA_REPORT_FILE, NAME_GUARD_FILE, SPLITS_DIR, TRAIN_CONFIG_FILE, split_file
 from training.guided_alignment import write_alignments
 from training.train_config import DataConfig, build_train_config
+from translate import name_guard
 
 log = logging.getLogger("training")
 SPLITS = ("train", "dev", "test")
@@ -259,6 +260,8 @@ def prepare_data(
         (run_dir / DATA_REPORT_FILE).write_text(json.dumps(summary, indent=2) + "\n")
         write_record(d, parts.dev, parts.test, run_dir)
         tokenizer.save(run_dir)
+        if len(parts.train) >= name_guard.MIN_PAIRS:  # a model too small to translate gains nothing from one
+            name_guard.build(parts.train).save(run_dir / NAME_GUARD_FILE)
         if align:
             write_alignments(parts.train, tokenizer, run_dir)
     except OSError as err:

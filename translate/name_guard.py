@@ -24,7 +24,6 @@ from __future__ import annotations
 import bisect
 import json
 import math
-import os
 import re
 import unicodedata
 from collections import Counter
@@ -36,15 +35,23 @@ from data.entities import EntityFinder, EntityPool
 
 # a token holding a digit ("07:05", "3,50", "AB1234"; never a final stop), or a word ("don't", "Karl-Jürgen")
 WORD = re.compile(r"[^\W_]*\d(?:\w|[:.,/-](?=\w))*|[^\W\d_]+(?:['’-][^\W\d_]+)*")
-CONNECTORS = frozenset("de del la las los da di do dos van von le du of".split())  # inside "Santa Cruz de Tenerife"
+CONNECTORS = frozenset(
+    ["de", "del", "la", "las", "los", "da", "di", "do", "dos", "van", "von", "le", "du", "of"]
+)  # inside "Santa Cruz de Tenerife"
 KINDS = ("male", "female", "place", "number")
-PLACE_PREPOSITIONS = frozenset("en desde hasta in from to at".split())
-NAME_CUES = frozenset("a llamo llamas llama llaman soy eres named called meet am".split())  # a name may follow
+PLACE_PREPOSITIONS = frozenset(["en", "desde", "hasta", "in", "from", "to", "at"])
+NAME_CUES = frozenset(
+    ["a", "llamo", "llamas", "llama", "llaman", "soy", "eres", "named", "called", "meet", "am"]
+)  # a name follows them
+WEAK_CUES = frozenset(
+    ["de", "para", "con", "y", "que", "por", "e", "o", "and", "with", "for", "of"]
+)  # a name or a word follows them
 KNOWN_NAME = 20  # a name the corpus writes capitalised this often is the model's own: left to it
 MAX_LOWER_SHARE = 0.05  # a capitalised word is a name when at most this share of its uses are lowercase
 RARE_ORDINARY = 2  # a listed name or place used more often than this as an ordinary lowercase word is not guarded
-SHAPE_MARGIN = 1.5  # log-odds a name-shaped word needs where no cue announces a name
-STAND_INS_PER_KIND = 4
+SHAPE_MARGIN = 2.0  # log-odds a name-shaped word needs where no cue announces a name
+STAND_INS_PER_KIND = 9
+MIN_PAIRS = 1000  # training pairs a run needs for its preparation to write a guard (python -m training guard: any)
 MIN_STAND_IN = 10  # a stand-in is a name or number both sides of at least this many training pairs share
 
 
@@ -85,6 +92,16 @@ class Guarded:
         return output, ""
 
 
+def number_stand_in(number: str, pool: list[str], attempt: int) -> str:
+    """The stand-in for ``number``: of the pool's numbers closest in length (a year for a year, three digits at
+    most for any other), the ``attempt``-th."""
+    year = re.fullmatch(r"1\d{3}|20\d{2}", number) is not None
+    digits = 4 if year else min(3, sum(ch.isdigit() for ch in number))
+    gap = lambda n: abs(len(n) - digits)  # noqa: E731
+    closest = [n for n in pool if gap(n) == min(map(gap, pool))]
+    return closest[attempt % len(closest)]
+
+
 def trigrams(key: str) -> list[str]:
     marked = f"^{key}$"
     return [marked[i : i + 3] for i in range(len(marked) - 2)]
@@ -96,8 +113,11 @@ def _spaced(text: str, a: re.Match, b: re.Match) -> bool:
 
 
 def capitalised(name: str) -> str:
-    """ "josé luis" → "José Luis", "santa cruz de tenerife" → "Santa Cruz de Tenerife"; "McKay" unchanged."""
-    return " ".join(w if w in CONNECTORS or w[:1].isupper() else w[:1].upper() + w[1:] for w in name.split(" "))
+    """ "josé luis" → "José Luis", "karl-jurgen" → "Karl-Jurgen", "santa cruz de tenerife" → "Santa Cruz de
+    Tenerife"; "McKay" unchanged."""
+    return re.sub(
+        r"[^\W\d_]+", lambda m: m.group() if m.group() in CONNECTORS else m.group()[:1].upper() + m.group()[1:], name
+    )
 
 
 @dataclass(frozen=True)
@@ -126,7 +146,7 @@ class NameGuard:
         "bruce"): an unseen form of a seen word, not a name ("clemente" is not "clementina")."""
         at = bisect.bisect_left(self._sorted, key)
         for word in self._sorted[max(0, at - 1) : at + 1]:
-            common = len(os.path.commonprefix([key, word]))
+            common = next((i for i, (a, b) in enumerate(zip(key, word, strict=False)) if a != b), min(len(key), len(word)))
             if common >= 5 and len(key) - common <= 2 and len(word) - common <= 2:
                 return True
         return False
@@ -138,19 +158,20 @@ class NameGuard:
         if key in self._stand_in_words or key in self.translated or capital >= KNOWN_NAME or len(key) < 2:
             return False
         rarely_lower = lower <= max(RARE_ORDINARY, MAX_LOWER_SHARE * (lower + capital))
-        if word[:1].isupper() and not initial:
-            return rarely_lower
+        if word[:1].isupper() and not initial:  # "con Esperanza": a listed name, though "esperanza" is a word
+            return rarely_lower or key in self.people or key in self.places
         if capital and rarely_lower and 4 * capital >= self.initial.get(key, 0):  # the corpus writes it as a name
             return True  # (not "Ojalá": 164 times at a sentence's start, twice after it)
         if (key in self.people or key in self.places) and lower <= RARE_ORDINARY:
             return True
         # a word the corpus never saw that is shaped like a name: "beatriz", "shimizu"; not "exprimiendo"
-        if lower + capital + self.initial.get(key, 0) or len(key) < 3:
-            return False
+        if lower + capital or self.initial.get(key, 0) > 1 or len(key) < 3:  # a word, seen; "Donald" began one
+            return False  # sentence only, once
         if initial:  # at a sentence's start an unseen word is most often a name ("Darius va…"), unless it looks
             return not (self._inflection_of_known(key) and self.name_shape(key) <= 0)  # like a known word's form
-        cued = plain(after) in NAME_CUES  # where a name is announced ("me llamo ana", "a beatriz")
-        return self.name_shape(key) > (0.0 if cued else SHAPE_MARGIN)
+        # where a name is announced ("me llamo ana", "a beatriz") the word need hardly look like one
+        margin = 0.0 if plain(after) in WEAK_CUES else SHAPE_MARGIN
+        return plain(after) in NAME_CUES or self.name_shape(key) > margin
 
     def name_shape(self, key: str) -> float:
         """Naive Bayes over letter trigrams: > 0 when ``key`` looks more like the lists' names than like the
@@ -175,13 +196,17 @@ class NameGuard:
         spans = self._entities(text)
         taken = {plain(w) for w in WORD.findall(text)}
         pools = {k: [s for s in self.stand_ins.get(k, ()) if plain(s) not in taken] for k in KINDS}
-        pools = {k: pool[attempt:] + pool[:attempt] for k, pool in pools.items()}
+        pools = {k: pool[attempt:] + pool[:attempt] if k != "number" else pool for k, pool in pools.items()}
         swaps, pieces, end = [], [], 0
         for start, stop, kind in spans:
             pool = pools[kind] or (pools["male"] + pools["female"] + pools["place"] if kind != "number" else [])
             if not pool:
                 continue  # this model has no stand-in left of that kind: the name stays as typed
-            stand_in = pool.pop(0)
+            if kind == "number":  # a year for a year, else a number of three digits or fewer: 30, 100
+                stand_in = number_stand_in(text[start:stop], pool, attempt)
+                pool.remove(stand_in)
+            else:
+                stand_in = pool.pop(0)
             for other in pools.values():
                 if stand_in in other:
                     other.remove(stand_in)
@@ -199,9 +224,13 @@ class NameGuard:
             match = tokens[i]
             if any(ch.isdigit() for ch in match.group()):
                 j = i  # a phone number is digit groups separated by single spaces
-                while j + 1 < len(tokens) and tokens[j + 1].group().isdigit() and _spaced(text, tokens[j], tokens[j + 1]):
+                while (
+                    j + 1 < len(tokens) and tokens[j + 1].group().isdigit() and _spaced(text, tokens[j], tokens[j + 1])
+                ):
                     j += 1
-                if j > i or self.lowercase.get(match.group(), 0) < KNOWN_NAME:  # "10" is the model's own
+                if (
+                    j > i or len(match.group()) > 2 or self.lowercase.get(match.group(), 0) < KNOWN_NAME
+                ):  # "10": its own
                     out.append((match.start(), tokens[j].end(), "number"))
                 i = j + 1
                 continue
@@ -211,11 +240,22 @@ class NameGuard:
             if j < 0:
                 i += 1
                 continue
+            if i and (not out or out[-1][1] <= tokens[i - 1].start()) and self._joins(tokens[i - 1], tokens[i], text):
+                i -= 1  # "Juan Sutton", "Donald Bachmann": a name the model knows before one it does not
+                match = tokens[i]
             words = [t.group() for t in tokens[i : j + 1]]
             after = tokens[i - 1].group() if i else ""
             out.append((match.start(), tokens[j].end(), self.kind(words, after)))
             i = j + 1
         return out
+
+    def _joins(self, before: re.Match, name: re.Match, text: str) -> bool:
+        """Whether the capitalised word ``before`` a name is its first name: written as a name in the corpus."""
+        word, key = before.group(), plain(before.group())
+        if not (word[:1].isupper() and _spaced(text, before, name)) or key in self._stand_in_words:
+            return False
+        lower, named = self.lowercase.get(key, 0), self.capital.get(key, 0) + self.initial.get(key, 0)
+        return lower <= max(RARE_ORDINARY, MAX_LOWER_SHARE * (lower + named)) and (named > 0 or key in self.people)
 
     def _place_at(self, tokens: list[re.Match], i: int, text: str) -> int:
         """The last token of a listed place of several words that starts at ``tokens[i]``, or -1: capitalised, or
@@ -230,6 +270,7 @@ class NameGuard:
 
     def _name_run(self, tokens: list[re.Match], i: int, text: str) -> int:
         """The last token of the name run that begins at ``tokens[i]``, or -1 when no name begins there."""
+
         def initial(k: int) -> bool:
             before = text[tokens[k - 1].end() : tokens[k].start()] if k else ""
             return k == 0 or any(ch in ".!?…" for ch in before)
@@ -287,28 +328,29 @@ def source_counts(pairs: Iterable) -> tuple[Counter, Counter, Counter, frozenset
     return lowercase, capital, initial, translated
 
 
-def build(pairs: list, pool: EntityPool | None = None) -> NameGuard:
+def build(pairs: list, pool: EntityPool | None = None, everyone: EntityPool | None = None) -> NameGuard:
     """A model's guard from its training pairs (``data.readers.Pair``): the source side's word counts, the name
     and place lists rare there as ordinary words, and as stand-ins the names and numbers most often shared by both
     sides (Tatoeba: Tom, John; Mary, Alice; Boston, Australia; 30, 100)."""
     pool = pool or EntityPool.build(held=False)  # the copy check's held-out names are never in the lists
     lowercase, capital, initial, translated = source_counts(pairs)
-    rare = lambda name: lowercase.get(plain(name), 0) <= RARE_ORDINARY  # noqa: E731
-    people = {plain(n): "female" for n in pool.female if rare(n)} | {plain(n): "male" for n in pool.male if rare(n)}
-    places = frozenset(plain(p) for p in pool.places if " " in p or rare(p))
-    every = EntityPool.build(held=None)  # who is a person, and of which gender: every listed first name
+    people = {plain(n): "female" for n in pool.female} | {plain(n): "male" for n in pool.male}
+    places = frozenset(plain(p) for p in pool.places)
+    every = everyone or EntityPool.build(held=None)  # who is a person, and of which gender: every first name
     finder = EntityFinder.from_pairs(pairs, every)
     shared = Counter(name for pair in pairs for name in finder.shared(pair))
-    placed = Counter(m.group(1) for p in pairs for m in re.finditer(r"\b(?:in|to|from|at) ([A-Z]\w+)", p.tgt + " " + p.src))
+    placed = Counter(
+        m.group(1) for p in pairs for m in re.finditer(r"\b(?:in|to|from|at) ([A-Z]\w+)", p.tgt + " " + p.src)
+    )
     stand_ins: dict[str, list[str]] = {kind: [] for kind in KINDS}
     for name, n in shared.most_common():
-        if name.isdigit():
-            kind = "number" if len(name) >= 2 else ""
+        if name.isdigit():  # two to four digits, each length its own: 30, 100, 1939
+            kind = "number" if 2 <= len(name) <= 4 and sum(len(x) == len(name) for x in stand_ins["number"]) < 3 else ""
         elif name in every.male or name in every.female:
             kind = finder.people.get(name, "male" if name in every.male else "female")
         else:  # a place when the English says "in Boston", "to Australia" at least half the time
             kind = "place" if 2 * placed[name] >= n else ""
-        if n >= MIN_STAND_IN and kind and len(stand_ins[kind]) < STAND_INS_PER_KIND:
+        if n >= MIN_STAND_IN // (2 if kind == "number" else 1) and kind and len(stand_ins[kind]) < STAND_INS_PER_KIND:
             stand_ins[kind].append(name)
     stand_ins_found = {k: tuple(v) for k, v in stand_ins.items()}
     listed = {plain(w) for n in pool.male + pool.female + pool.surnames + pool.places for w in n.split()}

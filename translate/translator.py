@@ -15,15 +15,15 @@ from model.attention_maps import AttentionMaps, inspect
 from model.config import ConfigError
 from model.decode import Hypothesis, beam_search, greedy
 from model.ensemble import Ensemble
-from model.transformer import Transformer
 from model.run_dir import NAME_GUARD_FILE
+from model.transformer import Transformer
 from model.weights import ModelLoadError
 from translate.model_dir import load_model
 from translate.name_guard import Guarded, NameGuard
 from translate.settings import REPO_ROOT
 
 DEFAULT_MODEL = REPO_ROOT / "checkpoints" / "es-en"
-GUARD_ATTEMPTS = 2  # stand-in sets tried before a sentence is translated as typed
+GUARD_ATTEMPTS = 3  # stand-in sets tried before a sentence is translated as typed
 
 
 @dataclass(frozen=True)
@@ -116,22 +116,14 @@ class Translator:
             return self.decode_batch(texts, options)
         out: list[Translation | None] = [None] * len(texts)
         todo, why = list(range(len(texts))), {}
-        for attempt in range(GUARD_ATTEMPTS):
+        for attempt in range(GUARD_ATTEMPTS):  # each try with other stand-ins, for the sentences still failing
             guarded = {i: self.guard.protect(texts[i], attempt) for i in todo}
-            if attempt:
-                todo = [i for i in todo if guarded[i].swaps]
             results = self.decode_batch([guarded[i].read_as for i in todo], options)
             again = []
             for i, result in zip(todo, results, strict=True):
-                g = guarded[i]
-                restored = [g.restore(c.text) for c in result.candidates]
-                if g.swaps and restored[0][0] is None:
+                out[i], why[i] = guarded_result(guarded[i], result)
+                if out[i] is None:
                     again.append(i)
-                    why[i] = restored[0][1]
-                    continue
-                texts_back = [text or c.text for c, (text, _) in zip(result.candidates, restored)] if g.swaps else []
-                candidates = [replace(c, text=t) for c, t in zip(result.candidates, texts_back)] or result.candidates
-                out[i] = replace(result, source=g.source, candidates=candidates, guarded=g if g.swaps else None)
             todo = again
             if not todo:
                 break
@@ -199,6 +191,18 @@ class Translator:
     ) -> list[str]:
         """Texts of ``translate_all``: the best hypothesis of each sentence, in the input order."""
         return [t.text for t in self.translate_all(texts, options, batch_size, progress)]
+
+
+def guarded_result(guarded: Guarded, result: Translation) -> tuple[Translation | None, str]:
+    """``result`` (the translation of ``guarded.read_as``) with the originals put back into every candidate, or
+    None and why when the best one has a stand-in missing or repeated."""
+    if not guarded.swaps:
+        return result, ""
+    restored = [guarded.restore(c.text) for c in result.candidates]
+    if restored[0][0] is None:
+        return None, restored[0][1]
+    candidates = [replace(c, text=text or c.text) for c, (text, _) in zip(result.candidates, restored, strict=True)]
+    return replace(result, source=guarded.source, candidates=candidates, guarded=guarded), ""
 
 
 def load_guard(directory: Path) -> NameGuard | None:

@@ -6,23 +6,51 @@ from __future__ import annotations
 import dataclasses
 import os
 import random
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 import torch
+from streamlit.testing.v1 import AppTest
 
 from lab.attention.sentence_maps import SentenceMaps
 from model.attention_maps import AttentionMaps
 from model.config import ModelConfig
-from workshop.bench.app_server import CHROMIUM, running_app
+from workshop.bench.app_server import CHROMIUM, CHROMIUM_ARGS, running_app
 
 BROWSER_MARKS = [  # a test file driving the app in Chromium: slow, and skipped where Chromium is missing
     pytest.mark.slow,
     pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's Chromium is not installed: apt-get install -y chromium"),
 ]
+APP = str(Path(__file__).resolve().parents[1] / "app.py")
+PATIENCE_MS = 120_000  # generous: a loaded 2-core machine is slow to start Chromium and the app's first run
+RUNNING = """() => !document.querySelector('[data-testid="stStatusWidget"]')?.innerText.includes('Running')"""
+
+
+@contextmanager
+def browser_page(viewport: dict[str, int]) -> Iterator[tuple[Any, list[str]]]:
+    """A page of headless Chromium (Playwright's Page) of ``viewport``'s size and the list of the JavaScript errors
+    it raises; the browser closed afterwards. The test is skipped where Playwright is missing."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    errors: list[str] = []
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport=viewport)
+            page.on("pageerror", lambda error: errors.append(str(error)))
+            yield page, errors
+        finally:
+            browser.close()
+
+
+def idle(page: Any) -> None:
+    """Wait until the app has finished the script run an action started: a widget redrawn under a click is lost."""
+    time.sleep(0.5)  # let the rerun begin
+    page.wait_for_function(RUNNING, timeout=PATIENCE_MS)
 
 
 @contextmanager
@@ -38,6 +66,25 @@ def lab_app(model_dir: Path, tmp_path: Path, timeout: float) -> Iterator[str]:
     )
     with running_app(env, tmp_path / "streamlit.log", timeout=timeout) as url:
         yield url
+
+
+@pytest.fixture
+def app_url(tiny_model_dir: Path, tmp_path: Path) -> Iterator[str]:
+    """``streamlit run app.py`` with the tiny (Spanish → English) model as the default and an empty runs folder."""
+    with lab_app(tiny_model_dir, tmp_path, timeout=60) as url:
+        yield url
+
+
+def translated(text: str, view: str = "", timeout: float = 60) -> AppTest:
+    """The Translate page (AppTest) after translating ``text``, with the view named ``view`` open; no exception."""
+    at = AppTest.from_file(APP, default_timeout=timeout).run()
+    at.text_area(key="source").set_value(text)
+    at.button(key="translate").click().run()
+    if view:
+        at.session_state["view"] = view
+        at.run()
+    assert not at.exception, [e.message for e in at.exception]
+    return at
 
 
 def tiny_config(**changes: object) -> ModelConfig:

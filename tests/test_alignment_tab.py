@@ -12,6 +12,7 @@ from pathlib import Path
 import pandas as pd
 import pyarrow as pa
 import pytest
+from conftest import APP
 from streamlit.testing.v1 import AppTest
 
 from lab.alignment.attribution_aligner import AttributionMethod, attribute_gold
@@ -25,7 +26,6 @@ from translate.translator import DEFAULT_MODEL, Translator
 from views.alignment_tab import NOT_ALIGNMENT, SCORES_DEFINED
 from viz.alignment_lines import AGREEMENT, ATTENTION, BOTH, PEOPLE, agreement_chart, agreement_frames
 
-APP = str(REPO_ROOT / "app.py")
 GOLD = (  # English, Spanish, links (English index - Spanish index), as XL-WA writes them
     "The red cat 3 .\tEl gato rojo 3 .\t0-0 1-2 2-1 3-3 4-4\n"
     "The big blue dog is sleeping in the garden today .\tEl perro azul grande duerme hoy en el jardín .\t"

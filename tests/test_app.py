@@ -13,6 +13,7 @@ import pyarrow as pa
 import pytest
 import streamlit as st
 import torch
+from conftest import APP
 from streamlit.testing.v1 import AppTest
 
 from data.case_markup import MARK
@@ -27,8 +28,6 @@ from views.maps import DISCLAIMER, HEAD_KEYS, LAYER_KEYS
 from viz.arithmetic import weight_text
 from viz.heatmap import MAX_AXIS_LABELS
 from workshop.bench.app_latency import long_input
-
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
 
 
 def start() -> AppTest:

@@ -7,28 +7,20 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import BROWSER_MARKS, lab_app
+from conftest import BROWSER_MARKS, PATIENCE_MS, browser_page
 
 from lab.page.examples import EXAMPLES
 from translate.translator import DEFAULT_MODEL, Translator
 from viz.heatmap import MIN_HEIGHT
 from workshop.bench.app_latency import long_input
-from workshop.bench.app_server import CHROMIUM, CHROMIUM_ARGS, running_app
+from workshop.bench.app_server import running_app
 
-PATIENCE_MS = 120_000  # generous: a loaded 2-core machine is slow to start Chromium and the app's first run
 RENDERED_VIEWS = """() => Array.from(document.querySelectorAll('.st-key-views [data-testid="stVegaLiteChart"]'))
     .filter(chart => chart.querySelector('canvas, svg')).length"""
 SETTLED = "() => document.querySelectorAll('[data-stale=\"true\"]').length === 0"
 MAX_PAGE_BYTES = 5_000_000  # what one click may send to the page, whatever the input
 
 pytestmark = BROWSER_MARKS
-
-
-@pytest.fixture
-def app_url(tiny_model_dir: Path, tmp_path: Path) -> Iterator[str]:
-    """``streamlit run app.py`` on a free local port with the tiny model as the default; stopped afterwards."""
-    with lab_app(tiny_model_dir, tmp_path, timeout=30) as url:
-        yield url
 
 
 def translate_in(page, url: str, text: str) -> None:  # page: playwright's Page
@@ -41,41 +33,33 @@ def translate_in(page, url: str, text: str) -> None:  # page: playwright's Page
 
 
 def test_translate_in_a_real_browser(app_url: str, tmp_path: Path) -> None:
-    sync_api = pytest.importorskip("playwright.sync_api")
-    page_errors: list[str] = []
     received = [0]  # bytes over the page's websocket: what Streamlit sends it
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1600, "height": 1200})
-            page.on("pageerror", lambda error: page_errors.append(str(error)))
-            page.on(
-                "websocket",
-                lambda ws: ws.on("framereceived", lambda data: received.__setitem__(0, received[0] + len(data))),
-            )
-            page.goto(app_url)
-            box = page.get_by_label("Spanish sentence")
-            box.wait_for(timeout=PATIENCE_MS)
-            pages = [link.inner_text().strip() for link in page.locator('[data-testid="stSidebarNavLink"]').all()]
-            box.fill("Hola mundo")
-            page.get_by_role("button", name="Translate").click()
-            output = page.locator(".st-key-translation code").first
-            output.wait_for(timeout=PATIENCE_MS)
-            page.wait_for_function(f"({RENDERED_VIEWS})() >= 3", timeout=PATIENCE_MS)
-            page.screenshot(path=str(tmp_path / "translate.png"), full_page=True)
-            english = output.inner_text().strip()
-            exceptions = page.locator('[data-testid="stException"]').count()
+    with browser_page({"width": 1600, "height": 1200}) as (page, page_errors):
+        page.on(
+            "websocket",
+            lambda ws: ws.on("framereceived", lambda data: received.__setitem__(0, received[0] + len(data))),
+        )
+        page.goto(app_url)
+        box = page.get_by_label("Spanish sentence")
+        box.wait_for(timeout=PATIENCE_MS)
+        pages = [link.inner_text().strip() for link in page.locator('[data-testid="stSidebarNavLink"]').all()]
+        box.fill("Hola mundo")
+        page.get_by_role("button", name="Translate").click()
+        output = page.locator(".st-key-translation code").first
+        output.wait_for(timeout=PATIENCE_MS)
+        page.wait_for_function(f"({RENDERED_VIEWS})() >= 3", timeout=PATIENCE_MS)
+        page.screenshot(path=str(tmp_path / "translate.png"), full_page=True)
+        english = output.inner_text().strip()
+        exceptions = page.locator('[data-testid="stException"]').count()
 
-            box.fill(long_input(5000))  # the longest text the box takes
-            before = received[0]
-            page.get_by_role("button", name="Translate").click()
-            page.get_by_label("Show the attention of sentence").wait_for(timeout=PATIENCE_MS)
-            page.wait_for_function(f"({RENDERED_VIEWS})() >= 3 && ({SETTLED})()", timeout=PATIENCE_MS)
-            long_bytes = received[0] - before
-            page.screenshot(path=str(tmp_path / "long.png"), full_page=True)
-            exceptions += page.locator('[data-testid="stException"]').count()
-        finally:
-            browser.close()
+        box.fill(long_input(5000))  # the longest text the box takes
+        before = received[0]
+        page.get_by_role("button", name="Translate").click()
+        page.get_by_label("Show the attention of sentence").wait_for(timeout=PATIENCE_MS)
+        page.wait_for_function(f"({RENDERED_VIEWS})() >= 3 && ({SETTLED})()", timeout=PATIENCE_MS)
+        long_bytes = received[0] - before
+        page.screenshot(path=str(tmp_path / "long.png"), full_page=True)
+        exceptions += page.locator('[data-testid="stException"]').count()
     assert pages == ["Translate", "Train"], pages  # named pages in the sidebar, not "app"
     assert english, "no English output"
     assert exceptions == 0, "Streamlit showed an exception box"
@@ -86,29 +70,21 @@ def test_translate_in_a_real_browser(app_url: str, tmp_path: Path) -> None:
 
 def test_clicking_a_cell_follows_its_token_in_all_three_views(app_url: str, tmp_path: Path) -> None:
     """Click a cell of the encoder map: its row's Spanish token becomes the one followed in every view."""
-    sync_api = pytest.importorskip("playwright.sync_api")
-    page_errors: list[str] = []
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1600, "height": 1000})
-            page.on("pageerror", lambda error: page_errors.append(str(error)))
-            translate_in(page, app_url, "El gato rojo 3.")
-            page.wait_for_function(f"({RENDERED_VIEWS})() >= 3 && ({SETTLED})()", timeout=PATIENCE_MS)
-            picker = page.locator(".st-key-follow input")  # the selectbox shows its value in an input
-            before = picker.input_value()
-            encoder = page.locator('.st-key-views [data-testid="stVegaLiteChart"]').first.locator("canvas, svg").first
-            width = encoder.bounding_box()["width"]
-            encoder.click(position={"x": width * 0.6, "y": 60})  # just below the title: a cell of an upper row
-            page.wait_for_function(
-                f"document.querySelector('.st-key-follow input').value !== {before!r}", timeout=PATIENCE_MS
-            )
-            page.wait_for_function(f"({RENDERED_VIEWS})() >= 3 && ({SETTLED})()", timeout=PATIENCE_MS)
-            followed = picker.input_value()
-            page.screenshot(path=str(tmp_path / "follow.png"), full_page=True)
-            exceptions = page.locator('[data-testid="stException"]').count()
-        finally:
-            browser.close()
+    with browser_page({"width": 1600, "height": 1000}) as (page, page_errors):
+        translate_in(page, app_url, "El gato rojo 3.")
+        page.wait_for_function(f"({RENDERED_VIEWS})() >= 3 && ({SETTLED})()", timeout=PATIENCE_MS)
+        picker = page.locator(".st-key-follow input")  # the selectbox shows its value in an input
+        before = picker.input_value()
+        encoder = page.locator('.st-key-views [data-testid="stVegaLiteChart"]').first.locator("canvas, svg").first
+        width = encoder.bounding_box()["width"]
+        encoder.click(position={"x": width * 0.6, "y": 60})  # just below the title: a cell of an upper row
+        page.wait_for_function(
+            f"document.querySelector('.st-key-follow input').value !== {before!r}", timeout=PATIENCE_MS
+        )
+        page.wait_for_function(f"({RENDERED_VIEWS})() >= 3 && ({SETTLED})()", timeout=PATIENCE_MS)
+        followed = picker.input_value()
+        page.screenshot(path=str(tmp_path / "follow.png"), full_page=True)
+        exceptions = page.locator('[data-testid="stException"]').count()
     assert "Spanish" not in before and followed.startswith("Spanish"), (before, followed)
     assert exceptions == 0 and not page_errors, page_errors
 
@@ -124,27 +100,21 @@ def test_the_translation_and_the_three_maps_fit_the_first_screen(shipped_app_url
     """After Translate at 1600×1000, the translation and all three maps are seen without scrolling, for the shipped
     model's largest guided example (the most rows and the most columns of any: a map's height grows with its rows,
     its width with its columns, and a row of maps too wide for the page wraps by design)."""
-    sync_api = pytest.importorskip("playwright.sync_api")
     translator = Translator.load(DEFAULT_MODEL)
     sizes = {e.source: (len(r.src_ids), len(r.best.tokens)) for e in EXAMPLES for r in [translator.translate(e.source)]}
     text = max(sizes, key=lambda source: max(sizes[source]))
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport=FIRST_SCREEN)
-            translate_in(page, shipped_app_url, text)
-            word = max(text.strip("¿?.").lower().split(), key=len)  # drawn as a column label once translated
-            page.wait_for_function(
-                f"({RENDERED_VIEWS})() >= 3 && ({SETTLED})() && Array.from(document.querySelectorAll("
-                f"'.st-key-views svg text')).some(label => label.textContent.includes({word!r}))",
-                timeout=PATIENCE_MS,
-            )
-            page.screenshot(path=str(tmp_path / "first_screen.png"))
-            translation = page.locator(".st-key-translation").bounding_box()
-            charts, scrolled = page.evaluate(BOXES), page.evaluate(SCROLLED)
-            exceptions = page.locator('[data-testid="stException"]').count()
-        finally:
-            browser.close()
+    with browser_page(FIRST_SCREEN) as (page, _):
+        translate_in(page, shipped_app_url, text)
+        word = max(text.strip("¿?.").lower().split(), key=len)  # drawn as a column label once translated
+        page.wait_for_function(
+            f"({RENDERED_VIEWS})() >= 3 && ({SETTLED})() && Array.from(document.querySelectorAll("
+            f"'.st-key-views svg text')).some(label => label.textContent.includes({word!r}))",
+            timeout=PATIENCE_MS,
+        )
+        page.screenshot(path=str(tmp_path / "first_screen.png"))
+        translation = page.locator(".st-key-translation").bounding_box()
+        charts, scrolled = page.evaluate(BOXES), page.evaluate(SCROLLED)
+        exceptions = page.locator('[data-testid="stException"]').count()
     assert exceptions == 0 and scrolled == 0
     assert translation is not None and translation["y"] + translation["height"] <= FIRST_SCREEN["height"]
     assert len(charts) == 3, charts
@@ -157,23 +127,17 @@ def test_the_translation_and_the_three_maps_fit_the_first_screen(shipped_app_url
 def test_in_step_by_step_the_next_button_and_the_top_5_chart_share_one_screen(app_url: str, tmp_path: Path) -> None:
     """Press Next and see the chart it changes: the button and the step's top-5 chart lie within one 1600×1000
     screen of each other."""
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport=FIRST_SCREEN)
-            translate_in(page, app_url, "El gato rojo 3.")
-            page.locator(".st-key-translation code").first.wait_for(timeout=PATIENCE_MS)
-            page.get_by_role("tab", name="Step by step").click()
-            chart = page.locator(".st-key-step_top canvas, .st-key-step_top svg").first
-            chart.wait_for(timeout=PATIENCE_MS)
-            next_button = page.locator(".st-key-step_next button")
-            next_button.scroll_into_view_if_needed()
-            page.wait_for_function(f"({SETTLED})()", timeout=PATIENCE_MS)
-            boxes = [next_button.bounding_box(), chart.bounding_box()]
-            page.screenshot(path=str(tmp_path / "steps.png"))
-        finally:
-            browser.close()
+    with browser_page(FIRST_SCREEN) as (page, _):
+        translate_in(page, app_url, "El gato rojo 3.")
+        page.locator(".st-key-translation code").first.wait_for(timeout=PATIENCE_MS)
+        page.get_by_role("tab", name="Step by step").click()
+        chart = page.locator(".st-key-step_top canvas, .st-key-step_top svg").first
+        chart.wait_for(timeout=PATIENCE_MS)
+        next_button = page.locator(".st-key-step_next button")
+        next_button.scroll_into_view_if_needed()
+        page.wait_for_function(f"({SETTLED})()", timeout=PATIENCE_MS)
+        boxes = [next_button.bounding_box(), chart.bounding_box()]
+        page.screenshot(path=str(tmp_path / "steps.png"))
     assert all(b is not None for b in boxes), boxes
     top, bottom = min(b["y"] for b in boxes), max(b["y"] + b["height"] for b in boxes)
     assert bottom - top <= FIRST_SCREEN["height"], boxes
@@ -197,21 +161,13 @@ def open_tab(page, name: str) -> bool:  # page: playwright's Page
 
 def test_each_view_of_where_behaviour_comes_from_opens(app_url: str, tmp_path: Path) -> None:
     """Open each of the four views once in the browser after a translation: each draws without an exception."""
-    sync_api = pytest.importorskip("playwright.sync_api")
-    page_errors: list[str] = []
     opened = []
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1600, "height": 1000})
-            page.on("pageerror", lambda error: page_errors.append(str(error)))
-            translate_in(page, app_url, "El gato rojo 3.")
-            page.wait_for_function(f"({RENDERED_VIEWS})() >= 3 && ({SETTLED})()", timeout=PATIENCE_MS)
-            for name in NEW_VIEWS:
-                opened.append(open_tab(page, name))
-            exceptions = page.locator('[data-testid="stException"]').count()
-        finally:
-            browser.close()
+    with browser_page({"width": 1600, "height": 1000}) as (page, page_errors):
+        translate_in(page, app_url, "El gato rojo 3.")
+        page.wait_for_function(f"({RENDERED_VIEWS})() >= 3 && ({SETTLED})()", timeout=PATIENCE_MS)
+        for name in NEW_VIEWS:
+            opened.append(open_tab(page, name))
+        exceptions = page.locator('[data-testid="stException"]').count()
     assert opened == [True] * len(NEW_VIEWS), opened
     assert exceptions == 0 and not page_errors, page_errors
 
@@ -279,22 +235,16 @@ def test_the_three_maps_are_readable_on_a_laptop_and_a_desktop(
     """The first screen's worked example at 1280×800 and 1600×1000: every map at least MIN_CELLS_WIDTH px of cells,
     no two labels of one axis overlapping, no map over another or past the screen's right edge; no placeholder in
     the sidebar cut."""
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport=screen)
-            page.goto(shipped_app_url)
-            page.wait_for_function(f"({RENDERED_VIEWS})() >= 3 && ({SETTLED})()", timeout=PATIENCE_MS)
-            page.wait_for_timeout(500)  # the charts fit their containers once more after the last rerun
-            source = page.get_by_label("Spanish sentence").input_value()
-            maps, cut = page.evaluate(MAP_GEOMETRY), page.evaluate(CUT_PLACEHOLDERS)
-            name = f"maps_{screen['width']}"
-            page.screenshot(path=str(tmp_path / f"{name}.png"))
-            page.locator('.st-key-views [data-testid="stVegaLiteChart"]').last.scroll_into_view_if_needed()
-            page.screenshot(path=str(tmp_path / f"{name}_last_map.png"))
-        finally:
-            browser.close()
+    with browser_page(screen) as (page, _):
+        page.goto(shipped_app_url)
+        page.wait_for_function(f"({RENDERED_VIEWS})() >= 3 && ({SETTLED})()", timeout=PATIENCE_MS)
+        page.wait_for_timeout(500)  # the charts fit their containers once more after the last rerun
+        source = page.get_by_label("Spanish sentence").input_value()
+        maps, cut = page.evaluate(MAP_GEOMETRY), page.evaluate(CUT_PLACEHOLDERS)
+        name = f"maps_{screen['width']}"
+        page.screenshot(path=str(tmp_path / f"{name}.png"))
+        page.locator('.st-key-views [data-testid="stVegaLiteChart"]').last.scroll_into_view_if_needed()
+        page.screenshot(path=str(tmp_path / f"{name}_last_map.png"))
     assert source == EXAMPLES[0].source
     assert not cut, cut
     assert len(maps) == 3, maps

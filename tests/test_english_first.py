@@ -4,18 +4,13 @@ Translate page then speaks of English → Spanish."""
 
 from __future__ import annotations
 
-import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import BROWSER_MARKS, lab_app
+from conftest import BROWSER_MARKS, PATIENCE_MS, browser_page, idle
 
 from jobs import control
-from workshop.bench.app_server import CHROMIUM, CHROMIUM_ARGS
 
-PATIENCE_MS = 120_000  # a loaded 2-core machine is slow to start Chromium and the app's first run
-RUNNING = """() => !document.querySelector('[data-testid="stStatusWidget"]')?.innerText.includes('Running')"""
 ENGLISH_FIRST = (
     ("See you Monday at school.", "Nos vemos el lunes en la escuela."),
     ("Where is the train station?", "¿Dónde está la estación de tren?"),
@@ -27,67 +22,47 @@ ENGLISH_FIRST = (
 pytestmark = BROWSER_MARKS
 
 
-@pytest.fixture
-def app_url(tiny_model_dir: Path, tmp_path: Path) -> Iterator[str]:
-    """The app with the tiny (Spanish → English) model as the default and an empty runs folder."""
-    with lab_app(tiny_model_dir, tmp_path, timeout=60) as url:
-        yield url
-
-
-def idle(page) -> None:  # page: playwright's Page
-    """Wait until the app has finished the script run an action started: a widget redrawn under a click is lost."""
-    time.sleep(0.5)  # let the rerun begin
-    page.wait_for_function(RUNNING, timeout=PATIENCE_MS)
-
-
 def test_an_english_first_corpus_trains_an_english_to_spanish_model(app_url: str, tmp_path: Path) -> None:
     sync_api = pytest.importorskip("playwright.sync_api")
     corpus = tmp_path / "en-es.tsv"
     pairs = [f"{en[:-1]} {i}{en[-1]}\t{es[:-1]} {i}{es[-1]}" for i in range(60) for en, es in ENGLISH_FIRST]
     corpus.write_text("\n".join(pairs) + "\n", encoding="utf-8")  # 300 pairs, English first
-    page_errors: list[str] = []
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1400, "height": 2400})
-            page.on("pageerror", lambda error: page_errors.append(str(error)))
-            page.goto(app_url)  # the Translate page, then Train from the sidebar, as a user goes
-            page.get_by_role("heading", name="Spanish → English: inside a Transformer").wait_for(timeout=PATIENCE_MS)
-            idle(page)
-            page.locator('[data-testid="stSidebarNavLink"]', has_text="Train").click()
-            page.get_by_text("Train on your own corpus").wait_for(timeout=PATIENCE_MS)
-            idle(page)
-            page.locator("input[type=file]").first.set_input_files(str(corpus))
-            page.get_by_text("Validation report").wait_for(timeout=PATIENCE_MS)
-            idle(page)
-            proposed = [page.locator(f".st-key-{side}_lang input").input_value() for side in ("source", "target")]
-            steps = page.get_by_role("spinbutton", name="Steps")
-            steps.fill("20")
-            steps.press("Enter")
-            idle(page)
-            name = page.get_by_label("Run name (letters, digits, - and _)")
-            name.fill("en-es")
-            name.press("Enter")
-            idle(page)
-            page.get_by_role("button", name="Start training").click()
-            page.get_by_text("Started run").wait_for(timeout=PATIENCE_MS)
-            page.get_by_text("Test BLEU (greedy)").wait_for(timeout=300_000)  # the live panel saw the run finish
-            idle(page)
-            page.locator('[data-testid="stSidebarNavLink"]', has_text="Translate").click()
-            page.get_by_role("heading", name="Spanish → English: inside a Transformer").wait_for(timeout=PATIENCE_MS)
-            idle(page)
-            page.locator(".st-key-model").click()
-            page.get_by_role("option", name="run: en-es").click()
-            page.get_by_role("heading", name="English → Spanish: inside a Transformer").wait_for(timeout=PATIENCE_MS)
-            try:  # the heading comes first; the box below it may be drawn a moment later
-                page.get_by_label("English sentence").wait_for(timeout=PATIENCE_MS)
-                box_shown = True
-            except sync_api.TimeoutError:
-                box_shown = False
-            page.screenshot(path=str(tmp_path / "english-first.png"), full_page=True)
-            exceptions = page.locator('[data-testid="stException"]').count()
-        finally:
-            browser.close()
+    with browser_page({"width": 1400, "height": 2400}) as (page, page_errors):
+        page.goto(app_url)  # the Translate page, then Train from the sidebar, as a user goes
+        page.get_by_role("heading", name="Spanish → English: inside a Transformer").wait_for(timeout=PATIENCE_MS)
+        idle(page)
+        page.locator('[data-testid="stSidebarNavLink"]', has_text="Train").click()
+        page.get_by_text("Train on your own corpus").wait_for(timeout=PATIENCE_MS)
+        idle(page)
+        page.locator("input[type=file]").first.set_input_files(str(corpus))
+        page.get_by_text("Validation report").wait_for(timeout=PATIENCE_MS)
+        idle(page)
+        proposed = [page.locator(f".st-key-{side}_lang input").input_value() for side in ("source", "target")]
+        steps = page.get_by_role("spinbutton", name="Steps")
+        steps.fill("20")
+        steps.press("Enter")
+        idle(page)
+        name = page.get_by_label("Run name (letters, digits, - and _)")
+        name.fill("en-es")
+        name.press("Enter")
+        idle(page)
+        page.get_by_role("button", name="Start training").click()
+        page.get_by_text("Started run").wait_for(timeout=PATIENCE_MS)
+        page.get_by_text("Test BLEU (greedy)").wait_for(timeout=300_000)  # the live panel saw the run finish
+        idle(page)
+        page.locator('[data-testid="stSidebarNavLink"]', has_text="Translate").click()
+        page.get_by_role("heading", name="Spanish → English: inside a Transformer").wait_for(timeout=PATIENCE_MS)
+        idle(page)
+        page.locator(".st-key-model").click()
+        page.get_by_role("option", name="run: en-es").click()
+        page.get_by_role("heading", name="English → Spanish: inside a Transformer").wait_for(timeout=PATIENCE_MS)
+        try:  # the heading comes first; the box below it may be drawn a moment later
+            page.get_by_label("English sentence").wait_for(timeout=PATIENCE_MS)
+            box_shown = True
+        except sync_api.TimeoutError:
+            box_shown = False
+        page.screenshot(path=str(tmp_path / "english-first.png"), full_page=True)
+        exceptions = page.locator('[data-testid="stException"]').count()
     assert proposed == ["English (en)", "Spanish (es)"], proposed
     assert control.job_status(tmp_path / "runs" / "en-es").state == "finished"
     assert box_shown, "the input is not labelled “English sentence”"

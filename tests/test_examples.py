@@ -6,18 +6,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import unpadded_maps
+from conftest import APP, unpadded_maps
 from streamlit.testing.v1 import AppTest
 
 from lab.attention.translate_with_maps import maps_of, translate_text
 from lab.page.direction import UNKNOWN, Languages, languages
 from lab.page.examples import EXAMPLES, GuidedExample, MapClaim, examples_for, is_accepted, no_examples_note
 from lab.page.language_check import MIN_TOKEN_PROB, evidence, unsure, warnings
-from translate.settings import REPO_ROOT
 from translate.translator import DEFAULT_MODEL, Translator
 from views.maps import HEAD_KEYS, LAYER_KEYS
-
-APP = str(REPO_ROOT / "app.py")
 
 
 @pytest.fixture(scope="module")

@@ -8,8 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from conftest import tiny_config
-from streamlit.testing.v1 import AppTest
+from conftest import tiny_config, translated
 
 from lab.attention.head_contribution import (
     RowAt,
@@ -28,7 +27,6 @@ from model.transformer import Transformer
 from translate.translator import DEFAULT_MODEL, Translator
 from viz.arithmetic import head_norm_bars, head_norm_frame, term_frame, vector_strips
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
 TOLERANCE = 1e-5
 SRC, OUT = [7, 12, 9, 30, 5, 3], [11, 8, 25, 14, 3]
 
@@ -174,12 +172,7 @@ def test_the_terms_of_the_weighted_sum_add_up_to_the_context_and_the_charts_buil
 
 
 def test_the_arithmetic_tab_continues_past_the_softmax_to_the_logit(model_env: Path) -> None:
-    at = AppTest.from_file(APP, default_timeout=60).run()
-    at.text_area(key="source").set_value("El gato rojo 3.")
-    at.button(key="translate").click().run()
-    at.session_state["view"] = "Arithmetic of a weight"
-    at.run()
-    assert not at.exception, [e.message for e in at.exception]
+    at = translated("El gato rojo 3.", "Arithmetic of a weight")
     assert at.main.get_by_key("arith_value_table").dataframe
     with pytest.raises(KeyError):  # the encoder's heads are not followed to the logits
         at.main.get_by_key("arith_logit")

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import toy_pairs, write_tsv
+from conftest import APP, toy_pairs, write_tsv
 from streamlit.testing.v1 import AppTest
 from test_train_page import errors, page, runs, server_file, upload  # noqa: F401 (runs: a fixture)
 
@@ -34,7 +34,6 @@ from translate.model_dir import load_model
 from translate.settings import RUNS_ENV
 
 GOOD = ModelConfig(src_vocab_size=8, tgt_vocab_size=8)
-APP = str(Path(__file__).resolve().parents[1] / "app.py")
 
 
 def one_line(call: Callable[[], object], error: type[Exception], seconds: float = 5.0) -> str:

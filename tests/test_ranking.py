@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import sacrebleu
 import torch
+from conftest import APP
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 from streamlit.testing.v1 import AppTest
 from streamlit.testing.v1.element_tree import Dataframe
@@ -30,7 +31,6 @@ from model.run_dir import split_file
 from training.evaluate import score
 from translate.translator import DecodeOptions, Translator
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
 TAB = "Find the bad translations"
 
 

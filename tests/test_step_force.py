@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from conftest import translated
 from streamlit.testing.v1 import AppTest
 from streamlit.testing.v1.element_tree import Selectbox
 
@@ -13,8 +14,6 @@ from lab.whatif.forced_prefix import force
 from lab.whatif.steering import GREEDY, Steered, search
 from translate.translator import DEFAULT_MODEL, Translator
 from views.steps_tab import PICK
-
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
 
 
 @pytest.fixture(scope="module")
@@ -60,12 +59,7 @@ def test_the_top_candidate_gives_back_the_greedy_output_and_another_starts_with_
 
 def test_the_step_view_continues_from_the_candidate_taken(model_env: Path) -> None:
     text = "El perro azul 7."
-    at = AppTest.from_file(APP, default_timeout=60).run()
-    at.text_area(key="source").set_value(text)
-    at.button(key="translate").click().run()
-    at.session_state["view"] = "Step by step"
-    at.run()
-    assert not at.exception, [e.message for e in at.exception]
+    at = translated(text, "Step by step")
     translator = Translator.load(model_env)
     src = translator.translate(text).src_ids
     greedy, _ = search(Steered(translator.model), src, GREEDY)
@@ -88,11 +82,7 @@ def test_the_step_view_continues_from_the_candidate_taken(model_env: Path) -> No
 def test_each_step_offers_its_own_candidates_and_the_taken_note_stays_at_its_step(model_env: Path) -> None:
     """One box per step: a pick at step 1 neither shows nor is used at step 2, and "At step 1, …" shows at step 1."""
     text = "El perro azul 7."
-    at = AppTest.from_file(APP, default_timeout=60).run()
-    at.text_area(key="source").set_value(text)
-    at.button(key="translate").click().run()
-    at.session_state["view"] = "Step by step"
-    at.run()
+    at = translated(text, "Step by step")
     translator = Translator.load(model_env)
     src = translator.translate(text).src_ids
     greedy, _ = search(Steered(translator.model), src, GREEDY)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from conftest import APP
 from streamlit.testing.v1 import AppTest
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
 STEP_MAPS = ("Masked self-attention at this step", "Cross-attention at this step")
 
 

@@ -7,25 +7,15 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from conftest import translated
 from streamlit.testing.v1 import AppTest
 
 from model.run_dir import WEIGHTS_FILE
 from translate.translator import Translator
 from views import teach_tab as view
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
 TEXT = "El gato rojo 3."
 TAB = "Teach a correction"
-
-
-def teach_tab(text: str) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=60).run()
-    at.text_area(key="source").set_value(text)
-    at.button(key="translate").click().run()
-    at.session_state["view"] = TAB
-    at.run()
-    assert not at.exception, [e.message for e in at.exception]
-    return at
 
 
 def shown(at: AppTest, key: str) -> str:
@@ -37,7 +27,7 @@ def test_the_tab_teaches_a_correction_and_reset_drops_it(model_env: Path) -> Non
     digest = hashlib.sha256(weights.read_bytes()).hexdigest()
     original = Translator.load(model_env).translate(TEXT).text
     correction = "The blue dog 3." if original != "The blue dog 3." else "The green car 3."
-    at = teach_tab(TEXT)
+    at = translated(TEXT, TAB)
     assert any("memorise" in c.value for c in at.caption)  # the view says what it does not prove
     at.text_input(key="teach_text").set_value(correction)
     at.button(key="teach").click().run()
@@ -57,7 +47,7 @@ def test_the_tab_teaches_a_correction_and_reset_drops_it(model_env: Path) -> Non
 
 
 def test_an_empty_correction_is_refused_on_the_page(model_env: Path) -> None:
-    at = teach_tab(TEXT)
+    at = translated(TEXT, TAB)
     at.button(key="teach").click().run()
     assert not at.exception
     assert any("Type the right English" in w.value for w in at.warning) and "taught" not in at.session_state

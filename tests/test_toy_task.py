@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 import torch
+from conftest import APP
 from streamlit.testing.v1 import AppTest
 
 from lab.toy_task import HELD_OUT, ToyConfig, anti_diagonal_rows, batch, codes, sequences, train
 from views.toy_tab import toy_lock
 from viz.training_charts import TOY_SERIES, toy_chart
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
 TAB = "Watch it learn"
 REVERSE_SECONDS = 30.0  # docs/views.md: reverse is learned in a few seconds on one thread; this leaves room for load
 

@@ -5,24 +5,23 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from conftest import browser_page, idle
 from streamlit.testing.v1 import AppTest
 
 from jobs import control
 from model.config import ModelConfig
 from training.run_lock import holder, pid_alive
 from translate.settings import RUNS_ENV
+from workshop.bench.app_server import CHROMIUM, running_app
 
 PAGE = str(Path(__file__).resolve().parents[1] / "pages" / "1_Train.py")
 SLEEPER = [sys.executable, "-c", "import time; time.sleep(60)"]
-CHROMIUM = "/usr/bin/chromium"
 
 
 def tsv(n: int) -> bytes:
@@ -361,78 +360,32 @@ def test_start_from_the_page_trains_in_the_background(runs: Path) -> None:
 # ----------------------------------------------------------------------------------------- a real browser
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-RUNNING = """() => !document.querySelector('[data-testid="stStatusWidget"]')?.innerText.includes('Running')"""
-
-
-def idle(page) -> None:  # page: playwright's Page
-    """Wait until the app has finished the script run in progress (the status widget's "Running")."""
-    time.sleep(0.5)  # let the rerun an action triggers begin
-    page.wait_for_function(RUNNING, timeout=60_000)
-
-
 @pytest.mark.slow
-@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="needs Debian's Chromium (apt-get install -y chromium)")
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's Chromium (apt-get install -y chromium)")
 def test_browser_upload_start_and_live_chart(runs: Path, tmp_path: Path) -> None:
     """``streamlit run app.py``, open the Train page, upload, start a tiny run, see the chart and the result."""
-    sync_api = pytest.importorskip("playwright.sync_api")
     corpus = tmp_path / "browser.tsv"
     corpus.write_bytes(tsv(300))
-    port = free_port()
-    root = Path(__file__).resolve().parents[1]
-    log = open(tmp_path / "server.log", "w")  # noqa: SIM115 - closed in finally
-    argv = [
-        sys.executable,
-        "-m",
-        "streamlit",
-        "run",
-        "app.py",
-        "--server.headless=true",
-        f"--server.port={port}",
-        "--server.address=127.0.0.1",
-        "--browser.gatherUsageStats=false",
-    ]
-    server = subprocess.Popen(argv, cwd=root, env=dict(os.environ), stdout=log, stderr=subprocess.STDOUT)
-    try:
-        with sync_api.sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True)
-            page = browser.new_page(viewport={"width": 1400, "height": 2400})
-            page_errors: list[str] = []
-            page.on("pageerror", lambda err: page_errors.append(str(err)))
-            deadline = time.monotonic() + 60
-            while True:  # the server needs a few seconds to come up
-                try:
-                    page.goto(f"http://127.0.0.1:{port}/Train", timeout=10_000)
-                    break
-                except sync_api.Error:
-                    if time.monotonic() > deadline:
-                        raise
-                    time.sleep(0.5)
-            page.get_by_text("Train on your own corpus").wait_for(timeout=60_000)
-            idle(page)  # each step waits for the rerun the last one started: a widget redrawn under a click is lost
-            page.locator("input[type=file]").first.set_input_files(str(corpus))
-            page.get_by_text("Validation report").wait_for(timeout=60_000)
-            idle(page)
-            page.get_by_label("Run name (letters, digits, - and _)").fill("browser-run")
-            page.keyboard.press("Enter")
-            idle(page)
-            page.get_by_role("button", name="Start training").click()
-            page.get_by_text("Started run").wait_for(timeout=60_000)
-            page.locator("[data-testid=stVegaLiteChart]").first.wait_for(timeout=120_000)  # live, while training
-            page.get_by_text("Test BLEU (greedy)").wait_for(timeout=180_000)  # the fragment saw the run finish
-            page.locator("[data-testid=stVegaLiteChart]").first.screenshot(path=str(tmp_path / "train-chart.png"))
-            assert page.locator("[data-testid=stException]").count() == 0
-            assert not page_errors
-            browser.close()
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
-        log.close()
+    with (
+        running_app(dict(os.environ), tmp_path / "server.log", timeout=60) as url,
+        browser_page({"width": 1400, "height": 2400}) as (page, page_errors),
+    ):
+        page.goto(f"{url}/Train")
+        page.get_by_text("Train on your own corpus").wait_for(timeout=60_000)
+        idle(page)  # each step waits for the rerun the last one started: a widget redrawn under a click is lost
+        page.locator("input[type=file]").first.set_input_files(str(corpus))
+        page.get_by_text("Validation report").wait_for(timeout=60_000)
+        idle(page)
+        page.get_by_label("Run name (letters, digits, - and _)").fill("browser-run")
+        page.keyboard.press("Enter")
+        idle(page)
+        page.get_by_role("button", name="Start training").click()
+        page.get_by_text("Started run").wait_for(timeout=60_000)
+        page.locator("[data-testid=stVegaLiteChart]").first.wait_for(timeout=120_000)  # live, while training
+        page.get_by_text("Test BLEU (greedy)").wait_for(timeout=180_000)  # the fragment saw the run finish
+        page.locator("[data-testid=stVegaLiteChart]").first.screenshot(path=str(tmp_path / "train-chart.png"))
+        exceptions = page.locator("[data-testid=stException]").count()
+    assert exceptions == 0 and not page_errors
     assert control.job_status(runs / "browser-run").state == "finished"
 
 

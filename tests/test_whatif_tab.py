@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import translated
 from streamlit.testing.v1 import AppTest
 
 from lab.attention.translate_with_maps import maps_of
@@ -16,7 +17,6 @@ from lab.whatif.source_edits import edit_and_compare, edited_ids, source_words, 
 from lab.whatif.steering import MAX_SOURCE, output_log_probs
 from translate.translator import DEFAULT_MODEL, DecodeOptions, Translator
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
 TEXT = "El gato rojo 3."
 
 
@@ -113,12 +113,7 @@ def page(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, tiny_m
 
 
 def test_the_app_opens_the_what_if_tab(model_env: Path) -> None:
-    at = AppTest.from_file(APP, default_timeout=120).run()
-    at.text_area(key="source").set_value(TEXT)
-    at.button(key="translate").click().run()
-    at.session_state["view"] = "What if"
-    at.run()
-    assert not at.exception, [e.message for e in at.exception]
+    at = translated(TEXT, "What if", timeout=120)
     at.text_input(key="whatif_prefix").set_value("The blue").run()
     assert not at.exception, [e.message for e in at.exception]
     assert at.main.get_by_key("whatif_forced_output").code[0].value.startswith("The blue")

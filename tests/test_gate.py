@@ -132,3 +132,19 @@ def test_export_says_why_the_gate_could_not_run(
     err = capsys.readouterr().err
     assert err.startswith("error: the regression gate could not run (") and "sha256 differs" in err
     assert "--force" in err and err.count("\n") == 1
+
+
+def test_a_first_model_of_its_direction_is_judged_against_copying_the_source(lists: tuple) -> None:
+    translator, dev, phrases = lists
+    floor = gate.SourceCopy()
+    assert floor.translate_many([p.src for p in dev[:3]]) == [p.src for p in dev[:3]]
+    copy = [gate.CopyItem(p.src, p.tgt, ()) for p in dev[:3]]
+    checks = gate.gate(translator, floor, dev, gate.GateLists(phrases, phrases, set(), copy))
+    (written,) = [c for c in checks if c.name == "dev BLEU as written"]
+    assert written.baseline == gate.score(floor, dev)["bleu"]
+    assert not [c for c in checks if "names" in c.name]  # copying keeps every name: no baseline for that check
+
+
+def test_the_gate_reads_the_lists_of_the_candidate_direction(tiny_model_dir: Path) -> None:
+    everyday, canaries = gate.direction_lists(tiny_model_dir)
+    assert (everyday.name, canaries.name) == ("everyday-es-en.tsv", "canaries-es-en.tsv")

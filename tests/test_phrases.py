@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from training.phrases import Phrase, PhraseListError, is_accepted, normalise_answer, read_phrases
-from workshop.everyday import EVERYDAY, mark_seen, training_sources
+from translate.translator import DEFAULT_MODEL
+from workshop.everyday import everyday_list, mark_seen, training_sources
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -21,7 +22,7 @@ def test_answers_match_whatever_the_case_and_punctuation() -> None:
 
 
 def test_the_everyday_list_is_everyday_and_half_typed() -> None:
-    phrases = read_phrases(EVERYDAY)
+    phrases = read_phrases(everyday_list(DEFAULT_MODEL))
     assert len(phrases) >= 50 and all(p.accepted for p in phrases)
     # Typed casually: no capitals, no ¿¡, no final punctuation, no accents (ñ may stay, as on Spanish keyboards).
     typed = [p for p in phrases if p.source == p.source.lower() and not set(p.source) & set("¿¡.?!áéíóúü")]
@@ -51,3 +52,13 @@ def test_a_malformed_list_names_file_and_line(tmp_path: Path, text: str, where: 
     with pytest.raises(PhraseListError, match=where) as err:
         read_phrases(path)
     assert str(path) in str(err.value)
+
+
+def test_the_english_to_spanish_lists_are_what_a_learner_types_first() -> None:
+    phrases = read_phrases(ROOT / "data" / "everyday-en-es.tsv")
+    assert len(phrases) >= 60 and {"Hello world", "hello world"} <= {p.source for p in phrases}
+    assert all(not set(p.source) & set("¿¡áéíóúñ") for p in phrases)  # English sources, Spanish answers
+    assert sum(len(p.accepted) > 1 for p in phrases) >= 15  # tú and usted, both genders
+    typed = [p for p in phrases if p.source == p.source.lower() and p.source[-1:].isalpha()]
+    assert len(typed) >= 0.15 * len(phrases)
+    assert len(read_phrases(ROOT / "data" / "canaries-en-es.tsv")) >= 5

@@ -13,7 +13,7 @@ from training.phrases import Phrase, is_accepted, read_phrases, score_phrases
 from training.train import parent_shape, parse_args
 from training.train_config import load_train_config
 from translate.translator import DEFAULT_MODEL, DecodeOptions, Translator
-from workshop.everyday import EVERYDAY
+from workshop.everyday import everyday_list
 
 # Simple sentences and English answers the shipped model must give (greedy and beam 4), compared after
 # normalising case and punctuation (training/phrases.py), with the alternatives a translator would accept.
@@ -85,7 +85,7 @@ def test_beam_search_keeps_the_simple_sentences(translator: Translator) -> None:
 
 def everyday_share(translator: Translator) -> tuple[float, list[tuple[str, str]]]:
     """Share of the everyday phrases (data/everyday-es-en.tsv) accepted, and the misses."""
-    result = score_phrases(translator, read_phrases(EVERYDAY))
+    result = score_phrases(translator, read_phrases(everyday_list(DEFAULT_MODEL)))
     return result["share"], [(r["source"], r["translation"]) for r in result["rows"] if not r["accepted"]]
 
 

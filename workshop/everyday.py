@@ -9,10 +9,15 @@ from pathlib import Path
 from data.corpus import CorpusError, typed_key
 from training.phrases import read_phrases, score_phrases
 from training.prepare import model_split
+from training.reference_points import direction_of
 from translate.settings import REPO_ROOT
 from translate.translator import DEFAULT_MODEL, DecodeOptions, Translator
 
-EVERYDAY = REPO_ROOT / "data" / "everyday-es-en.tsv"
+
+def everyday_list(model_dir: Path) -> Path:
+    """The everyday list of a model's direction: ``data/everyday-SRC-TGT.tsv`` (Spanish→English's by default)."""
+    src, tgt = direction_of(model_dir) or ("es", "en")
+    return REPO_ROOT / "data" / f"everyday-{src}-{tgt}.tsv"
 
 
 def training_sources(model_dir: Path) -> set[str] | None:
@@ -40,10 +45,11 @@ def mark_seen(result: dict[str, object], seen: set[str]) -> dict[str, object]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m workshop phrases", description=__doc__.splitlines()[0])
     parser.add_argument("--model", type=Path, default=DEFAULT_MODEL, help="model directory")
-    parser.add_argument("--phrases", type=Path, default=EVERYDAY, help="phrase list (source<TAB>answers)")
+    parser.add_argument("--phrases", type=Path, help="phrase list (default: the model's direction's everyday list)")
     parser.add_argument("--beam", type=int, default=1, help="beam size (1 = greedy)")
     args = parser.parse_args(argv)
-    result = score_phrases(Translator.load(args.model), read_phrases(args.phrases), DecodeOptions(args.beam))
+    phrases = read_phrases(args.phrases or everyday_list(args.model))
+    result = score_phrases(Translator.load(args.model), phrases, DecodeOptions(args.beam))
     seen = training_sources(args.model)
     if seen is not None:
         result = mark_seen(result, seen)

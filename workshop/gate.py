@@ -25,20 +25,21 @@ from collections.abc import Container
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+import torch
+
 from data.corpus import CorpusError, Pair
-from model.run_dir import DATA_REPORT_FILE
+from model.run_dir import CONFIG_FILE, DATA_REPORT_FILE
 from model.weights import ModelLoadError
 from training.evaluate import loops, score, typed_pairs
 from training.outputs import OutputError, check_file
-from training.phrases import Phrase, read_phrases, score_phrases
+from training.phrases import Phrase, canary_list, read_phrases, score_phrases
 from training.prepare import model_split, split_fingerprint
+from training.reference_points import direction_of
 from translate.settings import REPO_ROOT
-from translate.translator import DEFAULT_MODEL, Translator
+from translate.translator import Candidate, DecodeOptions, Translation, Translator
 from workshop.copy_check import CopyItem, copy_items
 from workshop.copy_check import check as copy_check
-from workshop.everyday import EVERYDAY, mark_seen, training_sources
-
-CANARIES = REPO_ROOT / "data" / "canaries-es-en.tsv"
+from workshop.everyday import everyday_list, mark_seen, training_sources
 
 
 class GateError(ValueError):
@@ -154,27 +155,60 @@ def phrase_checks(models: tuple[Translator, Translator], lists: GateLists) -> li
 
 
 def copy_checks(models: tuple[Translator, Translator], items: list[CopyItem]) -> list[Check]:
-    """Unseen names and numbers kept (workshop/copy_check.py), as written and typed: at least the baseline's."""
-    if not items:
+    """Unseen names and numbers kept (workshop/copy_check.py), as written and typed, by the model alone and under
+    its name guard: at least the baseline's (copying the source, which keeps them all, is no baseline here)."""
+    if not items or isinstance(models[1], SourceCopy):
         return []
-    c_copy, b_copy = (copy_check(t, items) for t in models)
     checks = []
-    for form in ("written", "typed"):
-        c, b = c_copy[form]["kept"], b_copy[form]["kept"]
-        name = f"unseen names and numbers kept, {form} ({len(items)})"
-        checks.append(Check(name, c, b, c >= b, ">= baseline", tuple(c_copy[form]["misses"][:10])))
+    for guarded, who in ((False, "the model alone"), (True, "with the name guard")):
+        c_copy, b_copy = (copy_check(t, items, name_guard=guarded) for t in models)
+        for form in ("written", "typed"):
+            c, b = c_copy[form]["kept"], b_copy[form]["kept"]
+            name = f"unseen names and numbers kept, {form}, {who} ({len(items)})"
+            checks.append(Check(name, c, b, c >= b, ">= baseline", tuple(c_copy[form]["misses"][:10])))
     return checks
 
 
-def run_gate(candidate_dir: Path, baseline_dir: Path = DEFAULT_MODEL, rule: GateRule = GateRule()) -> list[Check]:
-    """Load both models and the lists, then ``gate``; raises GateError or ModelLoadError when it cannot run."""
-    if candidate_dir.resolve() == baseline_dir.resolve():
+class SourceCopy(Translator):
+    """The copy floor: gives back every source unchanged. The baseline of a direction the lab has no model of."""
+
+    def __init__(self) -> None:
+        self.model, self.guard = torch.nn.Module(), None
+
+    def decode_batch(self, texts: list[str], options: DecodeOptions | None = None) -> list[Translation]:
+        return [Translation(t, [], False, [Candidate([], 0.0, 0.0, text=t)]) for t in texts]
+
+
+def shipped_of(model_dir: Path) -> Path | None:
+    """The shipped model of ``model_dir``'s direction (``checkpoints/SRC-TGT``), None when the lab has none."""
+    direction = direction_of(model_dir)
+    shipped = REPO_ROOT / "checkpoints" / "-".join(direction) if direction else None
+    return shipped if shipped is not None and (shipped / CONFIG_FILE).is_file() else None
+
+
+def direction_lists(model_dir: Path) -> tuple[Path, Path]:
+    """The everyday list and the canaries of ``model_dir``'s direction (``data/everyday-SRC-TGT.tsv``)."""
+    src, tgt = direction_of(model_dir) or ("es", "en")
+    canaries = canary_list(src, tgt)
+    if canaries is None:
+        raise GateError(f"the lab has no canaries for {src}-{tgt} (data/canaries-{src}-{tgt}.tsv)")
+    return everyday_list(model_dir), canaries
+
+
+def run_gate(candidate_dir: Path, baseline_dir: Path | None = None, rule: GateRule = GateRule()) -> list[Check]:
+    """Load both models and the lists of the candidate's direction, then ``gate``; the baseline is that direction's
+    shipped model unless given, or the copy floor when there is none. Raises GateError or ModelLoadError when it
+    cannot run."""
+    baseline_dir = baseline_dir or shipped_of(candidate_dir)
+    if baseline_dir is not None and candidate_dir.resolve() == baseline_dir.resolve():
         raise GateError(f"{candidate_dir} is the baseline itself")
-    dev = dev_pairs(candidate_dir, baseline_dir)
-    candidate, baseline = Translator.load(candidate_dir), Translator.load(baseline_dir)
+    dev = dev_pairs(candidate_dir, baseline_dir) if baseline_dir is not None else model_split(candidate_dir).dev
+    candidate = Translator.load(candidate_dir)
+    baseline = Translator.load(baseline_dir) if baseline_dir is not None else SourceCopy()
     split = model_split(candidate_dir)
     copy = copy_items(split.dev, split.train)
-    lists = GateLists(read_phrases(EVERYDAY), read_phrases(CANARIES), training_sources(candidate_dir), copy)
+    everyday, canaries = direction_lists(candidate_dir)
+    lists = GateLists(read_phrases(everyday), read_phrases(canaries), training_sources(candidate_dir), copy)
     return gate(candidate, baseline, dev, lists, rule)
 
 
@@ -192,7 +226,9 @@ def report(checks: list[Check]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m workshop gate", description=__doc__.splitlines()[0])
     parser.add_argument("--candidate", type=Path, required=True, help="model (or run) directory to judge")
-    parser.add_argument("--baseline", type=Path, default=DEFAULT_MODEL, help="default: the shipped model")
+    parser.add_argument(
+        "--baseline", type=Path, help="default: the shipped model of the candidate's direction, else copying the source"
+    )
     parser.add_argument("--tolerance", type=float, default=GateRule.tolerance, help="dev BLEU the candidate may lose")
     parser.add_argument("--json", type=Path, help="write the checks here")
     args = parser.parse_args(argv)
@@ -206,7 +242,9 @@ def main(argv: list[str] | None = None) -> int:
     except (GateError, ModelLoadError, OutputError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    print(f"candidate {args.candidate} against baseline {args.baseline}")
+    print(
+        f"candidate {args.candidate} against baseline {args.baseline or shipped_of(args.candidate) or 'copy the source'}"
+    )
     print(report(checks))
     if args.json:
         passed = all(c.passed for c in checks)

@@ -32,7 +32,7 @@ from training.prepare import load_and_split, model_split, split_fingerprint
 from training.train_config import TrainConfig
 from translate import apertium
 from translate.translator import DEFAULT_MODEL, DecodeOptions, Translator
-from workshop.everyday import EVERYDAY
+from workshop.everyday import everyday_list
 
 
 def test_pairs(model_dir: Path, corpus: str | None) -> list[Pair]:
@@ -96,7 +96,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--corpus", default=None, help="corpus path if it moved since training")
     parser.add_argument("--beams", default="1,4", help="beam sizes to evaluate (1 = greedy)")
     parser.add_argument("--limit", type=int, default=0, help="only the first N test sentences (0 = all)")
-    parser.add_argument("--phrases", type=Path, default=EVERYDAY, help="phrase list scored by exact match")
+    parser.add_argument(
+        "--phrases", type=Path, default=everyday_list(DEFAULT_MODEL), help="phrase list scored by exact match"
+    )
     parser.add_argument("--json", type=Path, default=None, help="write the table as JSON here")
     parser.add_argument("--threads", type=int, default=0)
     args = parser.parse_args(argv)

@@ -22,9 +22,9 @@ from jobs.launch import live_runs
 from lab.attention.sentence_maps import SentenceMaps, problems
 from lab.attention.translate_with_maps import TextTranslation, maps_of, set_threads, translate_text
 from lab.page.direction import Languages, languages
-from lab.page.examples import EXAMPLES, GuidedExample, examples_for, no_examples_note
+from lab.page.examples import GuidedExample, by_source, examples_for, no_examples_note
 from lab.page.labels import placeholder, source_label, title
-from lab.page.model_choices import ModelChoice, default_index, find_models, shipped_model
+from lab.page.model_choices import ModelChoice, default_index, find_models, other_shipped, shipped_model
 from lab.page.request import Request
 from model.run_dir import WEIGHTS_FILE
 from model.weights import ModelLoadError
@@ -38,6 +38,7 @@ from views.downloads import show_downloads
 from views.head_summary import show_head_summary
 from views.input_check import show_example_hint, show_input_check, show_view
 from views.maps import show_all_heads, show_maps
+from views.name_guard import GUARD_KEY, guard_switch, show_guard
 from views.neighbours_tab import show_neighbours
 from views.positional_tab import show_positional
 from views.ranking_tab import show_ranking
@@ -69,10 +70,10 @@ def load_translator(directory: str) -> Translator:
 
 @st.cache_data(show_spinner="Translating…", max_entries=64)
 def translate(
-    directory: str, version: int, text: str, beam_size: int, length_penalty: float, n_best: int
+    directory: str, version: int, text: str, beam_size: int, length_penalty: float, n_best: int, name_guard: bool
 ) -> TextTranslation:
-    """The translation of every piece of the text: one cached call per (model, text, decoding settings)."""
-    options = DecodeOptions(beam_size=beam_size, length_penalty=length_penalty, n_best=n_best)
+    """The translation of every piece of the text: one cached call per (model, text, decoding settings, guard)."""
+    options = DecodeOptions(beam_size=beam_size, length_penalty=length_penalty, n_best=n_best, name_guard=name_guard)
     return translate_text(load_translator(directory), text, options)
 
 
@@ -102,7 +103,7 @@ def model_picker() -> ModelChoice:
     the Train page may have made one of them the default (after the regression gate). The pick outlives a visit to
     the Train page."""
     runs = runs_folder()  # LAB_RUNS_DIR, read as the Train page reads it
-    choices = find_models(shipped_model(), runs, {path.name for path, _ in live_runs(runs)})
+    choices = find_models(shipped_model(), runs, {path.name for path, _ in live_runs(runs)}, other_shipped())
     index = default_index(choices, runs)
     if "model" not in st.session_state and KEPT_MODEL in st.session_state:  # back from another page
         index = next((i for i, c in enumerate(choices) if str(c.path) == st.session_state[KEPT_MODEL]), index)
@@ -141,9 +142,10 @@ def decoding_settings() -> tuple[int, float, int]:
 
 
 def page_request(choice: ModelChoice, settings: tuple[int, float, int]) -> Request:
-    """What the page asks for right now: the picked model, the text in the box, the decoding settings."""
+    """What the page asks for right now: the picked model, the text in the box, the decoding settings, the guard."""
     model = str(choice.path) if choice.available else ""
-    return Request(model, choice.label, st.session_state.get("source", ""), *settings)
+    guard = st.session_state.get(GUARD_KEY, True)
+    return Request(model, choice.label, st.session_state.get("source", ""), *settings, name_guard=guard)
 
 
 def submit(choice: ModelChoice, settings: tuple[int, float, int]) -> None:
@@ -153,7 +155,7 @@ def submit(choice: ModelChoice, settings: tuple[int, float, int]) -> None:
 
 def use_example(choice: ModelChoice, settings: tuple[int, float, int]) -> None:
     """A guided example picked: in the box, translated at once, the maps opened in the view its hint speaks of."""
-    picked = next((e for e in EXAMPLES if e.source == st.session_state.get("example")), None)
+    picked = by_source(st.session_state.get("example") or "", languages(choice.path))
     if picked is not None:
         open_example(picked, choice, settings)
 
@@ -216,9 +218,10 @@ def translate_page() -> None:
     langs = languages(choice.path)
     st.title(title(langs))
     settings = decoding_settings()
+    guard_switch()
     first_visit = not {"request", "source", KEPT_SOURCE} & set(st.session_state)
-    if first_visit and choice.available and langs.src_code == "es":  # the first screen opens on a worked example
-        open_example(EXAMPLES[0], choice, settings)
+    if first_visit and choice.available and examples_for(langs):  # the first screen opens on a worked example
+        open_example(examples_for(langs)[0], choice, settings)
     beside = source_input(choice, settings, langs)
     request = st.session_state.get("request")
     if not isinstance(request, Request):
@@ -237,15 +240,22 @@ def show_translation(request: Request, current: Request, langs: Languages, besid
     try:
         version = weights_version(request.model)
         result = translate(
-            request.model, version, request.text, request.beam_size, request.length_penalty, request.n_best
+            request.model,
+            version,
+            request.text,
+            request.beam_size,
+            request.length_penalty,
+            request.n_best,
+            request.name_guard,
         )
     except ModelLoadError as err:
         st.error(f"This model cannot be loaded: {err}")
         return
     translator = load_translator(request.model)
     with beside:
-        show_input_check(result, translator, langs)
+        show_input_check(result, translator, request.model, version, langs)
         show_output(result, request, current, langs)
+        show_guard(result, translator, request)
     sentence = sentence_picker(result, langs)
     candidate = hypothesis_picker(sentence)
     maps = attention(request.model, version, tuple(sentence.src_ids), tuple(candidate.tokens))

@@ -8,7 +8,8 @@ from pathlib import Path
 
 from data.tokenizer import Tokenizer, TokenizerError
 from jobs.control import JobError
-from model.run_dir import CONFIG_FILE, WEIGHTS_FILE
+from model.bounded_read import read_json
+from model.run_dir import CONFIG_FILE, RESULT_FILE, WEIGHTS_FILE
 
 FINETUNE_LR = 1e-4  # a tenth of the presets' 1e-3: the parent's knowledge survives a few hundred steps
 MAX_FINETUNE_LR = 1e-2
@@ -32,3 +33,17 @@ def fine_tune_overrides(parent: Path, lr: float = FINETUNE_LR) -> list[str]:
         f"optim.lr={lr:g}",
         f"data.case_markup={str(tokenizer.case_markup).lower()}",
     ]
+
+
+def parent_score(parent: Path) -> tuple[float, str] | None:
+    """What a model to fine-tune starts from, from its ``metrics.json``: (BLEU, "dev BLEU") on its dev split when
+    recorded (a shipped model's card), else (BLEU, "test BLEU") on its test split; None when it records neither."""
+    try:
+        scores = read_json(parent / RESULT_FILE, ValueError)
+    except (OSError, ValueError):
+        return None
+    for key, which in (("dev_greedy", "dev BLEU"), ("test_greedy", "test BLEU")):
+        row = scores.get(key) if isinstance(scores, dict) else None
+        if isinstance(row, dict) and isinstance(row.get("bleu"), int | float):
+            return float(row["bleu"]), which
+    return None

@@ -93,18 +93,20 @@ def verdict(records: Sequence[Mapping[str, Any]]) -> Verdict:
     )
 
 
-def reference_summary(scores: Mapping[str, Any]) -> str:
+def reference_summary(scores: Mapping[str, Any], shipped: str = "") -> str:
     """One or two sentences on what the reference points say: the run's dev BLEU against copying the source
-    unchanged (the floor) and against the direction's default model, when it was scored."""
+    unchanged (the floor) and against the direction's default model, when it was scored; ``shipped`` names the
+    shipped model of the run's direction ("the shipped English → Spanish model"), "" when there is none."""
     bleu = {name: row.get("bleu") for name, row in scores.items() if isinstance(row, Mapping)}
     run, floor = bleu.get(RUN), bleu.get(FLOOR)
     default = next(((name, value) for name, value in bleu.items() if name.startswith(DEFAULT)), None)
     if not isinstance(run, int | float) or not isinstance(floor, int | float):
         return "The reference points could not all be scored: compare the rows below."
     if run <= floor:
+        helps = f"More data, more minutes, or fine-tuning {shipped}" if shipped else "More data or more minutes"
         text = (
             f"This run ({run:.1f} BLEU) does no better than copying the source unchanged ({floor:.1f}): it has not "
-            "learned to translate yet. More data, more minutes, or fine-tuning the shipped model would help."
+            f"learned to translate yet. {helps} would help."
         )
     else:
         text = f"This run ({run:.1f} BLEU) translates better than copying the source unchanged ({floor:.1f})."

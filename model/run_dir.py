@@ -20,6 +20,7 @@ NAME_GUARD_FILE = "name_guard.json"  # the name guard's word counts, lists and s
 ALIGNMENT_FILE = "alignment.json"  # figures on gold alignments (workshop bench alignment --save)
 CT2_DIR = "ctranslate2"  # its CTranslate2 export (translate/ct2.py)
 NEIGHBOURS_INDEX_FILE = "sentence_index.npz"  # the neighbours view's index of the training pairs (lab/neighbours)
+DOUBT_FILE = "doubt.json"  # the page's unsure threshold and how often it is right, on the dev split (bench uncertainty)
 
 # What training writes beside it (a run directory).
 TRAIN_CONFIG_FILE = "train_config.json"  # TrainConfig: what --resume and workshop.bench.quality rebuild from
@@ -45,7 +46,7 @@ RUN_LOCK_FILE = "run.lock"  # the one writer's flock and name (training/run_lock
 MODEL_DIR_NAMES = frozenset(
     {CONFIG_FILE, WEIGHTS_FILE, JOINT_TOKENIZER_FILE, SRC_TOKENIZER_FILE, TGT_TOKENIZER_FILE, MODEL_CARD_FILE}
     | {ALIGNMENT_FILE, CT2_DIR, NEIGHBOURS_INDEX_FILE, TRAIN_CONFIG_FILE, DATA_REPORT_FILE, SPLIT_RECORD_FILE}
-    | {RESULT_FILE, SPLITS_DIR, NAME_GUARD_FILE}
+    | {RESULT_FILE, SPLITS_DIR, NAME_GUARD_FILE, DOUBT_FILE}
 )
 
 

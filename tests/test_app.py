@@ -20,7 +20,7 @@ from data.case_markup import MARK
 from data.tokenizer import JOINT_FILE
 from lab.attention.sentence_maps import KIND_TITLES
 from lab.attention.translate_with_maps import EMPTY, TextTranslation, maps_of
-from lab.page.examples import EXAMPLES
+from lab.page.examples import EXAMPLES, EXAMPLES_EN_ES
 from lab.page.model_choices import MODEL_FILES, record_default
 from model.attention_maps import KINDS
 from translate.translator import DEFAULT_MODEL, DecodeOptions, Translator
@@ -543,7 +543,7 @@ def test_language_names_come_from_the_model_directory(
     assert "Spanish" not in " ".join(c.value for c in at.caption)
 
 
-def test_a_model_from_english_hides_the_spanish_examples_and_says_so(
+def test_a_model_from_english_offers_the_english_examples_and_opens_on_the_first(
     model_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     other = copy_model(model_env, tmp_path / "en-es")
@@ -555,9 +555,8 @@ def test_a_model_from_english_hides_the_spanish_examples_and_says_so(
     assert at.title[0].value.startswith("English → Spanish")
     box = at.text_area(key="source")
     assert box.label == "English sentence" and "English" in box.placeholder and "español" not in box.placeholder
-    assert not [s for s in at.sidebar.selectbox if s.key == "example"]
-    assert any("No guided examples" in c.value and "English" in c.value for c in at.sidebar.caption)
-    assert any("Type an English sentence and press Translate" in i.value for i in at.info)
+    assert at.sidebar.selectbox(key="example").options == [e.source for e in EXAMPLES_EN_ES]
+    assert box.value == EXAMPLES_EN_ES[0].source  # the worked example of its own direction
 
 
 def test_picking_a_model_of_another_source_language_clears_the_text_and_its_result(

@@ -1,5 +1,6 @@
-"""Against the shipped model: the guided examples translate to an accepted answer, each hint's claim holds in the map
-the hint names, garbage in is flagged, and correct Spanish the model is unsure of is not blamed on the input."""
+"""Against the shipped models: the guided examples of each direction translate to an accepted answer, each hint's
+claim holds in the map the hint names, garbage in is flagged, and correct Spanish the model is unsure of is not blamed
+on the input. The English → Spanish set is checked against ``checkpoints/en-es`` (skipped, saying so, without it)."""
 
 from __future__ import annotations
 
@@ -11,10 +12,20 @@ from streamlit.testing.v1 import AppTest
 
 from lab.attention.translate_with_maps import maps_of, translate_text
 from lab.page.direction import UNKNOWN, Languages, languages
-from lab.page.examples import EXAMPLES, GuidedExample, MapClaim, examples_for, is_accepted, no_examples_note
+from lab.page.examples import (
+    EXAMPLES,
+    EXAMPLES_EN_ES,
+    GuidedExample,
+    MapClaim,
+    examples_for,
+    is_accepted,
+    no_examples_note,
+)
 from lab.page.language_check import MIN_TOKEN_PROB, evidence, unsure, warnings
 from translate.translator import DEFAULT_MODEL, Translator
 from views.maps import HEAD_KEYS, LAYER_KEYS
+
+EN_ES_MODEL = DEFAULT_MODEL.parent / "en-es"
 
 
 @pytest.fixture(scope="module")
@@ -22,19 +33,38 @@ def translator() -> Translator:
     return Translator.load(DEFAULT_MODEL)
 
 
-@pytest.mark.parametrize("example", EXAMPLES, ids=lambda e: e.source)
-def test_the_shipped_model_translates_each_guided_example_correctly_and_its_hint_holds(
-    translator: Translator, example: GuidedExample
-) -> None:
+@pytest.fixture(scope="module")
+def en_es() -> Translator:
+    if not (EN_ES_MODEL / "model.safetensors").is_file():
+        pytest.skip(f"{EN_ES_MODEL} is not there yet: the English → Spanish hints are checked against it once shipped")
+    return Translator.load(EN_ES_MODEL)
+
+
+def check_example(translator: Translator, model_dir: Path, example: GuidedExample) -> None:
+    """The model translates ``example`` to an accepted answer, unflagged and sure, and the hint's claim holds."""
     result = translate_text(translator, example.source)
     assert is_accepted(result.text, example), f"{example.source!r} -> {result.text!r}, not in {example.accepted}"
-    c = translator.model.config
+    c, langs = translator.model.config, languages(model_dir)
     found = evidence(result, c.unk_id, c.eos_id)
-    assert warnings(found, languages(DEFAULT_MODEL)) == [] and unsure(found, languages(DEFAULT_MODEL)) == ""
+    assert warnings(found, langs) == [] and found.token_prob >= MIN_TOKEN_PROB
     (sentence,) = result.sentences
     maps = maps_of(translator, sentence.src_ids, sentence.best.tokens)
     assert example.claim.failures(maps) == [], example.look_for
     assert example.look_for.endswith(example.claim.text)  # the page prints the claim the test checks
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=lambda e: e.source)
+def test_the_shipped_model_translates_each_guided_example_correctly_and_its_hint_holds(
+    translator: Translator, example: GuidedExample
+) -> None:
+    check_example(translator, DEFAULT_MODEL, example)
+
+
+@pytest.mark.parametrize("example", EXAMPLES_EN_ES, ids=lambda e: e.source)
+def test_the_english_to_spanish_model_translates_each_of_its_examples_correctly_and_its_hint_holds(
+    en_es: Translator, example: GuidedExample
+) -> None:
+    check_example(en_es, EN_ES_MODEL, example)
 
 
 def test_a_claim_names_its_view_and_is_checked_by_the_argmax_of_each_named_row() -> None:
@@ -146,12 +176,13 @@ def test_the_page_blames_the_input_only_when_a_language_check_fails(
         assert not any("is the input" in line for line in keyed(at, "unsure"))
 
 
-def test_the_examples_are_offered_only_to_a_model_from_spanish() -> None:
+def test_each_source_language_is_offered_its_own_examples() -> None:
     assert examples_for(Languages("es", "en", "Spanish", "English")) == EXAMPLES
     assert examples_for(Languages("es-MX", "fr", "es-MX", "French")) == EXAMPLES
     assert examples_for(UNKNOWN) == EXAMPLES  # an old model folder: most likely the shipped direction
-    english = Languages("en", "es", "English", "Spanish")
-    assert examples_for(english) == () and "English" in no_examples_note(english)
+    assert examples_for(Languages("en", "es", "English", "Spanish")) == EXAMPLES_EN_ES
+    french = Languages("fr", "en", "French", "English")
+    assert examples_for(french) == () and "French" in no_examples_note(french)
 
 
 def test_a_wrong_translation_the_old_threshold_missed_is_flagged_unsure(translator: Translator) -> None:

@@ -157,11 +157,11 @@ def test_confident_translations_of_real_sentences_pass() -> None:
 
 
 def test_accepted_answers_ignore_case_spacing_and_curly_quotes() -> None:
-    example = by_source("Tengo hambre.")
+    example = by_source("Tengo hambre.", ES_EN)
     assert example is not None and is_accepted("I’m  hungry.", example) and is_accepted("i am hungry.", example)
     assert not is_accepted("I have hunger.", example)
     assert normalise(" A  b ") == "a b"
-    assert by_source("not an example") is None
+    assert by_source("not an example", ES_EN) is None
 
 
 def test_every_example_has_answers_and_one_line_to_look_for() -> None:

@@ -125,6 +125,9 @@ def test_the_start_from_pick_and_the_language_picks_survive_a_round_trip(model_e
     at.selectbox(key="source_lang").set_value("other").run()
     at.text_input(key="source_lang_code").set_value("ast").run()
     at.selectbox(key="target_lang").set_value("fr").run()
+    assert "run: parent" not in at.selectbox(key="init_from").options  # Spanish → English: not this direction
+    at.selectbox(key="target_lang").set_value("en").run()
+    at.text_input(key="source_lang_code").set_value("es").run()
     options = at.selectbox(key="init_from").options
     at.selectbox(key="init_from").set_value(options.index("run: parent")).run()
     at.number_input(key="finetune_lr").set_value(5e-5).run()
@@ -135,8 +138,8 @@ def test_the_start_from_pick_and_the_language_picks_survive_a_round_trip(model_e
     chooser = at.selectbox(key="init_from")
     assert chooser.options[chooser.value] == "run: parent"
     assert at.number_input(key="finetune_lr").value == pytest.approx(5e-5)
-    assert at.selectbox(key="source_lang").value == "other" and at.text_input(key="source_lang_code").value == "ast"
-    assert at.selectbox(key="target_lang").value == "fr"
+    assert at.selectbox(key="source_lang").value == "other" and at.text_input(key="source_lang_code").value == "es"
+    assert at.selectbox(key="target_lang").value == "en"
     at.text_input(key="source_lang_code").set_value("eu").run()  # changed after a restore: kept again
     at.selectbox(key="init_from").set_value(0).run()
     at = to_train(to_translate(at))

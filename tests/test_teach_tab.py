@@ -78,7 +78,7 @@ def test_the_server_wide_lock_is_released_whatever_raises(raises_in: str, monkey
 
     monkeypatch.setattr(view.st, "progress", progress)
     monkeypatch.setattr(view, "teach", teach)
-    request = SimpleNamespace(model="m", beam_size=1, length_penalty=1.0)
+    request = SimpleNamespace(model="m", beam_size=1, length_penalty=1.0, name_guard=True)
     with pytest.raises(Rerun):
         view.run_teach(None, request, TEXT, "The red cat 3.", None)  # type: ignore[arg-type]
     assert not view.teaching_lock().locked()  # the next session, or this one, may teach

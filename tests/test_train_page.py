@@ -340,6 +340,7 @@ def test_a_running_job_shows_progress_and_stops_from_the_page(runs: Path) -> Non
 @pytest.mark.slow
 def test_start_from_the_page_trains_in_the_background(runs: Path) -> None:
     at = upload(page(), "c.tsv", tsv(200))
+    at.selectbox(key="init_from").set_value(0).run()  # random weights: a tiny run, not the shipped model's shape
     at.text_input(key="run_name").set_value("from-page").run()
     at.number_input(key="budget_epochs").set_value(2).run()
     at.button(key="start").click().run()
@@ -449,7 +450,8 @@ def test_every_stopping_rule_is_a_field_named_in_the_caption(runs: Path, monkeyp
     argv = asked[0]
     for override in ("--optim.max_minutes=3.0", "--optim.max_epochs=7", "--optim.max_steps=150", "--run.patience=4"):
         assert override in argv
-    assert not any(a.startswith("--run.init_from") for a in argv)  # random weights by default
+    shipped = Path(__file__).resolve().parents[1] / "checkpoints" / "es-en"
+    assert f"--run.init_from={shipped}" in argv  # fine-tuning the shipped model of the corpus's direction by default
     at.number_input(key="budget_minutes").set_value(0.0).run()
     at.number_input(key="patience_tiny").set_value(0).run()
     rule = next(c.value for c in at.caption if c.value.startswith("Training stops at whichever comes first"))

@@ -23,7 +23,7 @@ from lab.alignment.attribution_aligner import (
     translation_matrix,
 )
 from lab.alignment.bench_result import APP_EXTRACTION, AlignmentFileError, StoredAlignment, load_alignment
-from lab.alignment.gold import GOLD_ENV, fits, gold_path, offered, pair_for, source_text
+from lab.alignment.gold import GOLD_ENV, fits, gold_path, offered, pair_for, reversed_gold, source_text
 from lab.alignment.links import READINGS, Alignment, align, align_matrix
 from lab.alignment.methods import ForcedPair, Method, force_decode
 from lab.alignment.scoring import GoldPair, read_gold
@@ -51,18 +51,19 @@ Aligner = Method | AttributionMethod
 
 
 @st.cache_data(show_spinner=False, max_entries=4)
-def parsed_gold(path: str, mtime_ns: int) -> list[GoldPair]:
-    """The gold file's pairs, parsed once per version of the file (the picker and the tab both ask on every rerun)."""
-    return read_gold(Path(path))
+def parsed_gold(path: str, mtime_ns: int, reverse: bool) -> list[GoldPair]:
+    """The gold file's pairs, parsed once per version of the file and direction (the picker and the tab both ask on
+    every rerun)."""
+    return read_gold(Path(path), reverse)
 
 
-def gold_pairs() -> tuple[Path, list[GoldPair] | None, str]:
-    """(gold file, its pairs, "") or (gold file, None, why there are none)."""
+def gold_pairs(langs: Languages) -> tuple[Path, list[GoldPair] | None, str]:
+    """(gold file, its pairs as a model of ``langs`` reads them, "") or (gold file, None, why there are none)."""
     path = gold_path()
     if not path.is_file():
         return path, None, f"{path} not found (set {GOLD_ENV} to XL-WA's dev.tsv)"
     try:
-        return path, parsed_gold(str(path), path.stat().st_mtime_ns), ""
+        return path, parsed_gold(str(path), path.stat().st_mtime_ns, reversed_gold(langs)), ""
     except (OSError, ValueError) as err:  # GoldFormatError, or not UTF-8
         return path, None, f"{path} unreadable: {err}"
 
@@ -82,7 +83,7 @@ def gold_picker(langs: Languages) -> None:
             "pair of languages."
         )
         return
-    path, pairs, why = gold_pairs()
+    path, pairs, why = gold_pairs(langs)
     if pairs is None:
         st.caption(f"No sentences with human word alignments to pick: {why}.")
         return
@@ -329,7 +330,7 @@ def gold_pair(text: str, langs: Languages) -> GoldPair | None:
     """The gold pair whose source side is ``text`` (None for other text, another language pair, no gold file)."""
     if not fits(langs):
         return None
-    _, pairs, _ = gold_pairs()
+    _, pairs, _ = gold_pairs(langs)
     return pair_for(pairs, text) if pairs else None
 
 

@@ -3,19 +3,29 @@ example's hint (only where the model translates the example as accepted and its 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import streamlit as st
 
 from lab.attention.translate_with_maps import TextTranslation, maps_of
-from lab.page.direction import Languages
-from lab.page.examples import MapClaim, by_source, examples_for, is_accepted
-from lab.page.language_check import evidence, unsure, warnings
+from lab.page.direction import Languages, languages
+from lab.page.examples import MapClaim, by_source, is_accepted
+from lab.page.language_check import MIN_TOKEN_PROB, Doubt, evidence, model_doubt, unsure, warnings
 from translate.translator import Translator
 from views.maps import HEAD_KEYS, LAYER_KEYS
 
 
-def show_input_check(result: TextTranslation, translator: Translator, langs: Languages) -> None:
+@st.cache_data(show_spinner="Measuring how often this model is wrong when it is unsure, on its dev split…")
+def doubt(directory: str, version: int, _translator: Translator) -> Doubt:
+    """The model's own doubt figures (``model_doubt``), once per model and version of its weights."""
+    return model_doubt(Path(directory), _translator)
+
+
+def show_input_check(
+    result: TextTranslation, translator: Translator, directory: str, version: int, langs: Languages
+) -> None:
     """Warn, before the translation, when the input does not look like the model's source language; otherwise say
-    when the model is unsure of its translation (its doubt, not the learner's input)."""
+    when the model is unsure of its translation (its doubt, not the learner's input), with its own figures."""
     c = translator.model.config
     found = evidence(result, c.unk_id, c.eos_id)
     wrong_language = warnings(found, langs)
@@ -23,9 +33,9 @@ def show_input_check(result: TextTranslation, translator: Translator, langs: Lan
         with st.container(key="input_check"):
             for line in wrong_language:
                 st.warning(line)
-    elif doubt := unsure(found, langs):
+    elif found.token_prob < MIN_TOKEN_PROB and (line := unsure(found, langs, doubt(directory, version, translator))):
         with st.container(key="unsure"):
-            st.warning(doubt)
+            st.warning(line)
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
@@ -33,7 +43,7 @@ def hint_holds(
     directory: str, source: str, src_ids: tuple[int, ...], tokens: tuple[int, ...], _translator: Translator
 ) -> bool:
     """Whether the guided example's claim holds in this model's maps of this output (cached per model and output)."""
-    example = by_source(source)
+    example = by_source(source, languages(Path(directory)))
     return example is not None and example.claim.holds(maps_of(_translator, list(src_ids), list(tokens)))
 
 
@@ -41,8 +51,8 @@ def show_example_hint(result: TextTranslation, translator: Translator, directory
     """A guided example's "What to look for", when the model of ``directory`` (translating ``langs``) can be given
     the examples, translates this one as accepted and the hint's claim holds in its maps; else one caption saying
     why there is none."""
-    example = by_source(result.source)
-    if example is None or not examples_for(langs):
+    example = by_source(result.source, langs)
+    if example is None:
         return
     best = result.sentences[0].best if len(result.sentences) == 1 else None
     if best is None or not is_accepted(result.text, example):

@@ -15,7 +15,7 @@ from lab.attention.map_views import grid_plan, map_view, too_big
 from lab.attention.sentence_maps import KIND_TITLES, KINDS, Kind, SentenceMaps, pick
 from lab.attention.token_focus import Followed, focus
 from lab.page.direction import Languages
-from lab.page.labels import captions, short_axis_titles
+from lab.page.labels import captions, how_to_read, short_axis_titles
 from views.map_chart import cell_clicked, clickable_cells, grid_aids, heatmap
 from views.reading_aids import follow_picker, show_legend
 from viz.focus import CELL_SELECTION, PANEL_SELECTION, focus_frame, picked
@@ -25,11 +25,6 @@ LAYER_KEYS: dict[Kind, str] = {"encoder": "enc_layer", "decoder": "dec_layer", "
 # cross-attention's head keeps the key of the page's former single head: the head the other tabs follow
 HEAD_KEYS: dict[Kind, str] = {"encoder": "enc_head", "decoder": "dec_head", "cross": "head"}
 DISCLAIMER = "Attention shows where the model looked — one window into it, not an explanation of why it chose a word."
-HOW_TO_READ = (
-    "**How to read a map.** Each row is one token being computed — in the decoder and cross-attention maps, the "
-    "English token about to be produced — and each column a token it may look at. The darker the cell, the larger "
-    "the attention weight; each row's weights add up to 1."
-)
 
 
 @dataclass(frozen=True)
@@ -100,7 +95,7 @@ def show_maps(maps: SentenceMaps, langs: Languages) -> tuple[Display, list[alt.C
     """The three kinds of attention side by side where they fit, each under its layer and head; below them the word,
     scale and follow controls, the token legend and the one disclaimer. Returns what is shown, the charts (for
     download) and an empty place right under the maps (for what to look for in them)."""
-    st.caption(HOW_TO_READ)
+    st.caption(how_to_read(langs))
     # A row of fixed-width maps that wraps: the browser puts three side by side where they fit (1600 px) and two
     # above one where not (1280 px), with no width Python would have to guess; a map never shrinks under its labels.
     with st.container(key="views", horizontal=True):
@@ -108,7 +103,7 @@ def show_maps(maps: SentenceMaps, langs: Languages) -> tuple[Display, list[alt.C
     under = st.container()
     chosen = {kind: map_choice(column, maps, kind) for column, kind in zip(columns, KINDS, strict=True)}
     words, followed = reading_controls(maps, langs)
-    show_legend(maps)
+    show_legend(maps, langs)
     st.caption(DISCLAIMER)
     display = Display({k: c[0] for k, c in chosen.items()}, {k: c[1] for k, c in chosen.items()}, words, followed)
     charts = []

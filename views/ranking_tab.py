@@ -105,7 +105,7 @@ def show_ranking(translator: Translator, request: Request, open_source: Callable
         "**chrF** (sacrebleu, 0–100) needs a reference. None proves a translation wrong: a model can be confidently "
         "wrong, and attention is not explanation. Select a row to open its sentence in the lab."
     )
-    options = DecodeOptions(beam_size=request.beam_size, length_penalty=request.length_penalty)
+    options = DecodeOptions(request.beam_size, request.length_penalty, name_guard=request.name_guard)
     lines = chosen_lines(request.model)
     asked = (request.model, tuple(lines or ()), options)
     if st.button("Rank", key="ranking_run", disabled=not lines) and lines:

@@ -28,14 +28,14 @@ def follow_picker(maps: SentenceMaps, langs: Languages) -> Followed | None:
             "nothing (click a row of a map)" if t is None else describe(maps, t, langs.src, langs.tgt)
         ),
         help="Lights the token's row (where it is the query) and column (where it is a key) in every view it is in, "
-        f"and in the all-heads grid; the rest is dimmed. A {langs.src} token is in the encoder map and the columns of "
-        f"cross-attention; {with_article(langs.tgt)} token in masked self-attention and the rows of cross-attention. Clicking a "
-        "cell of a map follows that row's token.",
+        f"and in the all-heads grid; the rest is dimmed. A token of the {langs.src} sentence is in the encoder map "
+        f"and the columns of cross-attention, one of the {langs.tgt} in masked self-attention and the rows of "
+        "cross-attention. Clicking a cell of a map follows that row's token.",
     )
 
 
-def show_legend(maps: SentenceMaps) -> None:
+def show_legend(maps: SentenceMaps, langs: Languages) -> None:
     """What the special pieces mean; the case mark's line only when this sentence has one."""
     case_mark = MARK in maps.src
     with st.expander(f"Reading the tokens: ▁, <s>, </s>, <unk>{', ' + MARK if case_mark else ''}"):
-        st.markdown(legend_markdown(case_mark))
+        st.markdown(legend_markdown(case_mark, langs.src_code))

@@ -52,7 +52,7 @@ def run_teach(translator: Translator, request: Request, source: str, correction:
                 langs,
                 source,
                 correction,
-                DecodeOptions(request.beam_size, request.length_penalty),
+                DecodeOptions(request.beam_size, request.length_penalty, name_guard=request.name_guard),
                 lambda step, seconds: bar.progress(
                     min(1.0, max(step / MAX_STEPS, seconds / MAX_SECONDS)), text=f"step {step}, {seconds:.1f} s"
                 ),

@@ -16,7 +16,7 @@ from jobs.run_progress import final_scores, kept_text
 from jobs.run_verdict import reference_points, reference_summary, score_reference_points
 from jobs.stopped_run import checkpoint_step, fresh, score_stopped, stopped_scores
 from lab.page.direction import languages
-from lab.page.model_choices import direction_default, is_usable, last_step, record_default, shipped_model, stopped_label
+from lab.page.model_choices import direction_default, is_usable, last_step, record_default, shipped_of, stopped_label
 from training.reference_points import REFERENCES_FILE
 from views.refusal import refuse
 from views.train_estimate import show_outcome
@@ -61,7 +61,7 @@ def scored_when_asked(
 def current_default(run_dir: Path) -> Path | None:
     """The default model of the run's direction (the run itself once it is); None for a first model of it."""
     mine = languages(run_dir)
-    return direction_default(run_dir.parent, mine.pair, shipped_model()) if mine.known else None
+    return direction_default(run_dir.parent, mine.pair, shipped_of(mine.pair)) if mine.known else None
 
 
 def scored_points(run_dir: Path) -> dict[str, Any] | None:
@@ -94,7 +94,9 @@ def show_reference_points(run_dir: Path) -> None:
         if isinstance(v, dict)
     ]
     st.markdown(f"**Reference points** (the first {points.get('sentences', '?')} dev sentences, greedy)")
-    st.markdown(reference_summary(scores))
+    mine = languages(run_dir)
+    shipped = f"the shipped {mine.src} → {mine.tgt} model" if mine.known and shipped_of(mine.pair) else ""
+    st.markdown(reference_summary(scores, shipped))
     st.dataframe(pd.DataFrame(rows), hide_index=True)
 
 

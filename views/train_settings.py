@@ -9,9 +9,11 @@ from typing import TYPE_CHECKING
 
 import streamlit as st
 
+from data.languages import name_of
 from jobs import control
-from jobs.fine_tune import FINETUNE_LR, MAX_FINETUNE_LR, fine_tune_overrides
-from lab.page.model_choices import find_models, shipped_model
+from jobs.fine_tune import FINETUNE_LR, MAX_FINETUNE_LR, fine_tune_overrides, parent_score
+from lab.page.direction import languages
+from lab.page.model_choices import find_models, other_shipped, shipped_model, shipped_of
 from training import run_lock
 from views.refusal import refuse
 
@@ -25,6 +27,7 @@ KEPT_KEYS = ("source_kind", "format", "src_column", "tgt_column", "server_path",
 KEPT_KEYS += ("budget_minutes", "budget_epochs", "run_name", "watch_run")
 KEPT_PREFIXES = ("max_steps_", "patience_", "source_lang", "target_lang")  # a field per preset; a pick per side
 KEPT_START = "kept_init_from"  # the starting point by its label: the list of models may change meanwhile
+KEPT_OFFER = "kept_init_offer"  # the corpus direction and models offered when the starting point was last set
 PRESET_HELP = "tiny: seconds (a smoke test); small: the 2-core CPU model; base: a GPU model"
 START_HELP = "Fine-tuning keeps the model's tokenizer and shape and continues from its weights (a small learning rate)"
 LR_HELP = "Small, so that your corpus adjusts the model without overwriting what it knows"
@@ -80,18 +83,37 @@ def stopping_rules(preset: str, optim: OptimConfig, run: RunConfig) -> list[str]
     return [f"{key}={value}" for key, value in {**fields, "run.patience": int(patience)}.items()]
 
 
-def starting_point(runs_dir: Path) -> list[str] | str:
-    """Random weights, or fine-tuning a finished model (the shipped one or a run) with a small learning rate: the
-    overrides, or why the choice cannot be used."""
-    models = [c for c in find_models(shipped_model(), runs_dir) if c.available and c.stopped_at is None]
+def starting_point(runs_dir: Path, pair: tuple[str, str] | None) -> list[str] | str:
+    """Random weights, or fine-tuning a finished model (a shipped one or a run) of the corpus's direction ``pair``
+    (None: no corpus yet) with a small learning rate; the direction's shipped model is the default. The overrides,
+    or why the choice cannot be used."""
+    models = [c for c in find_models(shipped_model(), runs_dir, also=other_shipped()) if c.available]
+    models = [c for c in models if c.stopped_at is None]
+    if pair is not None:  # fine-tuning keeps a model's direction: another direction's models are not offered
+        other = [c for c in models if languages(c.path).known and languages(c.path).pair != pair]
+        models = [c for c in models if c not in other]
+        if other:
+            names = "; ".join(f"{c.label} (from {languages(c.path).src} into {languages(c.path).tgt})" for c in other)
+            st.caption(
+                f"Not offered to start from: {names}. A model keeps its direction when fine-tuned, and this "
+                f"corpus is from {name_of(pair[0])} into {name_of(pair[1])}."
+            )
     labels = ["random weights (a new model)", *(c.label for c in models)]
+    shipped = shipped_of(pair) if pair is not None else None
+    default = next((i + 1 for i, c in enumerate(models) if shipped is not None and c.path == shipped), 0)
+    offer = (pair, tuple(labels))
     if back_from_another_page() and st.session_state.get(KEPT_START) in labels:
         st.session_state["init_from"] = labels.index(st.session_state[KEPT_START])
+    elif st.session_state.get(KEPT_OFFER) != offer:  # a new corpus or list: start from the direction's default
+        st.session_state["init_from"] = default
+    st.session_state[KEPT_OFFER] = offer
     options, label = range(len(labels)), labels.__getitem__
     chosen = st.selectbox("Start from", options, key="init_from", format_func=label, help=START_HELP)
     st.session_state[KEPT_START] = labels[chosen]
     if chosen == 0:
         return []
+    if shipped is not None and models[chosen - 1].path == shipped:
+        st.caption(why_fine_tune(shipped))
     lr = st.number_input(
         "Learning rate (fine-tuning)",
         1e-6,
@@ -107,11 +129,23 @@ def starting_point(runs_dir: Path) -> list[str] | str:
         return str(err)
 
 
-def training_settings(runs_dir: Path) -> tuple[Settings, Path | str]:
-    """Preset, starting point, limits, and the run directory (or why the name or the settings cannot be used)."""
+def why_fine_tune(shipped: Path) -> str:
+    """Why fine-tuning the shipped model of the corpus's direction is the default, in one sentence."""
+    langs, score = languages(shipped), parent_score(shipped)
+    start = f"starts from {score[0]:.1f} {score[1]}" if score else "starts from what it learned on the whole corpus"
+    return (
+        f"Fine-tuning the shipped {langs.src} → {langs.tgt} model is the default: it {start}, while a new model "
+        "from random weights reaches only a few BLEU on a few thousand pairs in the minutes a CPU gives it (the "
+        "forecast, once measured, compares the two for this corpus)."
+    )
+
+
+def training_settings(runs_dir: Path, pair: tuple[str, str] | None) -> tuple[Settings, Path | str]:
+    """Preset, starting point (for a corpus of direction ``pair``), limits, and the run directory (or why the name
+    or the settings cannot be used)."""
     preset = st.selectbox("Preset", control.list_presets(), key="preset", help=PRESET_HELP)
     config = control.read_preset(control.CONFIGS_DIR / f"{preset}.toml")
-    shape = starting_point(runs_dir)
+    shape = starting_point(runs_dir, pair)
     if shape and isinstance(shape, list):
         st.caption(
             f"Fine-tuning keeps the shape of the model it starts from (its layers, width and vocabulary): the preset "

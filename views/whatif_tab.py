@@ -25,7 +25,12 @@ from views.whatif_heads import show_heads
 from views.whatif_sampling import show_sampling
 from views.whatif_source import show_source_edit
 
-TOOLS = ("Force the English", "Change the Spanish", "Switch heads off", "Attribution", "Sampling", "Coverage")
+OTHER_TOOLS = ("Switch heads off", "Attribution", "Sampling", "Coverage")
+
+
+def tools(langs: Languages) -> tuple[str, ...]:
+    """The tools' names in the model's languages: "Force the English", "Change the Spanish", then the others."""
+    return (f"Force the {langs.tgt}", f"Change the {langs.src}", *OTHER_TOOLS)
 
 
 @st.cache_data(show_spinner="Continuing from your prefix…", max_entries=32)
@@ -176,13 +181,7 @@ def show_whatif(
         return
     options = DecodeOptions(beam_size=request.beam_size, length_penalty=request.length_penalty)
     subject = Subject(translator, request.model, tuple(src_ids), tuple(tokens), maps, options, dec)
-    tool = st.radio("Tool", TOOLS, key="whatif_tool", horizontal=True)
-    views = {
-        TOOLS[0]: show_forced,
-        TOOLS[1]: show_source_edit,
-        TOOLS[2]: show_heads,
-        TOOLS[3]: show_attribution,
-        TOOLS[4]: show_sampling,
-        TOOLS[5]: show_coverage,
-    }
-    views[tool or TOOLS[0]](subject, langs)
+    names = tools(langs)
+    tool = st.radio("Tool", names, key="whatif_tool", horizontal=True)
+    shows = (show_forced, show_source_edit, show_heads, show_attribution, show_sampling, show_coverage)
+    dict(zip(names, shows, strict=True)).get(tool or names[0], show_forced)(subject, langs)

@@ -17,14 +17,19 @@ from translate.settings import REPO_ROOT, SHARED_DATA
 
 GOLD_ENV = "LAB_GOLD_ALIGNMENTS"
 DEFAULT_GOLD = SHARED_DATA / "xl-wa-es" / "dev.tsv"
-OFFERED = 25  # the shortest pairs, by Spanish tokens: a small list of sentences short enough to read at a glance
-GOLD_DIRECTION = ("es", "en")  # XL-WA's es-en pairs as the app reads them: Spanish in, English out
+OFFERED = 25  # the shortest pairs, by source tokens: a small list of sentences short enough to read at a glance
+GOLD_DIRECTION = ("es", "en")  # XL-WA's pairs as read for Spanish → English; English → Spanish reads them reversed
 
 
 def fits(langs: Languages) -> bool:
-    """Whether the gold sentences suit a model of this direction (a model that does not name its languages is
-    given the benefit of the doubt)."""
-    return not langs.known or (langs.src_code, langs.tgt_code) == GOLD_DIRECTION
+    """Whether the gold sentences suit a model of this direction, either way round (a model that does not name its
+    languages is given the benefit of the doubt)."""
+    return not langs.known or langs.pair in (GOLD_DIRECTION, GOLD_DIRECTION[::-1])
+
+
+def reversed_gold(langs: Languages) -> bool:
+    """Whether a model of ``langs`` reads the gold file the other way round (English in, Spanish out)."""
+    return langs.known and langs.pair == GOLD_DIRECTION[::-1]
 
 
 def gold_path(environ: Mapping[str, str] = os.environ) -> Path:
@@ -37,17 +42,17 @@ def gold_path(environ: Mapping[str, str] = os.environ) -> Path:
 
 
 def offered(pairs: Sequence[GoldPair], n: int = OFFERED) -> list[int]:
-    """Indices of the ``n`` pairs with the fewest Spanish tokens (the earlier on ties), in file order."""
+    """Indices of the ``n`` pairs with the fewest source tokens (the earlier on ties), in file order."""
     shortest = sorted(range(len(pairs)), key=lambda i: (len(pairs[i].source), i))[:n]
     return sorted(shortest)
 
 
 def source_text(pair: GoldPair) -> str:
-    """The Spanish side as running text, as it goes into the text box (and, detokenised alike, into the bench)."""
+    """The source side as running text, as it goes into the text box (and, detokenised alike, into the bench)."""
     return detokenize(pair.source)[0]
 
 
 def pair_for(pairs: Sequence[GoldPair], text: str) -> GoldPair | None:
-    """The gold pair whose Spanish side is ``text`` (surrounding spaces aside), or None."""
+    """The gold pair whose source side is ``text`` (surrounding spaces aside), or None."""
     text = text.strip()
     return next((p for p in pairs if source_text(p) == text), None)

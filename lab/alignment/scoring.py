@@ -1,7 +1,7 @@
 """Word alignments scored against human ones: gold files, gold words <-> subwords, extraction methods, AER.
 
 Links are ``(target word, source word)`` pairs, i.e. (English index, Spanish index) as in the XL-WA gold
-files: our model translates Spanish (source) into English (target).
+files, for a model translating Spanish (source) into English (target); read ``reverse``d for English → Spanish.
 """
 
 from __future__ import annotations
@@ -28,13 +28,14 @@ class GoldFormatError(ValueError):
 class GoldPair:
     """One human-aligned sentence pair, tokenised as the gold file gives it."""
 
-    target: list[str]  # English tokens (the model's output side)
-    source: list[str]  # Spanish tokens (the model's input side)
+    target: list[str]  # the model's output side: English tokens (Spanish for English → Spanish)
+    source: list[str]  # the model's input side: Spanish tokens (English)
     links: frozenset[Link]
 
 
-def read_gold(path: Path) -> list[GoldPair]:
-    """``english<TAB>spanish<TAB>i-j i-j …`` per line (tokens split on single spaces, 0-based indices)."""
+def read_gold(path: Path, reverse: bool = False) -> list[GoldPair]:
+    """``english<TAB>spanish<TAB>i-j i-j …`` per line (tokens split on single spaces, 0-based indices); ``reverse``:
+    English as the source, Spanish as the target, every link turned round."""
     pairs = []
     for lineno, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
         where = f"{path}:{lineno}"
@@ -48,6 +49,8 @@ def read_gold(path: Path) -> list[GoldPair]:
             raise GoldFormatError(f"{where}: links must be i-j with integer indices") from None
         if any(not (0 <= i < len(target) and 0 <= j < len(source)) for i, j in links):
             raise GoldFormatError(f"{where}: a link points past the {len(target)}×{len(source)} tokens")
+        if reverse:  # English in, Spanish out: the columns swap and each link turns round
+            target, source, links = source, target, frozenset((j, i) for i, j in links)
         pairs.append(GoldPair(target, source, links))
     return pairs
 

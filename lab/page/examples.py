@@ -1,7 +1,8 @@
-"""Guided examples: sentences the shipped model translates correctly, each with one line on what to look for.
+"""Guided examples: sentences the shipped models translate correctly, each with one line on what to look for; a set
+per direction (Spanish → English, English → Spanish).
 
-An example stays only while the shipped model's translation is one of its accepted answers, and its hint only while
-the hint's claim holds in the map it names (tests/test_examples.py checks both against the model in
+An example stays only while its direction's shipped model translates it to one of its accepted answers, and its
+hint only while the hint's claim holds in the map it names (tests/test_examples.py checks both against the models in
 ``checkpoints/``): an example the model gets wrong, or a hint the map does not bear out, teaches the wrong thing.
 The page shows a hint only for a model whose translation is accepted and whose maps make the claim true.
 
@@ -22,12 +23,13 @@ from lab.attention.map_views import map_view
 from lab.attention.sentence_maps import KIND_TITLES, Kind, SentenceMaps, pick
 from lab.page.direction import Languages
 
-EXAMPLES_SOURCE = "es"  # the guided examples are Spanish sentences with English answers
+PUNCTUATION = ".,;:!?¡¿\"'()«»“”"  # glued to a whole word's label ("dog.", "¿Dónde")
 
 
 def surface(label: str) -> str:
-    """A row or column label as a claim names it: without the ``▁`` word-start mark, case ignored."""
-    return label.replace(WORD_START, "").strip().casefold()
+    """A row or column label as a claim names it: without the ``▁`` word-start mark and the punctuation glued to its
+    ends, case ignored."""
+    return label.replace(WORD_START, "").strip().strip(PUNCTUATION).casefold()
 
 
 @dataclass(frozen=True)
@@ -155,6 +157,57 @@ EXAMPLES: tuple[GuidedExample, ...] = (
         cross(2, ("I", "tengo"), ("hungry", "hambre")),
     ),
 )
+EXAMPLES_EN_ES: tuple[GuidedExample, ...] = (  # checked against checkpoints/en-es (tests/test_examples.py)
+    GuidedExample(
+        "The black cat is sleeping.",
+        ("El gato negro está durmiendo.", "El gato negro duerme."),
+        "Reordering: the colour precedes the noun in English, follows it in Spanish.",
+        cross(2, ("gato", "cat"), ("negro", "black"), words=True),
+    ),
+    GuidedExample(
+        "Where is the train station?",
+        ("¿Dónde está la estación de tren?", "¿Dónde queda la estación de tren?"),
+        "“estación de tren” turns “train station” around, with a “de” no English word gives.",
+        cross(2, ("estación", "station"), ("tren", "train"), words=True),
+    ),
+    GuidedExample(
+        "I have a white dog.",
+        ("Tengo un perro blanco.", "Yo tengo un perro blanco."),
+        "One Spanish word for two English ones: “I have” is “tengo”, the subject in the verb's ending.",
+        cross(2, ("tengo", "have"), ("perro", "dog"), ("blanco", "white"), words=True),
+    ),
+    GuidedExample(
+        "I'm hungry.",
+        ("Tengo hambre.", "Estoy hambriento.", "Estoy hambrienta."),
+        "Spanish has hunger rather than being hungry: “I am hungry” becomes “I have hunger”.",
+        cross(2, ("hambre", "hungry"), words=True),
+    ),
+    GuidedExample(
+        "She doesn't speak English.",
+        ("Ella no habla inglés.",),
+        "English's helper verb “does” has no Spanish word: “no” alone makes the negation.",
+        cross(2, ("Ella", "She"), ("habla", "speak"), ("inglés", "English"), words=True),
+    ),
+    GuidedExample(
+        "How old are you?",
+        ("¿Cuántos años tienes?", "¿Cuántos años tiene?", "¿Qué edad tienes?", "¿Qué edad tiene?"),
+        "An idiom: Spanish asks “How many years do you have?”.",
+        cross(2, ("años", "old"), words=True),
+    ),
+    GuidedExample(
+        "I like to read books.",
+        ("Me gusta leer libros.",),
+        "“I like” becomes “Me gusta”, literally “it pleases me”: the liker is no longer the subject.",
+        cross(2, ("gusta", "like"), ("leer", "read"), ("libros", "books"), words=True),
+    ),
+    GuidedExample(
+        "My name is Tom.",
+        ("Me llamo Tom.", "Mi nombre es Tom."),
+        "“My name is” is “Me llamo”, I call myself; the name is copied as written.",
+        cross(2, ("Tom", "Tom"), words=True),
+    ),
+)
+EXAMPLE_SETS = {"es": EXAMPLES, "en": EXAMPLES_EN_ES}  # by the model's source language
 
 _APOSTROPHES = str.maketrans({"’": "'", "‘": "'", "“": '"', "”": '"'})
 
@@ -170,17 +223,18 @@ def is_accepted(translation: str, example: GuidedExample) -> bool:
 
 
 def examples_for(langs: Languages) -> tuple[GuidedExample, ...]:
-    """The guided examples a model of ``langs`` can be given: none for a model whose source is not Spanish (all for
-    a model of unknown direction: an old model folder, most likely Spanish → English)."""
-    source = langs.src_code.lower().split("-")[0]
-    return EXAMPLES if not langs.known or source == EXAMPLES_SOURCE else ()
+    """The guided examples a model of ``langs`` can be given: those of its source language (the Spanish ones for a
+    model of unknown direction: an old model folder, most likely Spanish → English); none for another language."""
+    source = langs.src_code.lower().split("-")[0] if langs.known else "es"
+    return EXAMPLE_SETS.get(source, ())
 
 
 def no_examples_note(langs: Languages) -> str:
     """The one line the page shows instead of the examples for a model that cannot be given them."""
-    return f"No guided examples for this model: they are written for another source language, not {langs.src}."
+    return f"No guided examples for this model: they are written for other source languages, not {langs.src}."
 
 
-def by_source(source: str) -> GuidedExample | None:
-    """The guided example whose Spanish is ``source`` (None for a sentence typed by the learner)."""
-    return next((e for e in EXAMPLES if e.source == source), None)
+def by_source(source: str, langs: Languages) -> GuidedExample | None:
+    """The guided example of a model of ``langs`` whose source is ``source`` (None for a sentence typed by the
+    learner)."""
+    return next((e for e in examples_for(langs) if e.source == source), None)

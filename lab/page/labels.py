@@ -13,12 +13,31 @@ TOKEN_LEGEND = (
     ("</s>", "end of sentence: closes the source, and the decoder predicts it to stop"),
     ("<unk>", "unknown: a character the vocabulary does not have (the model cannot read it)"),
 )
-CASE_MARK_LEGEND = (
-    MARK,
-    "the word before it began with a capital: this model reads words in lowercase and marks the capitals "
-    "(case markup), so “Hola” reads ▁hola ⇧ and shares what the model knows of “hola”; a text is read in "
-    "sentence case, as every training sentence is written: “hola mundo” and “HOLA MUNDO” both read as “Hola mundo”",
-)
+# The case mark's example and "typing forms" in the model's source language (English words for any other)
+CASE_EXAMPLES = {"es": ("Hola", "hola mundo", "HOLA MUNDO", "Hola mundo")}
+CASE_EXAMPLE_OTHER = ("Hello", "hello world", "HELLO WORLD", "Hello world")
+
+
+def case_mark_line(src_code: str) -> tuple[str, str]:
+    """The legend's line for the case mark, its examples in the source language."""
+    word, low, caps, sentence = CASE_EXAMPLES.get(src_code, CASE_EXAMPLE_OTHER)
+    return (
+        MARK,
+        "the word before it began with a capital: this model reads words in lowercase and marks the capitals "
+        f"(case markup), so “{word}” reads ▁{word.lower()} ⇧ and shares what the model knows of “{word.lower()}”; a "
+        f"text is read in sentence case, as every training sentence is written: “{low}” and “{caps}” both read as "
+        f"“{sentence}”",
+    )
+
+
+def how_to_read(langs: Languages) -> str:
+    """The first lines above the maps: what a row, a column and a cell are."""
+    produced = f"{langs.tgt} token" if langs.known else "output token"
+    return (
+        "**How to read a map.** Each row is one token being computed — in the decoder and cross-attention maps, the "
+        f"{produced} about to be produced — and each column a token it may look at. The darker the cell, the "
+        "larger the attention weight; each row's weights add up to 1."
+    )
 
 
 def title(langs: Languages) -> str:
@@ -28,11 +47,11 @@ def title(langs: Languages) -> str:
 def axis_titles(kind: Kind, langs: Languages) -> tuple[str, str]:
     """(row title, column title): rows are queries, columns keys; a decoder row names its input and its prediction."""
     if kind == "encoder":
-        return f"query: {langs.src} token", f"key: {langs.src} token"
+        return f"query: source token ({langs.src})", f"key: source token ({langs.src})"
     rows = f"query: input → predicts {langs.tgt}"  # no longer than a short map is high
     if kind == "decoder":
         return rows, f"key: {langs.tgt} input so far"
-    return rows, f"key: {langs.src} token"
+    return rows, f"key: source token ({langs.src})"
 
 
 def short_axis_titles(kind: Kind, langs: Languages) -> tuple[str, str]:
@@ -46,7 +65,7 @@ def captions(langs: Languages, words: bool = False) -> dict[Kind, str]:
     """One line under each view: what a row is, what a column is, what to notice."""
     own_word = " With whole words, a row also sees the earlier pieces of its own word." if words else ""
     return {
-        "encoder": f"Each {langs.src} token (row) gathers information from every {langs.src} token (columns). "
+        "encoder": f"Each token of the {langs.src} sentence (row) gathers information from every token of it (columns). "
         "Rows sum to 1.",
         "decoder": f"Row “a → b” is computed at input a and predicts b: it sees only the {langs.tgt} input so far. "
         f"Grey cells are the future, masked to exactly 0.{own_word}",
@@ -59,10 +78,10 @@ def source_label(langs: Languages) -> str:
     return f"{langs.src} sentence" if langs.known else "Sentence to translate"
 
 
-def legend_markdown(case_mark: bool = False) -> str:
+def legend_markdown(case_mark: bool = False, src_code: str = "es") -> str:
     """The token legend as a Markdown list (the tokens in code spans, so ``<s>`` is never read as HTML); with
-    ``case_mark``, the case mark's line too (a model with case markup)."""
-    legend = TOKEN_LEGEND + ((CASE_MARK_LEGEND,) if case_mark else ())
+    ``case_mark``, the case mark's line too (a model with case markup), its examples in ``src_code``."""
+    legend = TOKEN_LEGEND + ((case_mark_line(src_code),) if case_mark else ())
     return "\n".join(f"- `{token}` {meaning}" for token, meaning in legend)
 
 

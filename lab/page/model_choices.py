@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Container
+from collections.abc import Container, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,9 +15,11 @@ from model.run_dir import METRICS_LOG_FILE
 from model.weights import ModelLoadError
 from translate.model_dir import MODEL_FILES as MODEL_FILES  # re-exported: the app's tests name it here
 from translate.model_dir import holds_network, network_config, weights_dir
+from translate.settings import REPO_ROOT
 from translate.translator import DEFAULT_MODEL
 
 TAIL_BYTES = 16_384  # of metrics.jsonl: enough for its last records, however long the run
+SHIPPED_DIR = REPO_ROOT / "checkpoints"  # the shipped models, one per direction (es-en, en-es)
 
 
 @dataclass(frozen=True)
@@ -32,6 +34,25 @@ class ModelChoice:
 def shipped_model() -> Path:
     """The shipped model directory, read by both pages: ``LAB_MODEL_DIR`` when set, else ``DEFAULT_MODEL``."""
     return Path(os.environ.get("LAB_MODEL_DIR") or DEFAULT_MODEL)
+
+
+def other_shipped() -> list[Path]:
+    """The shipped models of the other directions: each model folder of ``SHIPPED_DIR`` (``checkpoints/en-es``)
+    whose direction is not ``shipped_model()``'s (a folder that names none counts as ``DEFAULT_MODEL``'s)."""
+    first = languages(shipped_model())
+    taken = {first.pair if first.known else languages(DEFAULT_MODEL).pair}
+    out = []
+    for path in sorted(SHIPPED_DIR.iterdir()) if SHIPPED_DIR.is_dir() else ():
+        langs = languages(path)
+        if langs.known and langs.pair not in taken and not path.is_symlink() and is_model_dir(path):
+            out.append(path)
+            taken.add(langs.pair)
+    return out
+
+
+def shipped_of(pair: tuple[str, str]) -> Path | None:
+    """The shipped model that translates ``pair`` (source, target codes), None when the lab ships none."""
+    return next((p for p in [shipped_model(), *other_shipped()] if languages(p).pair == pair and is_model_dir(p)), None)
 
 
 def is_model_dir(path: Path) -> bool:
@@ -76,19 +97,23 @@ def checked(choice: ModelChoice) -> ModelChoice:
     return choice
 
 
-def find_models(default: Path, runs: Path, training: Container[str] = ()) -> list[ModelChoice]:
-    """The shipped default first (even when missing), then each run directory of ``runs`` holding a network, by
-    name: finished, or stopped before its end (not those ``training`` now: their checkpoints change at every
-    evaluation); a folder whose config.json is refused is shown as refused. Symbolic links are not runs: a link
-    may point anywhere."""
+def find_models(
+    default: Path, runs: Path, training: Container[str] = (), also: Sequence[Path] = ()
+) -> list[ModelChoice]:
+    """The shipped default first (even when missing), the shipped models of other directions (``also``), then each
+    run directory of ``runs`` holding a network, by name: finished, or stopped before its end (not those
+    ``training`` now: their checkpoints change at every evaluation); a folder whose config.json is refused is shown
+    as refused. Symbolic links are not runs: a link may point anywhere."""
     shipped = ModelChoice(f"shipped: {default.name}", default, is_model_dir(default))
     choices = [checked(shipped) if shipped.available else shipped]
+    choices += [checked(ModelChoice(f"shipped: {p.name}", p, True)) for p in also]
     try:
         entries = sorted(runs.iterdir(), key=lambda p: p.name) if runs.is_dir() else []
     except OSError:
         entries = []
+    shipped_paths = {p.resolve() for p in (default, *also)}
     for path in entries:
-        if path.name.startswith(".") or path.is_symlink() or path.resolve() == default.resolve():
+        if path.name.startswith(".") or path.is_symlink() or path.resolve() in shipped_paths:
             continue
         if is_model_dir(path):
             choices.append(checked(ModelChoice(f"run: {path.name}", path, True)))
@@ -134,13 +159,13 @@ def recorded_default(runs: Path) -> Path | None:
     return found[-1] if found else None
 
 
-def direction_default(runs: Path, pair: tuple[str, str], shipped: Path) -> Path | None:
+def direction_default(runs: Path, pair: tuple[str, str], shipped: Path | None) -> Path | None:
     """The current default model of a direction: the run the Train page made its default, else the shipped model
-    when it translates that way, else None (a first model of the direction)."""
+    when it translates that way (``shipped_of``), else None (a first model of the direction)."""
     mine = [run for run in recorded_defaults(runs) if languages(run).pair == pair]
     if mine:
         return mine[-1]
-    return shipped if is_model_dir(shipped) and languages(shipped).pair == pair else None
+    return shipped if shipped is not None and is_model_dir(shipped) and languages(shipped).pair == pair else None
 
 
 def record_default(runs: Path, run_dir: Path) -> None:

@@ -15,13 +15,15 @@ class Request:
     beam_size: int  # 1 = greedy
     length_penalty: float
     n_best: int
+    name_guard: bool = True  # names, places and numbers read as stand-ins and put back (translate/name_guard.py)
 
     @property
     def settings(self) -> str:
         """The decoding settings in words."""
+        guard = "" if self.name_guard else ", name guard off"
         if self.beam_size <= 1:
-            return "greedy"
-        return f"beam search, beam {self.beam_size}, length penalty {self.length_penalty:g}, {self.n_best}-best"
+            return f"greedy{guard}"
+        return f"beam search, beam {self.beam_size}, length penalty {self.length_penalty:g}, {self.n_best}-best{guard}"
 
 
 def changes(shown: Request, now: Request) -> list[str]:
@@ -33,6 +35,8 @@ def changes(shown: Request, now: Request) -> list[str]:
         out.append("the model")
     if (shown.beam_size, shown.length_penalty, shown.n_best) != (now.beam_size, now.length_penalty, now.n_best):
         out.append("the decoding settings")
+    if shown.name_guard != now.name_guard:
+        out.append("the name guard")
     return out
 
 

@@ -73,20 +73,20 @@ def teach(
     options = options or DecodeOptions()
     correction = correction.strip()
     if not correction:
-        raise CorrectionError("Type the right English first.")
+        raise CorrectionError(f"Type the right {langs.tgt} first.")
     original = translator.translate(source, options)
     if original.text.strip() == correction:
-        raise CorrectionError("The model already says exactly that: type a different English sentence to teach.")
+        raise CorrectionError(f"The model already says exactly that: type a different {langs.tgt} sentence to teach.")
     replay = replay_set(translator, model_dir, langs)
     tokenizer = translator.tokenizer
     if tokenizer.tgt.unk_id() in tokenizer.encode_tgt(correction):
         raise CorrectionError(
-            "Part of this English has no form in the model's vocabulary: it could only learn “⁇” for it."
+            f"Part of this {langs.tgt} has no form in the model's vocabulary: it could only learn “⁇” for it."
         )
     settings = step_settings(model_dir)
     others = [p for p in replay.pairs if p.src != source]  # a replayed pair of the same source would contradict it
     adapted = adapt(translator.model, tokenizer, Pair(source, correction), others, settings, on_step)
-    copy = Translator(adapted.model, tokenizer)
+    copy = Translator(adapted.model, tokenizer, translator.guard)  # read as the shared model reads, guard and all
     taught = copy.translate(source, options)
     sources = [s for s in check_sources(model_dir, langs) if s != source]  # the other sentences
     before = translator.translate_all(sources, options) if sources else []

@@ -110,7 +110,7 @@ def attribute(
     subwords = len(src_ids) + step + 1
     if steps * subwords > MAX_IG_WORK:
         raise ValueError(
-            f"{steps} points × {subwords} subwords (the source and the English so far) exceed integrated "
+            f"{steps} points × {subwords} subwords (the source and the output so far) exceed integrated "
             f"gradients' limit of {MAX_IG_WORK:,}: take at most {MAX_IG_WORK // subwords} points for this token"
         )
     device = next(model.parameters()).device

@@ -1,0 +1,80 @@
+"""The name guard on the Translate page (translate/name_guard.py): what the model read in place of the names, places
+and numbers it cannot know, one click to see the model alone (its own translation and maps), and the session's
+switch. The maps are drawn on what the model read: they come from the ids it was given."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import streamlit as st
+
+from lab.attention.translate_with_maps import TextTranslation
+from lab.page.request import Request
+from translate.name_guard import NameGuard
+from translate.translator import Translator
+
+GUARD_KEY = "name_guard"  # the session's switch: on for every new translation, until switched off
+KEPT_GUARD = "kept_name_guard"  # the switch, kept while the Train page runs
+GUARD_HELP = (
+    "Names, places and numbers this model cannot know are read as ones its training sentences use again and again "
+    "(it copies those), then put back in the translation. Off: the model alone reads the text as typed."
+)
+
+
+def set_guard(on: bool) -> None:
+    """The guard on or off for the session and for the result shown (translated again at once)."""
+    st.session_state[GUARD_KEY] = on
+    request = st.session_state.get("request")
+    if isinstance(request, Request):
+        st.session_state["request"] = replace(request, name_guard=on)
+
+
+def switched() -> None:
+    set_guard(bool(st.session_state[GUARD_KEY]))
+
+
+def guard_switch() -> None:
+    """The sidebar switch; it outlives a visit to the Train page."""
+    if GUARD_KEY not in st.session_state:  # Streamlit forgets a widget's value while another page runs
+        st.session_state[GUARD_KEY] = st.session_state.get(KEPT_GUARD, True)
+    st.sidebar.toggle("Name guard", key=GUARD_KEY, on_change=switched, help=GUARD_HELP)
+    st.session_state[KEPT_GUARD] = st.session_state[GUARD_KEY]
+
+
+def stand_ins(guard: NameGuard) -> str:
+    """ "Tom, Mary and Boston": the first stand-in of each kind of name."""
+    names = [found[0] for kind in ("male", "female", "place") if (found := guard.stand_ins.get(kind))]
+    return ", ".join(names[:-1]) + f" and {names[-1]}" if len(names) > 1 else "".join(names) or "a few names"
+
+
+def show_guard(result: TextTranslation, translator: Translator, request: Request) -> None:
+    """Beside the translation: each swap ("Ana → read as Mary") and why, or where the guard gave up; with the guard
+    off, what it would have read. Nothing for a model without a guard. (A swap's words are letters, digits and
+    ``:.,/'-`` only, translate/name_guard.WORD: safe in Markdown.)"""
+    guard = translator.guard
+    if guard is None:
+        return
+    several = len(result.sentences) > 1
+    with st.container(key="guard"):
+        if not request.name_guard:
+            would = [f"{w.original} as {w.stand_in}" for s in result.sentences for w in guard.protect(s.source).swaps]
+            st.caption(
+                "Name guard off: the model alone reads the text as typed"
+                + (f" (the guard would read {', '.join(would)})." if would else ".")
+            )
+            st.button("Guard it again", key="reguard", on_click=set_guard, args=(True,))
+            return
+        swaps = [w for s in result.sentences if s.guarded for w in s.guarded.swaps]
+        if swaps:
+            read = "; ".join(f"{w.original} → read as {w.stand_in}" for w in swaps)
+            st.info(
+                f"{read}: this model met few names in training, mostly {stand_ins(guard)}, and copies those. What "
+                "it cannot know is read as one of them and put back after translating; the maps show what it read."
+            )
+        for i, s in enumerate(result.sentences):
+            if note := s.guard_note:
+                st.caption(
+                    f"{f'Sentence {i + 1}: ' if several else ''}{note[:1].upper()}{note[1:]}; translated as typed."
+                )
+        if swaps or any(s.guard_note for s in result.sentences):
+            st.button("Show the model alone (no name guard)", key="unguard", on_click=set_guard, args=(False,))

@@ -19,11 +19,14 @@ from lab.page.labels import captions, how_to_read, short_axis_titles
 from views.map_chart import cell_clicked, clickable_cells, grid_aids, heatmap
 from views.reading_aids import follow_picker, show_legend
 from viz.focus import CELL_SELECTION, PANEL_SELECTION, focus_frame, picked
-from viz.heatmap import attention_frame, heads_grid, map_width
+from viz.heatmap import attention_frame, heads_grid
 
 LAYER_KEYS: dict[Kind, str] = {"encoder": "enc_layer", "decoder": "dec_layer", "cross": "cross_layer"}
 # cross-attention's head keeps the key of the page's former single head: the head the other tabs follow
 HEAD_KEYS: dict[Kind, str] = {"encoder": "enc_head", "decoder": "dec_head", "cross": "head"}
+# The page's side margins at 2 rem, not Streamlit's 5: the 96 pixels let three maps stand side by side beside the
+# sidebar on a 1280-px screen, each with 180 px of cells (a style alone takes no room on the page).
+ROOM_FOR_MAPS = "<style>.stMainBlockContainer { padding-left: 2rem; padding-right: 2rem; }</style>"
 DISCLAIMER = "Attention shows where the model looked — one window into it, not an explanation of why it chose a word."
 
 
@@ -96,10 +99,8 @@ def show_maps(maps: SentenceMaps, langs: Languages) -> tuple[Display, list[alt.C
     scale and follow controls, the token legend and the one disclaimer. Returns what is shown, the charts (for
     download) and an empty place right under the maps (for what to look for in them)."""
     st.caption(how_to_read(langs))
-    # A row of fixed-width maps that wraps: the browser puts three side by side where they fit (1600 px) and two
-    # above one where not (1280 px), with no width Python would have to guess; a map never shrinks under its labels.
-    with st.container(key="views", horizontal=True):
-        columns = [st.container(width=map_width(len(maps.labels(kind)[1]))) for kind in KINDS]
+    with st.container(key="views"):  # three maps side by side, on a 1280-px screen too: the cells shrink to fit
+        columns = st.columns(len(KINDS), gap="xsmall")
     under = st.container()
     chosen = {kind: map_choice(column, maps, kind) for column, kind in zip(columns, KINDS, strict=True)}
     words, followed = reading_controls(maps, langs)

@@ -110,7 +110,7 @@ def step_body(
     the output continued from another candidate, if one was taken; then beam search's hypotheses and tree."""
     dec, head = at
     maps = subject.maps
-    controls, *columns = st.columns([1.2, 1, 1])
+    controls, *columns = st.columns(3, gap="xsmall")
     with controls:
         step = current_step(len(steps), ticking)
         step_choice(maps, steps[step], step, beam is not None)
@@ -125,7 +125,8 @@ def step_body(
         if too_big(view):
             column.info(too_big(view))
             continue
-        column.altair_chart(step_map(view, dec, head, step, title, langs), key=f"step_{kind}", width="stretch")
+        with column, st.container(key=f"step_map_{kind}"):  # named for the browser test
+            st.altair_chart(step_map(view, dec, head, step, title, langs), key=f"step_{kind}", width="stretch")
     show_candidate_taken(subject, step, langs)
     if beam is not None:
         show_beam(beam, step)

@@ -10,19 +10,17 @@ import numpy as np
 import pandas as pd
 
 MASKED_COLOUR = "#e6e6e6"  # masked (future) cells: drawn as blank grey, never as a low weight
-CELL = 24  # pixels per token (row) in a single map
+CELL = 20  # pixels per token (row) in a single map
 MIN_HEIGHT, MAX_HEIGHT = 192, 640  # a short sentence's three maps and the translation fit one 1600×1000 screen
 SMALL_CELL = 16  # pixels per token in the small multiples: room for a 10-px token label per row
 MIN_PANEL = 100  # pixels: a panel is never shorter than its axis title ("query (English)"), or the titles run on
 MAX_GRID_LABELS = 20  # longer sentences: small multiples without token labels
 MAX_AXIS_LABELS = 24  # more tokens than this on an axis: label every k-th one (beyond ~30 they collide)
-# One map's width on the page: a fixed budget, so that a row of maps wraps where the screen has no room for it
-# (three 350-px maps fit a 1600-px screen's page, two a 1280-px one's). Column labels stand upright, one every
-# LABEL_PITCH pixels at least (10-px text is ~12 px tall); a sentence with more columns gets a wider map.
-MAP_WIDTH = 350
-LABEL_PITCH = 16
-MAP_FRAME = 190  # pixels of a map that are not cells: row labels (ROW_LABEL_LIMIT), axis title, legend
-ROW_LABEL_LIMIT, COL_LABEL_LIMIT = 100, 70  # pixels of text a row or column label may take (longer: cut with …)
+# A map fills its column of the page (three side by side on a 1280-px screen): its cells take what the row labels
+# and the axis title leave (the colour legend lies under the map), and where the columns grow too narrow for upright
+# labels the browser drops every other one until none touch.
+ROW_LABEL_LIMIT, COL_LABEL_LIMIT = 80, 56  # pixels of text a row or column label may take (longer: cut with …)
+LABEL_SIZE = 11  # pixels: a label's box is ~1.33 of it tall, so 13 upright labels fit 180 px of cells
 SCHEME = "blues"
 # The diverging scale of every signed chart, centred at 0: Vega's "redblue" runs from red at the domain's low end to
 # blue at its high end, so negative is red and positive blue (never ``reverse``: the captions read these names).
@@ -72,12 +70,6 @@ def thinned(labels: Sequence[str], most: int = MAX_AXIS_LABELS) -> tuple[list[st
     """Every k-th label, k the smallest step that leaves at most ``most`` of them (k = 1 when all fit)."""
     step = max(1, math.ceil(len(labels) / max(1, most)))
     return list(labels[::step]), step
-
-
-def map_width(n_cols: int) -> int:
-    """Pixels for one map of ``n_cols`` columns: MAP_WIDTH, or wider so that every label shown (at most
-    MAX_AXIS_LABELS) has LABEL_PITCH pixels."""
-    return max(MAP_WIDTH, MAP_FRAME + LABEL_PITCH * min(n_cols, MAX_AXIS_LABELS))
 
 
 def map_height(n_rows: int) -> int:
@@ -131,14 +123,19 @@ def attention_frame(
 
 
 def token_axis(labels: list[str], title: str, x: bool, show: bool = True) -> tuple[alt.Axis | None, str]:
-    """An axis of token labels that labels every token up to MAX_AXIS_LABELS (every k-th beyond, never Vega's
-    "every other one that fits"), and its title saying so; column labels upright."""
+    """An axis of token labels that labels every token up to MAX_AXIS_LABELS (every k-th beyond), and its title
+    saying so. Rows have room for each label; column labels stand upright, and where columns are narrower than a
+    label is tall, the browser shows every other one ("parity") until none overlap."""
     if not show:
         return None, title
     values, step = thinned(labels)
-    # columns: upright tokens, so that neighbours LABEL_PITCH apart never touch
-    angle = {"labelAngle": -90, "labelLimit": COL_LABEL_LIMIT} if x else {"labelLimit": ROW_LABEL_LIMIT}
-    axis = alt.Axis(values=values if step > 1 else alt.Undefined, labelOverlap=False, **angle)
+    if x:
+        style = {"labelAngle": -90, "labelLimit": COL_LABEL_LIMIT, "labelOverlap": "parity", "labelSeparation": 4}
+    else:
+        style = {"labelLimit": ROW_LABEL_LIMIT, "labelOverlap": False}
+    axis = alt.Axis(
+        values=values if step > 1 else alt.Undefined, tickSize=0, labelPadding=3, labelFontSize=LABEL_SIZE, **style
+    )
     return axis, title if step == 1 else f"{title} (1 label in {step})"
 
 
@@ -167,10 +164,11 @@ def _encodings(frame: pd.DataFrame, row_title: str, col_title: str, show_axes: b
         "weight:Q",
         title="attention weight",
         scale=alt.Scale(scheme=SCHEME, domainMin=0),
-        # the title stands beside the gradient: the legend takes ~50 px of the map's width, not ~80
+        # under the map, its title beside the gradient: the cells keep the map's whole width
         legend=alt.Legend(
-            orient="right",
-            gradientLength=120,
+            orient="bottom",
+            direction="horizontal",
+            gradientLength=80,
             gradientThickness=8,
             offset=6,
             titleFontSize=10,

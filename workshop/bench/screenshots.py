@@ -17,8 +17,10 @@ import sys
 import time
 from pathlib import Path
 
+from lab.page.direction import languages
 from lab.page.examples import EXAMPLES
-from views.whatif_tab import TOOLS
+from translate.translator import DEFAULT_MODEL
+from views.whatif_tab import tools
 from workshop.bench.app_server import CHROMIUM, CHROMIUM_ARGS, running_app
 
 try:
@@ -89,7 +91,7 @@ def what_if_shots(s: Shooter, page) -> None:  # page: playwright's Page
     page.locator(".st-key-whatif_prefix input").fill("The dog")
     page.locator(".st-key-whatif_prefix input").press("Enter")
     s.settle()
-    for i, tool in enumerate(TOOLS):
+    for i, tool in enumerate(tools(languages(DEFAULT_MODEL))):
         if i:
             page.locator(".st-key-whatif_tool").get_by_text(tool).click()
             s.settle()

@@ -13,7 +13,6 @@ from pathlib import Path
 from data import readers
 from data.data_config import FORMATS, CleanConfig
 from data.languages import SRC_LANG, TGT_LANG
-from data.noise import typed
 from data.readers import DEFAULT_READING, CorpusError, Pair, Reading, ReadReport
 from data.sentences import sentences
 from data.tmx import tmx_pairs
@@ -122,12 +121,6 @@ def clean(pairs: list[Pair], config: CleanConfig, report: ReadReport) -> list[Pa
             kept.append(pair)
     report.kept = len(kept)
     return kept
-
-
-def typed_key(text: str, drop_commas: bool = True) -> str:
-    """Key that ignores how a sentence was typed (case, accents, ¿¡, final punctuation and, unless told
-    otherwise, commas): which everyday phrases a model's training holds."""
-    return match_key(typed(normalise(text), keep_commas=not drop_commas))
 
 
 def sentence_pairs(pairs: list[Pair], config: CleanConfig, avoid: list[Pair], report: ReadReport) -> list[Pair]:

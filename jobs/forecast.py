@@ -54,10 +54,6 @@ class Forecast:
     beyond: tuple[str, ...]  # where the table is extrapolated, in words; () inside it
     advice: tuple[str, ...]  # what would do better, when the forecast is poor
 
-    @property
-    def poor(self) -> bool:
-        return self.bleu < POOR_BLEU
-
 
 def parse_table(data: Any, where: str = "learning curve") -> Table:
     """The checked table; ForecastError naming ``where`` and the field when it is not one."""

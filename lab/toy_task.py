@@ -180,10 +180,3 @@ def train(config: ToyConfig) -> Iterator[Progress]:
             yield Progress(step, seconds, float(loss.detach()), right, cross, src, out, done)
             if done:
                 return
-
-
-def anti_diagonal_rows(cross: np.ndarray) -> float:
-    """Share of answer rows (EOS row excluded) whose largest mean-of-heads weight is on the reversed position."""
-    weights = cross.mean(axis=0)  # (T, S): the mean of heads (a display choice)
-    n = weights.shape[0] - 1
-    return float(np.mean([weights[i].argmax() == n - 1 - i for i in range(n)]))

@@ -16,7 +16,7 @@ from conftest import APP
 from streamlit.testing.v1 import AppTest
 
 from lab.alignment.attribution_aligner import AttributionMethod, attribute_gold
-from lab.alignment.bench_result import AlignmentFileError, GoldFile, load_alignment, save_alignment
+from lab.alignment.bench_result import AlignmentFileError, GoldFile, load_alignment
 from lab.alignment.gold import DEFAULT_GOLD, GOLD_ENV, gold_path, offered, pair_for, source_text
 from lab.alignment.methods import Method, force_decode
 from lab.alignment.scoring import read_gold
@@ -25,6 +25,7 @@ from translate.settings import REPO_ROOT
 from translate.translator import DEFAULT_MODEL, Translator
 from views.alignment_tab import NOT_ALIGNMENT, SCORES_DEFINED
 from viz.alignment_lines import AGREEMENT, ATTENTION, BOTH, PEOPLE, agreement_chart, agreement_frames
+from workshop.bench.alignment import save_alignment
 
 GOLD = (  # English, Spanish, links (English index - Spanish index), as XL-WA writes them
     "The red cat 3 .\tEl gato rojo 3 .\t0-0 1-2 2-1 3-3 4-4\n"

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from data.corpus import read_pairs_file, typed_key
+from data.corpus import read_pairs_file
 from model.run_dir import DATA_REPORT_FILE, SPLITS_DIR
 from model.weights import save_model
 from training import export
@@ -18,6 +18,7 @@ from training.evaluate import loops
 from training.phrases import Phrase
 from translate.translator import Translator
 from workshop import gate
+from workshop.everyday import typed_key
 
 
 def own_phrases(translator: Translator, sources: list[str]) -> list[Phrase]:

@@ -40,8 +40,8 @@ def test_replacing_a_word_changes_exactly_its_ids_as_typed(tok: Tokenizer, text:
     typed = [words.labels[w] for w in words.editable]
     for k, w in enumerate(words.editable):
         group = words.groups[w]
-        assert edited_ids(tok, src, words, w, "replace", words.labels[w]) == src  # by itself: no id changes
-        replaced = edited_ids(tok, src, words, w, "replace", "perro")
+        assert edited_ids(tok, src, words, w, "replace", words.labels[w])[0] == src  # by itself: no id changes
+        replaced = edited_ids(tok, src, words, w, "replace", "perro")[0]
         new_word = in_place_of("perro", typed[k])
         expected = tok.encode_src(_typed([*typed[:k], new_word, *typed[k + 1 :]]))
         assert replaced == expected  # what typing the edited sentence gives
@@ -56,7 +56,7 @@ def test_a_capital_typed_mid_sentence_is_kept(tok: Tokenizer) -> None:
     src = tok.encode_src("Vivo en la ciudad.")
     words = source_words(tok, src)
     ciudad = next(w for w in words.editable if words.labels[w] == "ciudad.")
-    replaced = edited_ids(tok, src, words, ciudad, "replace", "Madrid")
+    replaced = edited_ids(tok, src, words, ciudad, "replace", "Madrid")[0]
     assert replaced == tok.encode_src("Vivo en la Madrid.")
     assert source_words(tok, replaced).labels[ciudad] == "Madrid."
 
@@ -67,9 +67,9 @@ def test_dropping_a_word_gives_what_typing_the_rest_gives(tok: Tokenizer, text: 
     words = source_words(tok, src)
     typed = [words.labels[w] for w in words.editable]
     for k, w in enumerate(words.editable):
-        dropped = edited_ids(tok, src, words, w, "drop")
+        dropped = edited_ids(tok, src, words, w, "drop")[0]
         assert dropped == tok.encode_src(_typed(typed[:k] + typed[k + 1 :]))
-    dropped = edited_ids(tok, src, words, words.editable[0], "drop")
+    dropped = edited_ids(tok, src, words, words.editable[0], "drop")[0]
     after = source_words(tok, dropped)
     new_first = tok.src_pieces([dropped[i] for i in after.groups[after.editable[0]]])
     assert MARK in new_first  # the new first word is read with the capital typing gives it
@@ -83,7 +83,7 @@ def test_the_page_says_which_words_an_edit_reads_again(tok: Tokenizer, text: str
     words = source_words(tok, src)
     for k, w in enumerate(words.editable):
         for kind, new in (("drop", ""), ("replace", "perro"), ("mask", "cosa")):  # <unk> joins its neighbour
-            ids = edited_ids(tok, src, words, w, kind, new)
+            ids = edited_ids(tok, src, words, w, kind, new)[0]
             after = source_words(tok, ids)
             kept = [v for v in range(len(words.groups)) if not (kind == "drop" and v == w)]
             assert len(kept) == len(after.groups)  # the kept words, in order, one for one

@@ -6,17 +6,25 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 from conftest import APP
 from streamlit.testing.v1 import AppTest
 
-from lab.toy_task import HELD_OUT, ToyConfig, anti_diagonal_rows, batch, codes, sequences, train
+from lab.toy_task import HELD_OUT, ToyConfig, batch, codes, sequences, train
 from views.toy_tab import toy_lock
 from viz.training_charts import TOY_SERIES, toy_chart
 
 TAB = "Watch it learn"
 REVERSE_SECONDS = 30.0  # docs/views.md: reverse is learned in a few seconds on one thread; this leaves room for load
+
+
+def anti_diagonal_rows(cross: np.ndarray) -> float:
+    """Share of answer rows (EOS row excluded) whose largest mean-of-heads weight is on the reversed position."""
+    weights = cross.mean(axis=0)  # (T, S): the mean of heads
+    n = weights.shape[0] - 1
+    return float(np.mean([weights[i].argmax() == n - 1 - i for i in range(n)]))
 
 
 def test_batches_are_the_task_with_eos_and_bos() -> None:

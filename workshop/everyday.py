@@ -6,12 +6,18 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from data.corpus import CorpusError, typed_key
+from data.corpus import CorpusError, match_key, normalise
+from data.noise import typed
 from training.phrases import read_phrases, score_phrases
 from training.prepare import model_split
 from training.reference_points import direction_of
 from translate.settings import REPO_ROOT
 from translate.translator import DEFAULT_MODEL, DecodeOptions, Translator
+
+
+def typed_key(text: str) -> str:
+    """Key that ignores how a sentence was typed (case, accents, ¿¡, commas, final punctuation)."""
+    return match_key(typed(normalise(text)))
 
 
 def everyday_list(model_dir: Path) -> Path:

@@ -17,7 +17,7 @@ import numpy as np
 import torch
 
 from lab.alignment.links import READINGS, Reading, target_rows
-from lab.alignment.methods import THRESHOLDS, Extraction, extract, gold_ids
+from lab.alignment.methods import Extraction, extract, gold_ids
 from lab.alignment.scoring import GoldPair, Link, Score, score, word_matrix
 from lab.whatif.attribution import SourceRows, source_rows
 from translate.translator import Translator
@@ -116,17 +116,6 @@ class AttributionMethod:
     def score_on(self, pair: AttributedPair, gold: GoldPair) -> Score:
         """Precision, recall and AER of this method on one gold pair, counted as the bench counts a whole set."""
         return score([self.links(pair)], [gold.links])
-
-
-def attribution_methods(steps: int) -> dict[Extraction, list[AttributionMethod]]:
-    """Every candidate of each extraction (integrated gradients only when ``steps`` > 0); dev picks one each."""
-    kinds = [k for k in KINDS if k != "integrated" or steps > 0]
-    readouts = [(kind, reading) for kind in kinds for reading in READINGS]
-    out: dict[Extraction, list[AttributionMethod]] = {}
-    for extraction in ATTRIBUTION_EXTRACTIONS:
-        taus: tuple[float | None, ...] = THRESHOLDS if extraction == "threshold" else (None,)
-        out[extraction] = [AttributionMethod(k, r, extraction, tau, steps) for k, r in readouts for tau in taus]
-    return out
 
 
 TAB_KINDS: tuple[AttributionKind, ...] = ("grad_x_input_norm", "grad_x_input")  # one backward pass per output token

@@ -7,12 +7,9 @@ tab reads it to name the model's best aligner and to offer that layer, head and 
 
 from __future__ import annotations
 
-import hashlib
 import json
-from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from lab.alignment.methods import Method
 from model.run_dir import ALIGNMENT_FILE
@@ -34,10 +31,6 @@ class GoldFile:
     pairs: int
 
 
-def gold_file_of(path: Path, pairs: int) -> GoldFile:
-    return GoldFile(str(path), hashlib.sha256(Path(path).read_bytes()).hexdigest(), pairs)
-
-
 @dataclass(frozen=True)
 class StoredAlignment:
     """The app's aligner at the layer, head and reading dev chose, its scores on the scored (test) set, eflomal's."""
@@ -51,16 +44,6 @@ class StoredAlignment:
     eflomal_aer: float | None  # None when eflomal was not run
     test: GoldFile
     dev: GoldFile
-
-
-def save_alignment(
-    model_dir: Path, benchmark: str, records: Sequence[dict[str, Any]], test: GoldFile, dev: GoldFile
-) -> Path:
-    """Write ``alignment.json`` into ``model_dir`` (records as the alignment bench makes them); returns its path."""
-    path = Path(model_dir) / ALIGNMENT_FILE
-    payload = {"benchmark": benchmark, "test": asdict(test), "dev": asdict(dev), "records": list(records)}
-    path.write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    return path
 
 
 def load_alignment(model_dir: Path) -> StoredAlignment | None:

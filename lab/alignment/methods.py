@@ -151,16 +151,3 @@ class Method:
     def score_on(self, pair: ForcedPair, gold: GoldPair) -> Score:
         """Precision, recall and AER of this method on one gold pair, counted as the bench counts a whole set."""
         return score([self.links(pair)], [gold.links])
-
-
-def methods(n_layers: int, n_heads: int) -> dict[Extraction, list[Method]]:
-    """Every candidate of each extraction; dev picks one per extraction."""
-    heads: list[int | None] = [*range(n_heads), None]
-    readouts = [(layer, head, reading) for reading in READINGS for layer in range(n_layers) for head in heads]
-    return {
-        "argmax": [Method("argmax", *r) for r in readouts],
-        "threshold": [Method("threshold", *r, tau) for r in readouts for tau in THRESHOLDS],
-        "intersection": [Method("intersection", *r) for r in readouts],
-        "grow-diag-final-and": [Method("grow-diag-final-and", *r) for r in readouts],
-        "Shift-Att": [Method("Shift-Att", layer, None, "shift") for layer in range(n_layers)],
-    }

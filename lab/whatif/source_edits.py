@@ -56,10 +56,11 @@ def in_place_of(new: str, old: str) -> str:
     return (lead or old_lead) + core + (trail or old_trail)
 
 
-def _edit(
-    tokenizer: Tokenizer, src_ids: list[int], words: SourceWords, word: int, edit: EditKind, new: str
+def edited_ids(
+    tokenizer: Tokenizer, src_ids: list[int], words: SourceWords, word: int, edit: EditKind, new: str = ""
 ) -> tuple[list[int], list[list[int]]]:
-    """The edited ids, and each original word's indices in them (a dropped word: none)."""
+    """``src_ids`` with word ``word`` dropped, masked by ``<unk>`` (``new`` empty) or replaced by ``new`` read as
+    typed (its punctuation kept), and each original word's indices in them (a dropped word: none)."""
     if edit != "drop" and not new.strip():  # masked by <unk>: nothing to read again
         return _assemble(src_ids, words.groups, {word: [tokenizer.src.unk_id()]})
     typed = [words.labels[w] for w in words.editable]  # the words as typed: "El", "gato", "casa."
@@ -92,17 +93,6 @@ def _assemble(
         new_groups.append(list(range(len(ids), len(ids) + len(word_ids))))
         ids += word_ids
     return ids, new_groups
-
-
-def edited_ids(
-    tokenizer: Tokenizer, src_ids: list[int], words: SourceWords, word: int, edit: EditKind, new: str = ""
-) -> list[int]:
-    """``src_ids`` with word ``word`` dropped, masked by ``<unk>`` (``new`` empty) or a chosen word, or replaced.
-
-    A chosen word is read as typed ("gato" mid-sentence has no capital mark, "Gato" has one) and takes the place of
-    the word's letters, its punctuation kept; the edited ids equal the tokenizer's for the edited sentence typed.
-    """
-    return _edit(tokenizer, src_ids, words, word, edit, new)[0]
 
 
 def word_diff(old: str, new: str) -> list[tuple[str, str]]:
@@ -154,7 +144,7 @@ def edit_and_compare(
     the changed sentence is longer than ``MAX_SOURCE`` subwords."""
     words = source_words(tokenizer, src_ids)
     word, kind, new = edit
-    new_ids, new_groups = _edit(tokenizer, src_ids, words, word, kind, new)  # new_groups: empty when dropped
+    new_ids, new_groups = edited_ids(tokenizer, src_ids, words, word, kind, new)  # new_groups: empty when dropped
     if len(new_ids) > MAX_SOURCE:  # refused before any pass: a long typed word would make every pass longer
         raise ValueError(f"the changed sentence has {len(new_ids)} subwords; the what-if tools take up to {MAX_SOURCE}")
     tokens, truncated = search(Steered(model), new_ids, options)

@@ -21,10 +21,11 @@ best aligner from (``lab.alignment.bench_result``).
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -34,16 +35,61 @@ from tqdm import tqdm
 from data.alignments import eflomal_links
 from data.corpus import read_corpus
 from data.readers import Reading
-from lab.alignment.attribution_aligner import AttributedPair, attribute_gold, attribution_methods
-from lab.alignment.bench_result import EFLOMAL, gold_file_of, save_alignment
-from lab.alignment.methods import EXTRACTIONS, ForcedPair, Method, force_decode, methods
+from lab.alignment.attribution_aligner import (
+    ATTRIBUTION_EXTRACTIONS,
+    KINDS,
+    AttributedPair,
+    AttributionMethod,
+    attribute_gold,
+)
+from lab.alignment.bench_result import EFLOMAL, GoldFile
+from lab.alignment.links import READINGS
+from lab.alignment.methods import EXTRACTIONS, THRESHOLDS, Extraction, ForcedPair, Method, force_decode
 from lab.alignment.scoring import GoldPair, Link, Score, diagonal, read_gold, score, tokenize
 from model.config import from_dict
-from model.run_dir import TRAIN_CONFIG_FILE
+from model.run_dir import ALIGNMENT_FILE, TRAIN_CONFIG_FILE
 from training.train_config import TrainConfig
 from translate.translator import DEFAULT_MODEL, Translator
 
 Extract = Callable[[ForcedPair], set[Link]]
+
+
+def methods(n_layers: int, n_heads: int) -> dict[Extraction, list[Method]]:
+    """Every candidate of each extraction; dev picks one per extraction."""
+    heads: list[int | None] = [*range(n_heads), None]
+    readouts = [(layer, head, reading) for reading in READINGS for layer in range(n_layers) for head in heads]
+    return {
+        "argmax": [Method("argmax", *r) for r in readouts],
+        "threshold": [Method("threshold", *r, tau) for r in readouts for tau in THRESHOLDS],
+        "intersection": [Method("intersection", *r) for r in readouts],
+        "grow-diag-final-and": [Method("grow-diag-final-and", *r) for r in readouts],
+        "Shift-Att": [Method("Shift-Att", layer, None, "shift") for layer in range(n_layers)],
+    }
+
+
+def attribution_methods(steps: int) -> dict[Extraction, list[AttributionMethod]]:
+    """Every candidate of each extraction (integrated gradients only when ``steps`` > 0); dev picks one each."""
+    kinds = [k for k in KINDS if k != "integrated" or steps > 0]
+    readouts = [(kind, reading) for kind in kinds for reading in READINGS]
+    out: dict[Extraction, list[AttributionMethod]] = {}
+    for extraction in ATTRIBUTION_EXTRACTIONS:
+        taus: tuple[float | None, ...] = THRESHOLDS if extraction == "threshold" else (None,)
+        out[extraction] = [AttributionMethod(k, r, extraction, tau, steps) for k, r in readouts for tau in taus]
+    return out
+
+
+def gold_file_of(path: Path, pairs: int) -> GoldFile:
+    return GoldFile(str(path), hashlib.sha256(Path(path).read_bytes()).hexdigest(), pairs)
+
+
+def save_alignment(
+    model_dir: Path, benchmark: str, records: Sequence[dict[str, Any]], test: GoldFile, dev: GoldFile
+) -> Path:
+    """Write ``alignment.json`` into ``model_dir`` (records as the alignment bench makes them); returns its path."""
+    path = Path(model_dir) / ALIGNMENT_FILE
+    payload = {"benchmark": benchmark, "test": asdict(test), "dev": asdict(dev), "records": list(records)}
+    path.write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return path
 
 
 @dataclass(frozen=True)

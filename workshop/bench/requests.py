@@ -158,7 +158,7 @@ def longest_replacement(tok: Tokenizer, src: list[int], word: int) -> str:
     """The most words "gato …" that replace ``word`` and keep the edited source within MAX_SOURCE subwords."""
     words = source_words(tok, src)
     n = 1
-    while len(edited_ids(tok, src, words, word, "replace", "gato " * (n + 1))) <= MAX_SOURCE:
+    while len(edited_ids(tok, src, words, word, "replace", "gato " * (n + 1))[0]) <= MAX_SOURCE:
         n += 1
     return ("gato " * n).strip()
 
@@ -181,7 +181,7 @@ def limited_whatif_rows(translator: Translator, piece: Translation, repeats: int
 
         return run
 
-    edited = len(edited_ids(tok, src, source_words(tok, src), word, "replace", longest))
+    edited = len(edited_ids(tok, src, source_words(tok, src), word, "replace", longest)[0])
     size = f"{len(src)} subwords → {len(out)}, beam 8"
     return [
         (

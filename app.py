@@ -37,8 +37,8 @@ from views.arithmetic_tab import show_arithmetic
 from views.downloads import show_downloads
 from views.head_summary import show_head_summary
 from views.input_check import show_example_hint, show_input_check, show_view
-from views.maps import ROOM_FOR_MAPS, show_all_heads, show_maps
-from views.name_guard import GUARD_KEY, guard_switch, show_guard
+from views.maps import show_all_heads, show_maps
+from views.guarded_result import GUARD_KEY, guard_switch, show_guard
 from views.neighbours_tab import show_neighbours
 from views.positional_tab import show_positional
 from views.ranking_tab import show_ranking
@@ -214,12 +214,11 @@ def source_input(choice: ModelChoice, settings: tuple[int, float, int], langs: L
 def translate_page() -> None:
     set_threads(os.environ.get("LAB_THREADS"))
     st.set_page_config(page_title="Translate · Translation lab", layout="wide")
-    st.html(ROOM_FOR_MAPS)
     choice = model_picker()
     langs = languages(choice.path)
     st.title(title(langs))
     settings = decoding_settings()
-    guard_switch()
+    guard_switch(choice.path)
     first_visit = not {"request", "source", KEPT_SOURCE} & set(st.session_state)
     if first_visit and choice.available and examples_for(langs):  # the first screen opens on a worked example
         open_example(examples_for(langs)[0], choice, settings)
@@ -239,16 +238,8 @@ def translate_page() -> None:
 def show_translation(request: Request, current: Request, langs: Languages, beside: DeltaGenerator) -> None:
     """``request``'s translation ``beside`` the text box, its maps and tabs (``current``: what the page asks now)."""
     try:
-        version = weights_version(request.model)
-        result = translate(
-            request.model,
-            version,
-            request.text,
-            request.beam_size,
-            request.length_penalty,
-            request.n_best,
-            request.name_guard,
-        )
+        version, r = weights_version(request.model), request
+        result = translate(r.model, version, r.text, r.beam_size, r.length_penalty, r.n_best, r.name_guard)
     except ModelLoadError as err:
         st.error(f"This model cannot be loaded: {err}")
         return

@@ -1,5 +1,5 @@
 """Guided examples: sentences the shipped models translate correctly, each with one line on what to look for; a set
-per direction (Spanish → English, English → Spanish).
+per direction, kept as data beside this file (``examples-es-en.toml``, ``examples-en-es.toml``).
 
 An example stays only while its direction's shipped model translates it to one of its accepted answers, and its
 hint only while the hint's claim holds in the map it names (tests/test_examples.py checks both against the models in
@@ -15,8 +15,10 @@ argmax of each named row in exactly that view.
 from __future__ import annotations
 
 import re
+import tomllib
 import unicodedata
 from dataclasses import dataclass
+from pathlib import Path
 
 from data.tokenizer import WORD_START
 from lab.attention.map_views import map_view
@@ -102,111 +104,29 @@ class GuidedExample:
         return f"{self.lesson} {self.claim.text}"
 
 
-def cross(layer: int, *looks: tuple[str, str], words: bool = False) -> MapClaim:
-    """A claim about the mean of the heads of one decoder layer's cross-attention (``layer`` 1-based, as the page)."""
-    return MapClaim("cross", layer - 1, None, words, looks)
+def read_examples(path: Path) -> tuple[GuidedExample, ...]:
+    """The guided examples of one direction from their TOML file (``[[example]]``: source, accepted, lesson, claim)."""
+    found = tomllib.loads(path.read_text(encoding="utf-8"))["example"]
+    return tuple(
+        GuidedExample(
+            e["source"],
+            tuple(e["accepted"]),
+            e["lesson"],
+            MapClaim(
+                "cross",
+                e["claim"]["layer"] - 1,
+                None,
+                e["claim"].get("words", False),
+                tuple(map(tuple, e["claim"]["looks"])),
+            ),
+        )
+        for e in found
+    )
 
 
-EXAMPLES: tuple[GuidedExample, ...] = (
-    GuidedExample(
-        "El gato negro duerme.",
-        ("The black cat sleeps.", "The black cat is sleeping."),
-        "Reordering: the colour follows the noun in Spanish, precedes it in English.",
-        cross(2, ("black", "negro"), ("cat", "gato")),
-    ),
-    GuidedExample(
-        "¿Dónde está la estación de tren?",
-        ("Where's the train station?", "Where is the train station?"),
-        "“train station” turns “estación de tren” around.",
-        cross(2, ("train", "tren"), ("station", "estación")),
-    ),
-    GuidedExample(
-        "Tengo un perro blanco.",
-        ("I have a white dog.", "I've got a white dog."),
-        "Two English words from one Spanish one (the subject “I” is in the verb's ending).",
-        cross(2, ("I", "tengo"), ("have", "tengo"), ("white", "blanco"), ("dog", "perro")),
-    ),
-    GuidedExample(
-        "No sé lo que quieres decir.",
-        ("I don't know what you mean.", "I do not know what you mean."),
-        "“quieres decir” (you want to say) becomes “you mean”.",
-        cross(2, ("know", "sé"), ("you", "quieres"), ("mean", "quieres")),
-    ),
-    GuidedExample(
-        "Ella no habla inglés.",
-        ("She doesn't speak English.", "She does not speak English."),
-        "English needs a helper verb where Spanish has only “no”.",
-        cross(1, ("She", "Ella"), ("doesn't", "no"), ("speak", "habla"), words=True),
-    ),
-    GuidedExample(
-        "¿Cuántos años tienes?",
-        ("How old are you?",),
-        "An idiom: Spanish asks “How many years do you have?”.",
-        cross(2, ("How", "cuánto"), ("old", "cuánto"), ("are", "tienes"), ("you", "tienes")),
-    ),
-    GuidedExample(
-        "Me gusta leer libros.",
-        ("I like reading books.", "I like to read books."),
-        "Word for word, although “Me gusta” literally means “it pleases me”.",
-        cross(2, ("I", "me"), ("like", "gusta"), ("reading", "leer"), ("books", "libros")),
-    ),
-    GuidedExample(
-        "Tengo hambre.",
-        ("I'm hungry.", "I am hungry."),
-        "“I” is no Spanish word: the subject hides in the verb's ending.",
-        cross(2, ("I", "tengo"), ("hungry", "hambre")),
-    ),
-)
-EXAMPLES_EN_ES: tuple[GuidedExample, ...] = (  # checked against checkpoints/en-es (tests/test_examples.py)
-    GuidedExample(
-        "The black cat is sleeping.",
-        ("El gato negro está durmiendo.", "El gato negro duerme."),
-        "Reordering: the colour precedes the noun in English, follows it in Spanish.",
-        cross(2, ("gato", "cat"), ("negro", "black"), words=True),
-    ),
-    GuidedExample(
-        "Where is the train station?",
-        ("¿Dónde está la estación de tren?", "¿Dónde queda la estación de tren?"),
-        "“estación de tren” turns “train station” around, with a “de” no English word gives.",
-        cross(2, ("estación", "station"), ("tren", "train"), words=True),
-    ),
-    GuidedExample(
-        "I have a white dog.",
-        ("Tengo un perro blanco.", "Yo tengo un perro blanco."),
-        "One Spanish word for two English ones: “I have” is “tengo”, the subject in the verb's ending.",
-        cross(2, ("tengo", "have"), ("perro", "dog"), ("blanco", "white"), words=True),
-    ),
-    GuidedExample(
-        "I'm hungry.",
-        ("Tengo hambre.", "Estoy hambriento.", "Estoy hambrienta."),
-        "Spanish has hunger rather than being hungry: “I am hungry” becomes “I have hunger”.",
-        cross(2, ("hambre", "hungry"), words=True),
-    ),
-    GuidedExample(
-        "She doesn't speak English.",
-        ("Ella no habla inglés.",),
-        "English's helper verb “does” has no Spanish word: “no” alone makes the negation.",
-        cross(2, ("Ella", "She"), ("habla", "speak"), ("inglés", "English"), words=True),
-    ),
-    GuidedExample(
-        "How old are you?",
-        ("¿Cuántos años tienes?", "¿Cuántos años tiene?", "¿Qué edad tienes?", "¿Qué edad tiene?"),
-        "An idiom: Spanish asks “How many years do you have?”.",
-        cross(2, ("años", "old"), words=True),
-    ),
-    GuidedExample(
-        "I like to read books.",
-        ("Me gusta leer libros.",),
-        "“I like” becomes “Me gusta”, literally “it pleases me”: the liker is no longer the subject.",
-        cross(2, ("gusta", "like"), ("leer", "read"), ("libros", "books"), words=True),
-    ),
-    GuidedExample(
-        "My name is Tom.",
-        ("Me llamo Tom.", "Mi nombre es Tom."),
-        "“My name is” is “Me llamo”, I call myself; the name is copied as written.",
-        cross(2, ("Tom", "Tom"), words=True),
-    ),
-)
+HERE = Path(__file__).resolve().parent
+EXAMPLES = read_examples(HERE / "examples-es-en.toml")  # checked against checkpoints/es-en (tests/test_examples.py)
+EXAMPLES_EN_ES = read_examples(HERE / "examples-en-es.toml")  # against checkpoints/en-es
 EXAMPLE_SETS = {"es": EXAMPLES, "en": EXAMPLES_EN_ES}  # by the model's source language
 
 _APOSTROPHES = str.maketrans({"’": "'", "‘": "'", "“": '"', "”": '"'})

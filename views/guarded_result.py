@@ -5,11 +5,13 @@ switch. The maps are drawn on what the model read: they come from the ids it was
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 import streamlit as st
 
 from lab.attention.translate_with_maps import TextTranslation
 from lab.page.request import Request
+from model.run_dir import NAME_GUARD_FILE
 from translate.name_guard import NameGuard
 from translate.translator import Translator
 
@@ -33,11 +35,13 @@ def switched() -> None:
     set_guard(bool(st.session_state[GUARD_KEY]))
 
 
-def guard_switch() -> None:
-    """The sidebar switch; it outlives a visit to the Train page."""
+def guard_switch(model_dir: Path) -> None:
+    """The sidebar switch (greyed out for a model without a guard); it outlives a visit to the Train page."""
     if GUARD_KEY not in st.session_state:  # Streamlit forgets a widget's value while another page runs
         st.session_state[GUARD_KEY] = st.session_state.get(KEPT_GUARD, True)
-    st.sidebar.toggle("Name guard", key=GUARD_KEY, on_change=switched, help=GUARD_HELP)
+    has = (model_dir / NAME_GUARD_FILE).is_file()
+    why = GUARD_HELP if has else f"This model has no name guard ({NAME_GUARD_FILE}): it reads every text as typed."
+    st.sidebar.toggle("Name guard", key=GUARD_KEY, on_change=switched, help=why, disabled=not has)
     st.session_state[KEPT_GUARD] = st.session_state[GUARD_KEY]
 
 

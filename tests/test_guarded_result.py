@@ -13,7 +13,7 @@ from streamlit.testing.v1 import AppTest
 
 from model.run_dir import NAME_GUARD_FILE
 from translate.name_guard import NameGuard
-from views.name_guard import GUARD_KEY
+from views.guarded_result import GUARD_KEY
 
 
 @pytest.fixture

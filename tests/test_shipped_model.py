@@ -127,3 +127,27 @@ def test_the_default_preset_can_fine_tune_the_shipped_model(translator: Translat
     config = load_train_config(Path(__file__).resolve().parent.parent / args.config)
     assert config.data.case_markup == translator.tokenizer.case_markup
     assert parent_shape(DEFAULT_MODEL, [], config.data.case_markup) == translator.model.config
+
+
+@pytest.mark.parametrize(
+    ("spanish", "kept"),
+    [
+        ("Me llamo Ana y vivo en Sevilla.", ("Ana", "Sevilla")),
+        ("me llamo ana y vivo en sevilla", ("Ana", "Sevilla")),
+        ("¿Conoces a Beatriz?", ("Beatriz",)),
+        ("Pablo tiene muchos gatos.", ("Pablo",)),
+        ("Mi número es 91 234 56 78.", ("91 234 56 78",)),
+    ],
+)
+def test_the_name_guard_carries_names_places_and_numbers(translator: Translator, spanish: str, kept: tuple) -> None:
+    """The shipped model alone turns "Ana" into "coming"; under its guard (name_guard.json beside it) the name is
+    read as a stand-in it copies and put back."""
+    result = translator.translate(spanish)
+    assert result.guarded is not None and all(word in result.text for word in kept), result.text
+    assert translator.translate("Me llamo Ana.", DecodeOptions(name_guard=False)).guarded is None
+
+
+def test_the_guard_costs_no_everyday_phrase(translator: Translator) -> None:
+    phrases = read_phrases(everyday_list(DEFAULT_MODEL))
+    on, off = (score_phrases(translator, phrases, DecodeOptions(name_guard=g))["accepted"] for g in (True, False))
+    assert on >= off

@@ -105,7 +105,8 @@ def translate_lines(
 
 
 def _warn(translator: Translator, number: int, line: str, results: list[Translation]) -> None:
-    """Notes on standard error for input line ``number``: characters left out, a source or an output cut short."""
+    """Notes on standard error for input line ``number``: characters left out, a source or an output cut short, what
+    the name guard swapped."""
     where = f"line {number}: "
     left_out = translator.tokenizer.src_reading(line).left_out if results else ()
     if left_out:
@@ -114,6 +115,11 @@ def _warn(translator: Translator, number: int, line: str, results: list[Translat
         print(f"warning: {where}input cut to {translator.max_src_len} subwords", file=sys.stderr)
     if any(r.best.truncated for r in results):
         print(f"warning: {where}output cut at the length limit (the model had not finished)", file=sys.stderr)
+    swaps = [f"{s.original} → {s.stand_in}" for r in results if r.guarded for s in r.guarded.swaps]
+    if swaps:
+        print(f"note: {where}name guard: read {', '.join(swaps)}, then put back (--no-name-guard: off)", file=sys.stderr)
+    for note in {r.guard_note for r in results if r.guard_note}:
+        print(f"note: {where}{note}", file=sys.stderr)
 
 
 if __name__ == "__main__":

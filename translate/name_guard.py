@@ -47,6 +47,7 @@ WEAK_CUES = frozenset(
     ["de", "para", "con", "y", "que", "por", "e", "o", "and", "with", "for", "of"]
 )  # a name or a word follows them
 KNOWN_NAME = 20  # a name the corpus writes capitalised this often is the model's own: left to it
+KNOWN_TRANSLATION = 10  # a capitalised word the target side translates this often has a translation the model knows
 MAX_LOWER_SHARE = 0.05  # a capitalised word is a name when at most this share of its uses are lowercase
 RARE_ORDINARY = 2  # a listed name or place used more often than this as an ordinary lowercase word is not guarded
 SHAPE_MARGIN = 2.0  # log-odds a name-shaped word needs where no cue announces a name
@@ -313,7 +314,7 @@ class NameGuard:
 
 def source_counts(pairs: Iterable) -> tuple[Counter, Counter, Counter, frozenset[str]]:
     """Of each plain word of the source side: uses in lowercase, capitalised after a sentence's start and at
-    its start; and the capitalised words seen at least three times that the target side copies less than half
+    its start; and the capitalised words seen at least KNOWN_TRANSLATION times that the target side copies less than half
     the time (the model has learned a translation for them)."""
     lowercase, capital, initial, copied = Counter(), Counter(), Counter(), Counter()
     for pair in pairs:
@@ -324,7 +325,7 @@ def source_counts(pairs: Iterable) -> tuple[Counter, Counter, Counter, frozenset
             counts[plain(word)] += 1
             if word[:1].isupper() and not at_start:
                 copied[plain(word)] += re.search(rf"(?<!\w){re.escape(word)}(?!\w)", pair.tgt) is not None
-    translated = frozenset(w for w, n in capital.items() if n >= 3 and 2 * copied[w] < n)
+    translated = frozenset(w for w, n in capital.items() if n >= KNOWN_TRANSLATION and 2 * copied[w] < n)
     return lowercase, capital, initial, translated
 
 

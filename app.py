@@ -37,7 +37,7 @@ from views.arithmetic_tab import show_arithmetic
 from views.downloads import show_downloads
 from views.head_summary import show_head_summary
 from views.input_check import show_example_hint, show_input_check, show_view
-from views.maps import show_all_heads, show_maps
+from views.maps import ROOM_FOR_MAPS, show_all_heads, show_maps
 from views.guarded_result import GUARD_KEY, guard_switch, show_guard
 from views.neighbours_tab import show_neighbours
 from views.positional_tab import show_positional
@@ -214,6 +214,7 @@ def source_input(choice: ModelChoice, settings: tuple[int, float, int], langs: L
 def translate_page() -> None:
     set_threads(os.environ.get("LAB_THREADS"))
     st.set_page_config(page_title="Translate · Translation lab", layout="wide")
+    st.html(ROOM_FOR_MAPS)
     choice = model_picker()
     langs = languages(choice.path)
     st.title(title(langs))

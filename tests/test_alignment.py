@@ -17,16 +17,15 @@ from lab.alignment.scoring import (
     GoldFormatError,
     column_argmax,
     detokenize,
-    diagonal,
     piece_words,
     read_gold,
     row_argmax,
     score,
     subword_argmax,
     threshold,
-    tokenize,
     word_matrix,
 )
+from workshop.bench.alignment import diagonal, tokenize
 
 SHIPPED = Path(__file__).resolve().parent.parent / "checkpoints" / "es-en"
 

@@ -7,7 +7,6 @@ files, for a model translating Spanish (source) into English (target); read ``re
 from __future__ import annotations
 
 import bisect
-import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -89,9 +88,6 @@ def score(predicted: Sequence[Iterable[Link]], gold: Sequence[Iterable[Link]]) -
 OPENERS = frozenset("([{¿¡«“‘")  # no space after these
 CLOSERS = frozenset(".,;:!?)]}»”…")  # no space before a token made only of these ("45 %" keeps its space)
 QUOTES = frozenset('"')  # opens and closes in turn
-LEADING = OPENERS | QUOTES
-TRAILING = CLOSERS | QUOTES
-ABBREVIATION = re.compile(r"(?:\w\.){2,}|(?:Mr|Mrs|Ms|Dr|Sr|Sra|Srta|St|Jr|etc|Ud|Uds|vs)\.", re.IGNORECASE)
 
 
 def detokenize(tokens: Sequence[str]) -> tuple[str, list[int]]:
@@ -107,22 +103,6 @@ def detokenize(tokens: Sequence[str]) -> tuple[str, list[int]]:
         quote_open = quote_open != quote
         glue_next = token in OPENERS or (quote and not closing)
     return text, starts
-
-
-def tokenize(text: str) -> list[str]:
-    """Split running text the way the gold files are tokenised: punctuation apart, "Moon's", "70%", "U.S." whole."""
-    tokens: list[str] = []
-    for chunk in text.split():
-        lead, trail = [], []
-        while len(chunk) > 1 and chunk[0] in LEADING:
-            lead.append(chunk[0])
-            chunk = chunk[1:]
-        while len(chunk) > 1 and chunk[-1] in TRAILING and not ABBREVIATION.fullmatch(chunk):
-            cut = 3 if chunk.endswith("...") and len(chunk) > 3 else 1  # an ellipsis is one token
-            trail.insert(0, chunk[-cut:])
-            chunk = chunk[:-cut]
-        tokens += [*lead, chunk, *trail]
-    return tokens
 
 
 def piece_words(
@@ -171,11 +151,6 @@ def word_matrix(
 
 
 # ----------------------------------------------------------------------------------------- extraction
-
-
-def diagonal(n_target: int, n_source: int) -> set[Link]:
-    """Each target word to the source word at the same relative position: i/(n−1) = j/(m−1), rounded."""
-    return {(i, round(i * (n_source - 1) / max(1, n_target - 1))) for i in range(n_target)} if n_source else set()
 
 
 def row_argmax(weights: np.ndarray) -> set[Link]:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
@@ -45,13 +46,39 @@ from lab.alignment.attribution_aligner import (
 from lab.alignment.bench_result import EFLOMAL, GoldFile
 from lab.alignment.links import READINGS
 from lab.alignment.methods import EXTRACTIONS, THRESHOLDS, Extraction, ForcedPair, Method, force_decode
-from lab.alignment.scoring import GoldPair, Link, Score, diagonal, read_gold, score, tokenize
+from lab.alignment.scoring import CLOSERS, OPENERS, QUOTES, GoldPair, Link, Score, read_gold, score
 from model.config import from_dict
 from model.run_dir import ALIGNMENT_FILE, TRAIN_CONFIG_FILE
 from training.train_config import TrainConfig
 from translate.translator import DEFAULT_MODEL, Translator
 
 Extract = Callable[[ForcedPair], set[Link]]
+
+
+LEADING = OPENERS | QUOTES
+TRAILING = CLOSERS | QUOTES
+ABBREVIATION = re.compile(r"(?:\w\.){2,}|(?:Mr|Mrs|Ms|Dr|Sr|Sra|Srta|St|Jr|etc|Ud|Uds|vs)\.", re.IGNORECASE)
+
+
+def tokenize(text: str) -> list[str]:
+    """Split running text the way the gold files are tokenised: punctuation apart, "Moon's", "70%", "U.S." whole."""
+    tokens: list[str] = []
+    for chunk in text.split():
+        lead, trail = [], []
+        while len(chunk) > 1 and chunk[0] in LEADING:
+            lead.append(chunk[0])
+            chunk = chunk[1:]
+        while len(chunk) > 1 and chunk[-1] in TRAILING and not ABBREVIATION.fullmatch(chunk):
+            cut = 3 if chunk.endswith("...") and len(chunk) > 3 else 1  # an ellipsis is one token
+            trail.insert(0, chunk[-cut:])
+            chunk = chunk[:-cut]
+        tokens += [*lead, chunk, *trail]
+    return tokens
+
+
+def diagonal(n_target: int, n_source: int) -> set[Link]:
+    """Each target word to the source word at the same relative position: i/(n−1) = j/(m−1), rounded."""
+    return {(i, round(i * (n_source - 1) / max(1, n_target - 1))) for i in range(n_target)} if n_source else set()
 
 
 def methods(n_layers: int, n_heads: int) -> dict[Extraction, list[Method]]:

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from lab.neighbours import state_index
-from lab.neighbours.state_index import index_path, weights_sha256
+from lab.neighbours import sentence_index
+from lab.neighbours.sentence_index import index_path, weights_sha256
 from translate.settings import runs_folder
 from views.neighbours_tab import builds
 
@@ -52,8 +52,8 @@ def test_the_tab_builds_its_index_in_the_background_and_shows_neighbours(
     model_env: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     gate = threading.Event()  # the build waits for it: the test sees the page while the index is being built
-    build = state_index.build
-    monkeypatch.setattr(state_index, "build", lambda *args: gate.wait(30) and build(*args))
+    build = sentence_index.build
+    monkeypatch.setattr(sentence_index, "build", lambda *args: gate.wait(30) and build(*args))
     builds()[1].clear()  # a build of an earlier test in this process is not this one
     at = open_tab("El gato rojo 3.")
     assert at.get("progress") and "Building this model's index" in at.get("progress")[0].proto.text

@@ -1,6 +1,7 @@
 """The Where did it learn this? tab: the training pairs whose encoder states are nearest to the translated
 sentence's, and those whose decoder state is nearest to one chosen output token's (``lab/neighbours``, after
-Seq2Seq-Vis). The model's index is built once per server in a background thread; the page polls its progress."""
+Seq2Seq-Vis). The model's sentence index is loaded (the shipped model's ships with it), or built once, in a
+background thread, one per model; the page polls its progress."""
 
 from __future__ import annotations
 
@@ -8,21 +9,32 @@ import threading
 import time
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
-from lab.neighbours.hidden_states import POSITIONS
+from lab.neighbours.hidden_states import query_states
 from lab.neighbours.index_build import IndexBuild
-from lab.neighbours.lookup import K, Neighbour, marked, neighbours_of
-from lab.neighbours.state_index import NeighbourIndex
+from lab.neighbours.lookup import (
+    CANDIDATES,
+    Candidates,
+    K,
+    Neighbour,
+    candidates,
+    marked,
+    sentence_neighbours,
+    token_neighbours,
+)
+from lab.neighbours.sentence_index import SentenceIndex
 from lab.neighbours.training_pairs import MAX_PAIRS
 from lab.page.direction import Languages
 from lab.page.request import Request
 from translate.settings import runs_folder
 from translate.translator import Candidate, Translation, Translator
 
-POLL_S = 1.0  # the progress bar's refresh while the index is built
-KEPT = 2  # indexes kept in memory: about 300 MB each for the shipped model
+POLL_S = 2.0  # the progress bar's refresh while the index is built
+LOAD_S = 3.0  # how long a new build is waited for before the progress bar is shown (loading a file takes < 1 s)
+KEPT = 3  # models whose index is kept (or built) at once: about 30 MB each for the shipped model
 ABOUT = (
     "Which training pairs is the model leaning on? For the translated sentence, the {k} training pairs whose "
     "encoder states (averaged over the source's words) are nearest to this sentence's; for one output token, the "
@@ -33,29 +45,34 @@ ABOUT = (
 CAVEAT = (
     "What nearness does not prove: similar states are not a causal explanation. These pairs are not *why* the model "
     "says this — it learned from all its training pairs at once, and may have learned this from others than those "
-    "shown, or from pairs not indexed; a near pair can also translate differently. Only the first, last and a few "
-    f"middle tokens of each pair ({POSITIONS} at most) are indexed, so a nearer decoder state may be missing."
+    "shown, or from pairs not indexed; a near pair can also translate differently. The decoder states compared are "
+    f"those of the {CANDIDATES} pairs nearest by the sentence, not of every pair: a nearer one elsewhere is missed."
 )
 
 
 @st.cache_resource
 def builds() -> tuple[threading.Lock, dict[str, IndexBuild]]:
-    """This server's index builds by model folder, and the lock every session takes to start one."""
+    """This server's index builds by model folder, least recently asked for first, and the lock every session
+    takes to start one."""
     return threading.Lock(), {}
 
 
 def index_build(directory: str, translator: Translator) -> IndexBuild:
     """The model folder's index, started in the background on first look; again when the page's model is a new
-    one (its weights changed, so it was loaded again). At most KEPT indexes stay in memory."""
+    one (its weights changed, so it was loaded again), after the old build is cancelled and has ended. At most
+    KEPT are kept: the least recently asked for is dropped, its build cancelled."""
     lock, known = builds()
     with lock:
-        build = known.get(directory)
-        if build is None or build.translator is not translator:
-            known.pop(directory, None)
-            while len(known) >= KEPT:
-                known.pop(next(iter(known)))  # the oldest: dicts keep their order of insertion
-            build = known[directory] = IndexBuild(translator, Path(directory), runs_folder()).start()
-        return build
+        build = known.pop(directory, None)
+        if build is not None and build.translator is translator:
+            known[directory] = build  # now the most recent
+            return build
+        if build is not None:
+            build.cancel()
+        while len(known) >= KEPT:
+            known.pop(next(iter(known))).cancel()
+        known[directory] = IndexBuild(translator, Path(directory), runs_folder(), after=build).start()
+        return known[directory]
 
 
 def token_choice(translator: Translator, tokens: list[int]) -> int:
@@ -73,7 +90,7 @@ def token_choice(translator: Translator, tokens: list[int]) -> int:
     )
 
 
-def table(index: NeighbourIndex, found: list[Neighbour], translator: Translator, langs: Languages) -> pd.DataFrame:
+def table(index: SentenceIndex, found: list[Neighbour], translator: Translator, langs: Languages) -> pd.DataFrame:
     """One row per neighbour: its similarity, its Spanish and its English (the decoder state's token marked)."""
     tokenizer = translator.tokenizer
     return pd.DataFrame(
@@ -88,14 +105,15 @@ def table(index: NeighbourIndex, found: list[Neighbour], translator: Translator,
     )
 
 
-def describe(build: IndexBuild, index: NeighbourIndex) -> str:
+def describe(build: IndexBuild, index: SentenceIndex) -> str:
     info = index.info
-    how = f"built in {info.seconds:.0f} s, {info.built}" + (", loaded from its cache file" if build.loaded else "")
+    how = f"built in {info.seconds:.0f} s, {info.built}" + (", loaded from its file" if build.loaded else "")
     sample = f" (a fixed sample of {info.pairs:,} of {info.available:,})" if info.pairs < info.available else ""
     return (
         f"Index of `{info.model}` (weights sha256 {info.weights_sha256[:12]}…): {info.pairs:,} pairs{sample}, "
-        f"{info.origin}. {info.pairs:,} sentence vectors and {info.states:,} decoder states (at most "
-        f"{info.positions} per pair), {index.nbytes / 1e6:.0f} MB in float16; {how}."
+        f"{info.origin}. One encoder vector per pair on its {info.dims} main directions in int8 "
+        f"({index.codes.nbytes / 1e6:.1f} MB); {how}. The {CANDIDATES} nearest by it are encoded and decoded again here: "
+        "their similarities below are exact."
     )
 
 
@@ -108,7 +126,9 @@ def show_found(
     st.caption(describe(build, index))
     position = token_choice(translator, tokens)
     start = time.perf_counter()
-    sentences, states = neighbours_of(index, translator.model, src_ids, tokens, position)
+    vector, forced = query_states(translator.model, src_ids, tokens)
+    found = sentence_candidates(index, translator, src_ids, vector)
+    sentences, states = sentence_neighbours(found, vector), token_neighbours(found, forced[position])
     seconds = time.perf_counter() - start
     st.markdown("**Nearest training pairs by the encoder: the whole sentence**")
     with st.container(key="neighbours_sentence"):
@@ -118,8 +138,19 @@ def show_found(
     st.caption(f"Token {position + 1}, `{piece}`.")
     with st.container(key="neighbours_token_table"):
         st.dataframe(table(index, states, translator, langs), hide_index=True)
-    st.caption(f"Both looked up in {seconds:.2f} s (one teacher-forced pass and two matrix-vector products).")
+    st.caption(f"Both looked up in {seconds:.2f} s ({CANDIDATES} pairs teacher-forced once for this sentence).")
     st.caption(CAVEAT)
+
+
+def sentence_candidates(
+    index: SentenceIndex, translator: Translator, src_ids: list[int], vector: np.ndarray
+) -> Candidates:
+    """The sentence's candidates, kept in the session for the next output token picked (they do not depend on it)."""
+    key = (index.info.weights_sha256, tuple(src_ids))
+    kept = st.session_state.get("neighbours_candidates")
+    if kept is None or kept[0] != key:
+        kept = st.session_state["neighbours_candidates"] = (key, candidates(index, translator, vector))
+    return kept[1]
 
 
 def show_progress(build: IndexBuild) -> None:
@@ -127,9 +158,9 @@ def show_progress(build: IndexBuild) -> None:
     if build.finished:
         st.rerun()
     share = build.done / build.total if build.total else 0.0
-    what = f"{build.done:,} of {build.total:,} pairs" if build.total else "reading the training pairs"
-    elapsed = time.perf_counter() - build.started
-    st.progress(share, text=f"Building this model's index: {what}, {elapsed:.0f} s")
+    what = f"{build.done:,} of {build.total:,} pairs" if build.total else "reading the training pairs or the index"
+    left = "" if build.eta is None else f", about {build.eta / 60:.1f} min left at the rate so far"
+    st.progress(share, text=f"Building this model's index: {what}, {time.perf_counter() - build.started:.0f} s{left}")
 
 
 def show_neighbours(
@@ -138,14 +169,15 @@ def show_neighbours(
     """The nearest training pairs of ``candidate`` (a translation of ``sentence``), once the model's index is built."""
     st.caption(ABOUT.format(k=K, tgt=langs.tgt))
     build = index_build(request.model, translator)
+    build.wait(timeout=max(0.0, build.started + LOAD_S - time.perf_counter()))  # a file: shown in this run
     if build.error is not None:
         st.warning(f"No index for this model: {build.error}")
         return
     if not build.finished:
         st.caption(
-            f"The index is built once per model (at most {MAX_PAIRS:,} pairs; for the shipped model about 4 minutes "
-            "on one core of an idle 2-core machine, 12 beside a training job: docs/views.md) and kept beside the run "
-            "or in the runs folder; the page stays usable meanwhile: look at the other tabs and come back."
+            f"The shipped model's index ships with it; another model's is built once (its encoder over at most "
+            f"{MAX_PAIRS:,} training pairs: docs/views.md) and kept beside the run or in the runs folder. The page "
+            "stays usable meanwhile: look at the other tabs and come back."
         )
         st.fragment(run_every=POLL_S)(show_progress)(build)
         return

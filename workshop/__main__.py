@@ -17,6 +17,7 @@ COMMANDS = {
     "deepen": ("workshop.deepen", "a model grown deeper without training, computing what its parent computes"),
     "recipe": ("workshop.recipe", "a model's whole recipe, from the corpus, as named steps run in order"),
     "learning-curve": ("workshop.learning_curve", "dev BLEU by corpus size and steps: the Train page's forecast table"),
+    "neighbours-index": ("workshop.neighbours_index", "the neighbours view's index of a model's pairs, checked"),
 }
 BENCH_DIR = Path(__file__).resolve().parent / "bench"
 # bench: what it measures; NAME.py is workshop.bench.NAME (its main(argv)), NAME.sh a shell script run with bash.

@@ -1,5 +1,5 @@
-"""An index built (or loaded from its cache) in a background thread, so the page never waits for it: the page
-polls ``progress`` and shows the index once ``index`` is set."""
+"""An index loaded, or built and saved, in a background thread, so the page never waits for it: the page polls
+``progress`` and shows the index once ``index`` is set. ``cancel`` stops a build at its next batch."""
 
 from __future__ import annotations
 
@@ -7,37 +7,49 @@ import threading
 import time
 from pathlib import Path
 
-from lab.neighbours.state_index import NeighbourIndex, load_or_build
+from lab.neighbours.sentence_index import SentenceIndex, load_or_build
 from lab.neighbours.training_pairs import NeighboursError
 from translate.translator import Translator
+
+CANCELLED = "cancelled, as other models were asked for since: open this tab again to start it anew"
 
 
 class IndexBuild:
     """One model's index in the making; the thread is the only writer of its fields, the page only reads them."""
 
-    def __init__(self, translator: Translator, model_dir: Path, runs: Path) -> None:
+    def __init__(self, translator: Translator, model_dir: Path, runs: Path, after: IndexBuild | None = None) -> None:
         self.translator = translator  # the model it indexes (the page's cache holds one per weights version)
         self.model_dir, self.runs = Path(model_dir), Path(runs)
         self.done, self.total = 0, 0
-        self.index: NeighbourIndex | None = None
-        self.loaded = False  # the index came from its cache file
+        self.index: SentenceIndex | None = None
+        self.loaded = False  # the index came from its file
         self.error: str | None = None
-        self.started = time.perf_counter()
-        self._thread = threading.Thread(
-            target=self._run, args=(translator,), name=f"neighbours {self.model_dir.name}", daemon=True
-        )
+        self.started = self.counting = time.perf_counter()  # counting: when the pairs began to be encoded
+        self._after = after  # a cancelled build of the same model: it ends before this one starts
+        self._cancel = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=f"neighbours {self.model_dir.name}", daemon=True)
 
     def start(self) -> IndexBuild:
         self._thread.start()
         return self
 
+    def cancel(self) -> None:
+        self._cancel.set()
+
     def _progress(self, done: int, total: int) -> None:
+        if self._cancel.is_set():
+            raise InterruptedError(CANCELLED)  # inside the build: nothing is saved
+        if done == 0:
+            self.counting = time.perf_counter()
         self.done, self.total = done, total
 
-    def _run(self, translator: Translator) -> None:
+    def _run(self) -> None:
         try:
-            self.index, self.loaded = load_or_build(translator, self.model_dir, self.runs, self._progress)
-        except (NeighboursError, OSError) as err:
+            if self._after is not None:
+                self._after.wait()
+            self._progress(0, 0)
+            self.index, self.loaded = load_or_build(self.translator, self.model_dir, self.runs, self._progress)
+        except (NeighboursError, OSError) as err:  # InterruptedError, the cancel, is an OSError
             self.error = str(err)
         except Exception as err:  # anything else too: the page would otherwise wait for it for ever
             self.error = f"{type(err).__name__}: {err}"
@@ -46,7 +58,14 @@ class IndexBuild:
     def finished(self) -> bool:
         return self.index is not None or self.error is not None
 
+    @property
+    def eta(self) -> float | None:
+        """Seconds left at the rate measured so far; None before the first batch."""
+        if not self.done or not self.total:
+            return None
+        return (self.total - self.done) * (time.perf_counter() - self.counting) / self.done
+
     def wait(self, timeout: float | None = None) -> bool:
-        """Block until the thread ends (tests); True when it has."""
+        """Block until the thread ends; True when it has."""
         self._thread.join(timeout)
         return not self._thread.is_alive()

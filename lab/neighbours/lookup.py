@@ -1,19 +1,22 @@
-"""Look a translation up in a neighbour index: the training pairs nearest to its sentence (encoder) and to one of
-its output tokens (decoder), by cosine similarity: one float16 matrix-vector product over the index."""
+"""Look a translation up in a sentence index: its ``CANDIDATES`` nearest pairs by the compact index, then their
+states recomputed exactly (one teacher-forced pass of the candidates): the training pairs nearest to its sentence
+(encoder) and to one of its output tokens (decoder), by cosine similarity."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import numpy as np
-import torch
 
+from data.batch import batch_indices, encode_pairs
+from data.readers import Pair
 from data.tokenizer import Tokenizer
-from lab.neighbours.hidden_states import query_states
-from lab.neighbours.state_index import NeighbourIndex
-from model.transformer import Transformer
+from lab.neighbours.hidden_states import forced_states
+from lab.neighbours.sentence_index import BATCH_TOKENS, SentenceIndex
+from translate.translator import Translator
 
 K = 8  # neighbours shown
+CANDIDATES = 128  # pairs nearest by the compact index whose states are recomputed: token neighbours are among them
 
 
 @dataclass(frozen=True)
@@ -23,39 +26,43 @@ class Neighbour:
     position: int | None  # the decoder state's target position; None for a sentence neighbour
 
 
-def nearest(matrix: np.ndarray, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """The ``k`` rows of ``matrix`` (unit rows, float16) most cosine-similar to ``query``: (rows, similarities),
-    best first. torch's float16 matrix-vector product (float32 sums) reads the index in place, without a float32
-    copy: 0.1 s for 470,000 rows of 256 on one thread here, where numpy's float16->float32 blocks took 0.35 s."""
-    q = torch.from_numpy((query / max(float(np.linalg.norm(query)), 1e-6)).astype(np.float16))
-    sims = (torch.from_numpy(matrix) @ q).float()
-    top = torch.topk(sims, min(k, len(sims)))
-    return top.indices.numpy(), top.values.numpy()
+@dataclass(frozen=True)
+class Candidates:
+    """The compact index's best pairs for one sentence, with their exact states."""
+
+    pairs: np.ndarray  # (C,) rows of the index, nearest first by the compact index
+    vectors: np.ndarray  # (C, D) unit encoder vectors
+    states: list[np.ndarray]  # C arrays (T, D) of unit decoder states, teacher-forced on the pair's own English
 
 
-def sentence_neighbours(index: NeighbourIndex, vector: np.ndarray, k: int = K) -> list[Neighbour]:
-    """The ``k`` pairs whose encoder vector is nearest to ``vector``."""
-    rows, sims = nearest(index.encoder, vector, k)
-    return [Neighbour(int(r), float(s), None) for r, s in zip(rows, sims, strict=True)]
+def unit_vector(vector: np.ndarray) -> np.ndarray:
+    return vector / max(float(np.linalg.norm(vector)), 1e-6)
 
 
-def token_neighbours(index: NeighbourIndex, state: np.ndarray, k: int = K) -> list[Neighbour]:
-    """The ``k`` pairs with a decoder state nearest to ``state``, each at its nearest position (a pair once)."""
-    rows, sims = nearest(index.decoder, state, k * int(index.info.positions))  # enough for k distinct pairs
-    found: dict[int, Neighbour] = {}
-    for r, s in zip(rows, sims, strict=True):
-        pair = int(index.decoder_pair[r])
-        if pair not in found:
-            found[pair] = Neighbour(pair, float(s), int(index.decoder_position[r]))
-    return list(found.values())[:k]
+def candidates(index: SentenceIndex, translator: Translator, vector: np.ndarray, n: int = CANDIDATES) -> Candidates:
+    """The ``n`` pairs nearest to ``vector`` by the compact index, their states recomputed in batches."""
+    rows = np.argsort(-index.similarities(vector), kind="stable")[:n]
+    pairs = [Pair(index.sources[r], index.targets[r]) for r in rows]
+    examples = encode_pairs(pairs, translator.tokenizer, translator.model.config.max_positions)
+    vectors, states = np.zeros((len(rows), len(vector)), np.float32), [np.empty(0)] * len(rows)
+    for batch in batch_indices(examples, BATCH_TOKENS, seed=0, epoch=0, shuffle=False):
+        vectors[batch], forced = forced_states(translator.model, [examples[i] for i in batch])
+        for i, s in zip(batch, forced, strict=True):
+            states[i] = s
+    return Candidates(rows, vectors, states)
 
 
-def neighbours_of(
-    index: NeighbourIndex, model: Transformer, src_ids: list[int], tokens: list[int], position: int, k: int = K
-) -> tuple[list[Neighbour], list[Neighbour]]:
-    """A translation's sentence neighbours and its output token ``position``'s, from one teacher-forced pass."""
-    vector, states = query_states(model, src_ids, tokens)
-    return sentence_neighbours(index, vector, k), token_neighbours(index, states[position], k)
+def sentence_neighbours(found: Candidates, vector: np.ndarray, k: int = K) -> list[Neighbour]:
+    """The ``k`` candidates whose exact encoder vector is nearest to ``vector``."""
+    sims = found.vectors @ unit_vector(vector)
+    return [Neighbour(int(found.pairs[r]), float(sims[r]), None) for r in np.argsort(-sims, kind="stable")[:k]]
+
+
+def token_neighbours(found: Candidates, state: np.ndarray, k: int = K) -> list[Neighbour]:
+    """The ``k`` candidates with a decoder state nearest to ``state``, each at its nearest position (a pair once)."""
+    sims = [states @ unit_vector(state) for states in found.states]  # per candidate: (T,)
+    order = sorted(range(len(sims)), key=lambda i: -sims[i].max())[:k]
+    return [Neighbour(int(found.pairs[i]), float(sims[i].max()), int(sims[i].argmax())) for i in order]
 
 
 def marked(tokenizer: Tokenizer, text: str, position: int, mark: tuple[str, str] = ("⟦", "⟧")) -> str:

@@ -1,0 +1,178 @@
+"""A model's sentence index: one mean-pooled encoder vector per training pair, projected onto its ``DIMS`` main
+directions and quantised to int8, beside the pairs' texts, in one compressed ``.npz`` (64 bytes a pair: 7.6 MB for
+the shipped model's 118,825). ``lookup`` finds the best candidates in it and recomputes their states exactly.
+
+Where one lies: ``sentence_index.npz`` beside the model (the shipped model's is made by ``python -m workshop
+neighbours-index``; a run's is written there by the page), else in the runs folder's ``neighbours/`` named by the
+weights' sha256: the page never writes into a model folder outside the runs folder.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from data.batch import batch_indices, encode_pairs
+from data.readers import Pair
+from data.split_record import file_sha256
+from lab.neighbours.hidden_states import encoder_vectors
+from lab.neighbours.training_pairs import MAX_PAIRS, NeighboursError, training_pairs
+from model.run_dir import NEIGHBOURS_INDEX_FILE, WEIGHTS_FILE
+from translate.model_dir import weights_dir
+from translate.translator import Translator
+
+DIMS = 64  # projected dimensions kept, one int8 each
+CACHE_DIR = "neighbours"  # in the runs folder, for model folders outside it
+BATCH_TOKENS = 4096  # padded tokens per forward pass
+SEPARATOR = "\n"  # between the texts stored in one array (a TSV line holds no newline)
+
+Progress = Callable[[int, int], None]  # (pairs done, pairs in all); it may raise to stop the build
+
+
+@dataclass(frozen=True)
+class IndexInfo:
+    """What the page says about an index."""
+
+    model: str  # the model folder
+    weights_sha256: str
+    origin: str  # the training pairs, in words
+    available: int  # pairs there to index, before the cap
+    pairs: int  # pairs indexed
+    dims: int  # projected dimensions
+    seconds: float  # build time
+    built: str  # when (UTC)
+
+
+@dataclass(frozen=True)
+class SentenceIndex:
+    info: IndexInfo
+    sources: list[str]
+    targets: list[str]
+    codes: np.ndarray  # (N, P) int8: each pair's unit encoder vector projected on ``basis``, over ``scale``
+    basis: np.ndarray  # (D, P) float32: the top eigenvectors of the vectors' second moment, largest first
+    scale: np.ndarray  # (P,) float32: column j's code 1 stands for scale[j]
+
+    def similarities(self, vector: np.ndarray) -> np.ndarray:
+        """(N,) approximate cosines of every pair's encoder vector with ``vector``: exact up to the directions
+        left out and the rounding, which only choose the candidates ``lookup`` then recomputes."""
+        query = (vector / max(float(np.linalg.norm(vector)), 1e-6)) @ self.basis * self.scale  # (P,)
+        return self.codes.astype(np.float32) @ query.astype(np.float32)
+
+
+def weights_sha256(model_dir: Path) -> str:
+    return file_sha256(weights_dir(Path(model_dir)) / WEIGHTS_FILE)
+
+
+def index_path(model_dir: Path, runs: Path, sha256: str) -> Path:
+    """Where a new index of ``model_dir`` is written: beside it in the runs folder, else in the runs folder's cache."""
+    model_dir, runs = Path(model_dir).resolve(), Path(runs).resolve()
+    inside = model_dir.is_relative_to(runs)
+    return model_dir / NEIGHBOURS_INDEX_FILE if inside else runs / CACHE_DIR / f"{sha256}.{NEIGHBOURS_INDEX_FILE}"
+
+
+def vectors_of(translator: Translator, pairs: list[Pair], progress: Progress) -> np.ndarray:
+    """(N, D) float32 unit encoder vectors of ``pairs``, in batches of similar lengths."""
+    model = translator.model
+    examples = encode_pairs(pairs, translator.tokenizer, model.config.max_positions)
+    vectors = np.zeros((len(pairs), model.config.d_model), np.float32)
+    done = 0
+    for rows in batch_indices(examples, BATCH_TOKENS, seed=0, epoch=0, shuffle=False):
+        vectors[rows] = encoder_vectors(model, [examples[i] for i in rows])
+        done += len(rows)
+        progress(done, len(pairs))
+    return vectors
+
+
+def compact(vectors: np.ndarray, dims: int = DIMS) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(codes, basis, scale): ``vectors`` on their ``dims`` main directions (not centred, so that dot products,
+    not distances from the mean, are kept), each column rounded to int8 over its own largest value."""
+    _, eigenvectors = np.linalg.eigh(vectors.T @ vectors)  # ascending eigenvalues
+    basis = np.ascontiguousarray(eigenvectors[:, ::-1][:, :dims], np.float32)  # (D, P)
+    projected = vectors @ basis  # (N, P)
+    scale = np.maximum(np.abs(projected).max(axis=0), 1e-12).astype(np.float32) / 127
+    return np.round(projected / scale).astype(np.int8), basis, scale
+
+
+def build(
+    translator: Translator, model_dir: Path, progress: Progress, cap: int = MAX_PAIRS, dims: int = DIMS
+) -> tuple[SentenceIndex, np.ndarray]:
+    """The index of the model's training pairs (``training_pairs``), and their exact (N, D) vectors."""
+    start = time.perf_counter()
+    found = training_pairs(model_dir, cap)
+    progress(0, len(found.pairs))
+    vectors = vectors_of(translator, found.pairs, progress)
+    codes, basis, scale = compact(vectors, dims)
+    info = IndexInfo(
+        str(model_dir),
+        weights_sha256(model_dir),
+        found.origin,
+        found.available,
+        len(found.pairs),
+        basis.shape[1],
+        round(time.perf_counter() - start, 1),
+        time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+    )
+    texts = [p.src for p in found.pairs], [p.tgt for p in found.pairs]
+    return SentenceIndex(info, *texts, codes, basis, scale), vectors
+
+
+def text_array(texts: list[str]) -> np.ndarray:
+    return np.frombuffer(SEPARATOR.join(texts).encode("utf-8"), np.uint8)
+
+
+def save(index: SentenceIndex, path: Path) -> None:
+    """Written to a file of its own beside ``path`` and renamed into it: a reader never sees half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, partial = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(handle, "wb") as f:
+            np.savez_compressed(
+                f,
+                info=text_array([json.dumps(asdict(index.info))]),
+                sources=text_array(index.sources),
+                targets=text_array(index.targets),
+                codes=index.codes,
+                basis=index.basis,
+                scale=index.scale,
+            )
+        os.chmod(partial, 0o644)  # mkstemp's file is its owner's alone
+        os.replace(partial, path)
+    finally:
+        Path(partial).unlink(missing_ok=True)
+
+
+def load(path: Path) -> SentenceIndex:
+    """An index saved by ``save``; a file that is not one is an error naming it."""
+    try:
+        with np.load(path, allow_pickle=False) as f:
+            texts = {k: f[k].tobytes().decode("utf-8").split(SEPARATOR) for k in ("info", "sources", "targets")}
+            arrays = [f[k] for k in ("codes", "basis", "scale")]
+        info = IndexInfo(**json.loads(texts["info"][0]))
+    except (OSError, ValueError, KeyError, TypeError, EOFError) as err:
+        raise NeighboursError(f"{path}: not a sentence index ({err})") from None
+    return SentenceIndex(info, texts["sources"], texts["targets"], *arrays)
+
+
+def load_or_build(
+    translator: Translator, model_dir: Path, runs: Path, progress: Progress
+) -> tuple[SentenceIndex, bool]:
+    """The index beside the model or in the cache when built from these weights, else a new one, saved; the
+    second value says whether it was loaded."""
+    sha256 = weights_sha256(model_dir)
+    path = index_path(model_dir, runs, sha256)
+    for known in dict.fromkeys([Path(model_dir) / NEIGHBOURS_INDEX_FILE, path]):
+        try:
+            if known.is_file() and (index := load(known)).info.weights_sha256 == sha256:
+                return index, True
+        except NeighboursError:
+            pass  # a broken or foreign file: built again (over it, when it is the one to write)
+    index, _ = build(translator, model_dir, progress)
+    save(index, path)
+    return index, False

@@ -115,6 +115,7 @@ FEATURE_TESTS = {
     "page_switch": "what survives a trip from one page to the other and back",
     "disk_full": "a full disk at each write of a training run (weights, state, metrics)",
     "english_first": "an English-first corpus from upload to the Translate page, in a real browser",
+    "hostile_files": "every file the lab opens from a user, lying or hostile, refused in one line",
 }
 
 

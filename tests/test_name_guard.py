@@ -43,7 +43,7 @@ def corpus() -> list[Pair]:
 
 @pytest.fixture(scope="module")
 def guard() -> NameGuard:
-    return build(corpus(), LISTS, EVERYONE)
+    return build(corpus(), "es", LISTS, EVERYONE)
 
 
 def test_the_stand_ins_are_the_corpus_own_most_shared_names_by_kind(guard):

@@ -29,7 +29,7 @@ from data.split_record import SPLIT_RECORD_FILE
 from model.run_dir import CONFIG_FILE, DATA_REPORT_FILE, NAME_GUARD_FILE, RESULT_FILE, TRAIN_CONFIG_FILE
 from model.weights import ModelLoadError, save_model, staged_dir
 from training.outputs import OutputError, check_model_dir
-from training.prepare import model_split
+from training.prepare import model_data, model_split
 from translate import ct2, name_guard
 from translate.model_dir import load_model
 from translate.settings import REPO_ROOT
@@ -141,7 +141,8 @@ def guard_main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model", type=Path, required=True, help="model or run directory")
     args = parser.parse_args(argv)
     try:
-        guard = name_guard.build(model_split(args.model).train)
+        data = model_data(args.model)
+        guard = name_guard.build(model_split(args.model).train, data.direction[0] if data else "es")
     except CorpusError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

@@ -261,7 +261,7 @@ def prepare_data(
         write_record(d, parts.dev, parts.test, run_dir)
         tokenizer.save(run_dir)
         if len(parts.train) >= name_guard.MIN_PAIRS:  # a model too small to translate gains nothing from one
-            name_guard.build(parts.train).save(run_dir / NAME_GUARD_FILE)
+            name_guard.build(parts.train, d.direction[0]).save(run_dir / NAME_GUARD_FILE)
         if align:
             write_alignments(parts.train, tokenizer, run_dir)
     except OSError as err:

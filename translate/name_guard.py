@@ -40,12 +40,15 @@ CONNECTORS = frozenset(
 )  # inside "Santa Cruz de Tenerife"
 KINDS = ("male", "female", "place", "number")
 PLACE_PREPOSITIONS = frozenset(["en", "desde", "hasta", "in", "from", "to", "at"])
-NAME_CUES = frozenset(
-    ["a", "llamo", "llamas", "llama", "llaman", "soy", "eres", "named", "called", "meet", "am"]
-)  # a name follows them
-WEAK_CUES = frozenset(
-    ["de", "para", "con", "y", "que", "por", "e", "o", "and", "with", "for", "of"]
-)  # a name or a word follows them
+# Words after which a name may come: strongly ("me llamo", "a" before a person), or as often a word ("de", "and").
+NAME_CUES = {
+    "es": frozenset(["a", "llamo", "llamas", "llama", "llaman", "soy", "eres"]),
+    "en": frozenset(["named", "called", "meet"]),
+}
+WEAK_CUES = {
+    "es": frozenset(["de", "para", "con", "y", "que", "por", "e", "o"]),
+    "en": frozenset(["and", "with", "for", "of", "is", "am", "to"]),
+}
 KNOWN_NAME = 20  # a name the corpus writes capitalised this often is the model's own: left to it
 KNOWN_TRANSLATION = 10  # a capitalised word the target side translates this often has a translation the model knows
 MAX_LOWER_SHARE = 0.05  # a capitalised word is a name when at most this share of its uses are lowercase
@@ -133,6 +136,7 @@ class NameGuard:
     places: frozenset[str]  # plain place names, multi-word ones too (the lists)
     stand_ins: dict[str, tuple[str, ...]]  # kind -> stand-ins, most copied first
     shape: dict[str, float]  # letter trigram -> log-odds of a name against an ordinary word (``name_shape``)
+    lang: str = "es"  # the source language: which words announce a name (NAME_CUES)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_sorted", sorted(set(self.lowercase) | set(self.capital) | set(self.initial)))
@@ -147,7 +151,9 @@ class NameGuard:
         "bruce"): an unseen form of a seen word, not a name ("clemente" is not "clementina")."""
         at = bisect.bisect_left(self._sorted, key)
         for word in self._sorted[max(0, at - 1) : at + 1]:
-            common = next((i for i, (a, b) in enumerate(zip(key, word, strict=False)) if a != b), min(len(key), len(word)))
+            common = next(
+                (i for i, (a, b) in enumerate(zip(key, word, strict=False)) if a != b), min(len(key), len(word))
+            )
             if common >= 5 and len(key) - common <= 2 and len(word) - common <= 2:
                 return True
         return False
@@ -171,8 +177,8 @@ class NameGuard:
         if initial:  # at a sentence's start an unseen word is most often a name ("Darius va…"), unless it looks
             return not (self._inflection_of_known(key) and self.name_shape(key) <= 0)  # like a known word's form
         # where a name is announced ("me llamo ana", "a beatriz") the word need hardly look like one
-        margin = 0.0 if plain(after) in WEAK_CUES else SHAPE_MARGIN
-        return plain(after) in NAME_CUES or self.name_shape(key) > margin
+        margin = 0.0 if plain(after) in WEAK_CUES.get(self.lang, ()) else SHAPE_MARGIN
+        return plain(after) in NAME_CUES.get(self.lang, ()) or self.name_shape(key) > margin
 
     def name_shape(self, key: str) -> float:
         """Naive Bayes over letter trigrams: > 0 when ``key`` looks more like the lists' names than like the
@@ -300,7 +306,9 @@ class NameGuard:
 
     # --- kept beside the weights ----------------------------------------------------------------------------
     def save(self, path: Path) -> None:
-        data = {k: getattr(self, k) for k in ("lowercase", "capital", "initial", "people", "stand_ins", "shape")}
+        data = {
+            k: getattr(self, k) for k in ("lowercase", "capital", "initial", "people", "stand_ins", "shape", "lang")
+        }
         data |= {"translated": sorted(self.translated), "places": sorted(self.places)}
         Path(path).write_text(json.dumps(data, ensure_ascii=False, sort_keys=True), encoding="utf-8")
 
@@ -309,7 +317,7 @@ class NameGuard:
         d = json.loads(Path(path).read_text(encoding="utf-8"))
         stand_ins = {k: tuple(v) for k, v in d["stand_ins"].items()}
         sets = (frozenset(d["translated"]), d["people"], frozenset(d["places"]))
-        return cls(d["lowercase"], d["capital"], d["initial"], *sets, stand_ins, d["shape"])
+        return cls(d["lowercase"], d["capital"], d["initial"], *sets, stand_ins, d["shape"], d["lang"])
 
 
 def source_counts(pairs: Iterable) -> tuple[Counter, Counter, Counter, frozenset[str]]:
@@ -329,7 +337,7 @@ def source_counts(pairs: Iterable) -> tuple[Counter, Counter, Counter, frozenset
     return lowercase, capital, initial, translated
 
 
-def build(pairs: list, pool: EntityPool | None = None, everyone: EntityPool | None = None) -> NameGuard:
+def build(pairs: list, lang: str, pool: EntityPool | None = None, everyone: EntityPool | None = None) -> NameGuard:
     """A model's guard from its training pairs (``data.readers.Pair``): the source side's word counts, the name
     and place lists rare there as ordinary words, and as stand-ins the names and numbers most often shared by both
     sides (Tatoeba: Tom, John; Mary, Alice; Boston, Australia; 30, 100)."""
@@ -357,7 +365,8 @@ def build(pairs: list, pool: EntityPool | None = None, everyone: EntityPool | No
     listed = {plain(w) for n in pool.male + pool.female + pool.surnames + pool.places for w in n.split()}
     ordinary = {w for w, n in lowercase.items() if n >= 2 and w.isalpha() and w not in listed}
     shape = name_shapes(listed, ordinary)
-    return NameGuard(dict(lowercase), dict(capital), dict(initial), translated, people, places, stand_ins_found, shape)
+    counts = (dict(lowercase), dict(capital), dict(initial))
+    return NameGuard(*counts, translated, people, places, stand_ins_found, shape, lang)
 
 
 def name_shapes(names: set[str], words: set[str]) -> dict[str, float]:

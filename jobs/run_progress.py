@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from model.run_dir import METRICS_LOG_FILE, RESULT_FILE, TRAIN_CONFIG_FILE
+from model.run_dir import EVALUATING_FILE, METRICS_LOG_FILE, RESULT_FILE, TRAIN_CONFIG_FILE
+
+OLD_REASON = re.compile(r"optim\.max_(step|minute|epoch)s = ([\d.,]+) reached")  # "optim.max_minutes = 7 reached"
 
 
 @dataclass(frozen=True)
@@ -29,6 +32,24 @@ class RunProgress:
     fraction: float  # 0..1 of the budget that binds first
     eta_s: float | None  # None until a rate is known
     limit: str  # which budget the fraction refers to, in words
+
+
+@dataclass(frozen=True)
+class Evaluating:
+    """A dev evaluation running now: at which step, the loss or BLEU, how many sentences of how many."""
+
+    step: int
+    task: str
+    done: int
+    total: int
+
+    @property
+    def text(self) -> str:
+        """ "Evaluating at step 400 on 299 dev sentences… (120 of 299)"."""
+        how_far = f"({self.done:,} of {self.total:,})"
+        if self.task == "bleu":
+            return f"Evaluating at step {self.step:,}: translating {self.total:,} dev sentences for BLEU… {how_far}"
+        return f"Evaluating at step {self.step:,} on {self.total:,} dev sentences… {how_far}"
 
 
 def read_json(path: Path) -> dict[str, Any] | None:
@@ -107,6 +128,21 @@ def run_progress(records: list[dict[str, Any]], budget: Budget) -> RunProgress |
     )
 
 
+def evaluating(run_dir: Path, records: list[dict[str, Any]]) -> Evaluating | None:
+    """The dev evaluation the run's EVALUATING_FILE says is running, None when none is: no file, or one older than
+    the last train record (an evaluation a stop cut short; training goes on only after an evaluation)."""
+    record = read_json(run_dir / EVALUATING_FILE)
+    if record is None or record.get("task") not in ("loss", "bleu"):
+        return None
+    numbers = [record.get(k) for k in ("time", "step", "done", "total")]
+    if not all(isinstance(n, int | float) for n in numbers):
+        return None
+    trained = [r["time"] for r in records if r.get("kind") == "train" and isinstance(r.get("time"), int | float)]
+    if trained and max(trained) > numbers[0]:
+        return None
+    return Evaluating(int(numbers[1]), record["task"], int(numbers[2]), int(numbers[3]))
+
+
 def kept_text(run_dir: Path) -> str | None:
     """Which checkpoint became the model and why training stopped, in words; None before the run finished."""
     result = read_json(run_dir / RESULT_FILE)
@@ -123,8 +159,10 @@ def kept_text(run_dir: Path) -> str | None:
             f"the average of {len(steps)} snapshots ({span} of {last:,}), whose dev loss "
             f"({kept.get('dev_loss', float('nan')):.3f}) beat the best single one"
         )
-    stopped = result.get("stopped") or "the limits were reached"
-    return f"Kept {which}. Training stopped: {stopped}."
+    stopped = str(result.get("stopped") or "at its limits")
+    if old := OLD_REASON.fullmatch(stopped):  # a run from before the reasons were words
+        stopped = f"at the {old[2]}-{old[1]} limit"
+    return f"Kept {which}. Training stopped {stopped}."
 
 
 def final_scores(run_dir: Path) -> dict[str, Any] | None:

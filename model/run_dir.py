@@ -29,6 +29,7 @@ SPLIT_RECORD_FILE = "split.json"  # dev and test pairs as corpus positions, with
 SPLITS_DIR = "splits"  # train.tsv, dev.tsv, test.tsv
 TRAIN_LINKS_FILE = "train.align"  # in splits/, guided alignment: eflomal's piece links, a Pharaoh line per pair
 METRICS_LOG_FILE = "metrics.jsonl"  # one record per line, "kind" is one of the two below
+EVALUATING_FILE = "evaluating.json"  # while a dev evaluation runs: its step and how far (the Train page shows it)
 TRAIN_RECORD, EVAL_RECORD = "train", "eval"
 RESULT_FILE = "metrics.json"  # written when training has finished and the test split is scored
 TEST_HYPOTHESES_FILE = "test.hyp"

@@ -16,6 +16,8 @@ from streamlit.testing.v1 import AppTest
 
 from jobs import control
 from model.config import ModelConfig
+from model.run_dir import METRICS_LOG_FILE
+from training.metrics import MetricsLog
 from training.run_lock import holder, pid_alive
 from translate.settings import RUNS_ENV
 from workshop.bench.app_server import CHROMIUM, running_app
@@ -322,6 +324,7 @@ def test_a_symlinked_folder_in_the_runs_folder_is_skipped_with_a_note(runs: Path
 def test_a_running_job_shows_progress_and_stops_from_the_page(runs: Path) -> None:
     run_dir = runs / "live"
     fake_run(run_dir, steps=40)
+    MetricsLog(run_dir / METRICS_LOG_FILE, enabled=True).evaluating(40, "loss", 120, 299)  # it evaluates now
     pid = control.launch(run_dir, SLEEPER, owner=TAB)
     other_tab = page("browser-tab-2")
     assert not any(b.key == "stop" for b in other_tab.button)
@@ -330,6 +333,7 @@ def test_a_running_job_shows_progress_and_stops_from_the_page(runs: Path) -> Non
     assert any(f"PID {pid}" in m.value for m in at.markdown)
     progress = at.get("progress")
     assert progress and "step 40 of 100" in progress[0].proto.text
+    assert progress[1].proto.text == "Evaluating at step 40 on 299 dev sentences… (120 of 299)"
     assert metric(at, "Tokens/s") == "1,234" and charts(at) == 2
     at.button(key="stop").click().run()
     assert not pid_alive(pid)

@@ -1,16 +1,22 @@
-"""training.trainer's dev loss: the per-token mean as before, and the dev set's noise from the sentences' losses."""
+"""training.trainer's dev loss: the per-token mean as before, the dev set's noise from the sentences' losses, and
+how far an evaluation is (the Train page shows it)."""
 
 from __future__ import annotations
 
 import random
+import time
+from pathlib import Path
 
 import pytest
 import torch
 from conftest import tiny_config
 
 from data.batch import Example, batch_indices, collate
+from jobs.run_progress import evaluating, read_metrics
+from model.run_dir import EVALUATING_FILE, METRICS_LOG_FILE
 from model.transformer import Transformer
 from training.distributed import Env
+from training.metrics import MetricsLog
 from training.train_config import load_train_config
 from training.trainer import TranslationLoss, evaluate_nll
 from translate.settings import REPO_ROOT
@@ -47,3 +53,25 @@ def test_the_mean_is_the_per_token_nll_and_the_noise_shrinks_with_more_sentences
     assert noise > 0
     assert evaluate_nll(model, dev[:8], CONFIG, ALONE)[1] > noise  # fewer sentences, more noise
     assert evaluate_nll(model, dev[:1], CONFIG, ALONE)[1] == 0.0  # one sentence: no spread to measure
+
+
+def test_a_dev_evaluation_says_how_far_it_is_until_it_ends(tmp_path: Path) -> None:
+    """The dev loss reports its sentences batch by batch up to all of them; the run's folder says where an
+    evaluation is while it runs, in words the Train page shows, and nothing once it ended or a train record came
+    after it (a stop cut it short)."""
+    told: list[tuple[int, int]] = []
+    evaluate_nll(Transformer(tiny_config()), examples(64), CONFIG, ALONE, lambda *how_far: told.append(how_far))
+    assert len(told) > 1 and told[-1] == (64, 64) and told == sorted(told)
+    metrics = MetricsLog(tmp_path / METRICS_LOG_FILE, enabled=True)
+    metrics.write(kind="train", step=50)
+    metrics.evaluating(50, "loss", 120, 299)
+    now = evaluating(tmp_path, read_metrics(tmp_path))
+    assert now is not None and now.text == "Evaluating at step 50 on 299 dev sentences… (120 of 299)"
+    metrics.evaluating(50, "bleu", 64, 100)
+    assert evaluating(tmp_path, read_metrics(tmp_path)).text.endswith(
+        "translating 100 dev sentences for BLEU… (64 of 100)"
+    )
+    metrics.write(kind="train", step=51, time=time.time() + 1)
+    assert evaluating(tmp_path, read_metrics(tmp_path)) is None  # training went on: that evaluation is not running
+    metrics.evaluated()
+    assert not (tmp_path / EVALUATING_FILE).exists()

@@ -12,15 +12,16 @@ import torch
 from safetensors.torch import load_file
 
 from data.case_markup import MARK
-from data.corpus import ReadReport
+from data.corpus import Pair, ReadReport
 from data.tokenizer import Tokenizer
 from lab.page.direction import Languages, languages
 from model.config import ConfigError, ModelConfig
-from model.run_dir import train_links_file
+from model.run_dir import EVALUATING_FILE, train_links_file
+from training.distributed import Env
 from training.prepare import load_and_split
 from training.train import main
 from training.train_config import OptimConfig, load_train_config
-from training.trainer import lr_at
+from training.trainer import dev_scores, lr_at
 from translate.translator import Translator
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
@@ -405,8 +406,18 @@ def test_the_result_names_the_kept_checkpoint_and_the_limit_that_stopped_trainin
 
     result = json.loads((tiny_model_dir / "metrics.json").read_text())
     kept = result["kept"]
-    assert result["stopped"] == "optim.max_steps = 300 reached" and kept["last_step"] == 300
+    assert result["stopped"] == "at the 300-step limit" and kept["last_step"] == 300
     assert kept["checkpoint"] == result["final"] and kept["dev_loss"] == min(result["dev_loss"].values())
     assert (0 < kept["best_step"] <= 300) if kept["checkpoint"] == "best" else kept["steps"][-1] == 300
     text = kept_text(tiny_model_dir)
-    assert text.startswith("Kept the ") and text.endswith("Training stopped: optim.max_steps = 300 reached.")
+    assert text.startswith("Kept the ") and text.endswith("Training stopped at the 300-step limit.")
+    assert not (tiny_model_dir / EVALUATING_FILE).exists()  # no evaluation is running once training ended
+
+
+def test_dev_bleu_reports_the_sentences_translated_batch_by_batch(tiny_model_dir: Path) -> None:
+    translator = Translator.load(tiny_model_dir)
+    pairs = [Pair("el gato rojo", "the red cat")] * 70
+    told: list[tuple[int, int]] = []
+    env = Env(torch.device("cpu"), 0, 1, None)
+    dev_scores(translator.model, translator.tokenizer, pairs, env, lambda *how_far: told.append(how_far))
+    assert told == [(64, 70), (70, 70)]

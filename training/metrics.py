@@ -14,7 +14,7 @@ from typing import Any
 
 from tqdm import tqdm
 
-from model.run_dir import TRAIN_RECORD
+from model.run_dir import EVALUATING_FILE, TRAIN_RECORD
 from training.distributed import Env, all_reduce_sum
 from training.progress import Progress
 from training.train_config import OptimConfig
@@ -31,6 +31,20 @@ class MetricsLog:
         if self.enabled:
             with open(self.path, "a", encoding="utf-8") as f:
                 f.write(json.dumps({"time": round(time.time(), 3), **record}) + "\n")
+
+    def evaluating(self, step: int, task: str, done: int, total: int) -> None:
+        """Where the dev evaluation at ``step`` is (``task`` "loss" or "bleu", ``done`` of ``total`` sentences), in
+        EVALUATING_FILE beside the log: minutes of evaluation read as a frozen run on the Train page without it."""
+        if self.enabled:
+            record = {"time": round(time.time(), 3), "step": step, "task": task, "done": done, "total": total}
+            tmp = self.path.with_name(EVALUATING_FILE + ".tmp")
+            tmp.write_text(json.dumps(record), encoding="utf-8")
+            tmp.replace(self.path.with_name(EVALUATING_FILE))
+
+    def evaluated(self) -> None:
+        """The evaluation is over (or none is running): no EVALUATING_FILE."""
+        if self.enabled:
+            self.path.with_name(EVALUATING_FILE).unlink(missing_ok=True)
 
     def start_fresh(self) -> None:
         """A new run starts an empty log."""

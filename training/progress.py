@@ -33,16 +33,16 @@ def time_budget_progress(progress: Progress, optim: OptimConfig) -> float:
 
 
 def stop_reason(progress: Progress, config: TrainConfig, epoch_ended: bool = False) -> str:
-    """Why training stops now, or "" to go on: the step, minutes or epochs limit, or early stopping (patience).
-
-    ``epoch_ended``: the epoch's last batch has been taken (the epochs limit counts finished epochs)."""
+    """Why training stops now, in words ("at the 7-minute limit"), or "" to go on: the step, minutes or epochs
+    limit, or early stopping (patience). ``epoch_ended``: the epoch's last batch has been taken (the epochs limit
+    counts finished epochs)."""
     o, r = config.optim, config.run
     if progress.step >= o.max_steps:
-        return f"optim.max_steps = {o.max_steps:,} reached"
+        return f"at the {o.max_steps:,}-step limit"
     if 0 < o.max_minutes * 60 < progress.elapsed:
-        return f"optim.max_minutes = {o.max_minutes:g} reached"
+        return f"at the {o.max_minutes:g}-minute limit"
     if epoch_ended and progress.epoch >= o.max_epochs - 1:
-        return f"optim.max_epochs = {o.max_epochs} reached"
+        return f"at the {o.max_epochs:,}-epoch limit"
     if 0 < r.patience <= progress.evals_without_improvement:
-        return f"no dev-loss improvement in run.patience = {r.patience} evaluations"
+        return f"after {r.patience} evaluations in a row without a better dev loss (its patience)"
     return ""

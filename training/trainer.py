@@ -8,7 +8,9 @@ import logging
 import math
 import statistics
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +37,8 @@ from training.train_config import GuidedAlignmentConfig, OptimConfig, TrainConfi
 from translate.translator import Translator
 
 log = logging.getLogger("training")
+Report = Callable[[int, int], None]  # (sentences done, sentences in all) of a dev evaluation
+TRANSLATE_BATCH = 64  # dev sentences translated between two reports (translate_many's own batch)
 
 
 def lr_at(step: int, optim: OptimConfig, time_progress: float = 0.0) -> float:
@@ -116,10 +120,13 @@ def train_step(
 
 
 @torch.inference_mode()
-def evaluate_nll(model: Transformer, examples: list[Example], config: TrainConfig, env: Env) -> tuple[float, float]:
+def evaluate_nll(
+    model: Transformer, examples: list[Example], config: TrainConfig, env: Env, report: Report | None = None
+) -> tuple[float, float]:
     """(mean per-token NLL, its noise: the standard error of the mean of the sentences' per-token NLL) on
     ``examples``, in eval mode; with several processes each takes a share. The noise says how much the dev loss
-    moves by the luck of which sentences the dev set holds: a change smaller than it is no change."""
+    moves by the luck of which sentences the dev set holds: a change smaller than it is no change. ``report`` is
+    told the sentences done (this process's share, times the processes) after each batch."""
     was_training = model.training
     model.eval()
     shard = examples[env.rank :: env.world_size]
@@ -134,17 +141,26 @@ def evaluate_nll(model: Transformer, examples: list[Example], config: TrainConfi
         per_sentence += (sums / real.sum(dim=1).clamp(min=1)).tolist()
         nll_sum += float(token_nll.sum())
         tokens += batch.n_tgt_tokens
+        if report is not None:
+            report(min(len(examples), len(per_sentence) * env.world_size), len(examples))
     model.train(was_training)
     losses = [loss for shard_losses in all_gather(per_sentence, env) for loss in shard_losses]
     noise = statistics.stdev(losses) / math.sqrt(len(losses)) if len(losses) > 1 else 0.0
     return all_reduce_sum(nll_sum, env) / max(1.0, all_reduce_sum(tokens, env)), noise
 
 
-def dev_scores(model: Transformer, tokenizer: Tokenizer, pairs: list[Pair], env: Env) -> dict[str, Any] | None:
-    """Greedy dev BLEU/chrF: each process translates its share, rank 0 scores all (others get None)."""
+def dev_scores(
+    model: Transformer, tokenizer: Tokenizer, pairs: list[Pair], env: Env, report: Report | None = None
+) -> dict[str, Any] | None:
+    """Greedy dev BLEU/chrF: each process translates its share, rank 0 scores all (others get None); ``report`` is
+    told the sentences translated after each batch of them."""
     was_training = model.training
     shard = pairs[env.rank :: env.world_size]
-    hyps = Translator(model, tokenizer).translate_many([p.src for p in shard])
+    translator, hyps = Translator(model, tokenizer), []
+    for start in range(0, len(shard), TRANSLATE_BATCH):
+        hyps += translator.translate_many([p.src for p in shard[start : start + TRANSLATE_BATCH]])
+        if report is not None:
+            report(min(len(pairs), len(hyps) * env.world_size), len(pairs))
     model.train(was_training)
     shards = all_gather(hyps, env)
     if not env.is_main:
@@ -238,6 +254,7 @@ def train(
     else:
         progress = Progress()
         run.metrics.start_fresh()
+    run.metrics.evaluated()  # an evaluation a stop cut short is not running now
     bar = tqdm(
         total=o.max_steps,
         initial=progress.step,
@@ -312,7 +329,7 @@ def after_step(s: Session, progress: Progress, window: Window, epoch_ended: bool
     if stop:
         if window.steps:  # the last steps before the stop
             log_train(window, progress, config.optim, env, s.run.metrics, s.bar)
-        progress.stopped = reason or "another process reached a limit"
+        progress.stopped = reason or "when another process reached a limit"
         log.info("stopping at step %d: %s", progress.step, progress.stopped)
     return stop
 
@@ -331,7 +348,8 @@ def epoch_batches(examples: list[Example], o: OptimConfig, env: Env, epoch: int)
 def evaluate_dev(s: Session, progress: Progress) -> None:
     """Dev loss and BLEU (all processes share the work), the best model so far on rank 0; updates ``progress``."""
     config, env, r = s.run.config, s.run.env, s.run.config.run
-    dev_loss, dev_loss_se = evaluate_nll(s.model, s.dev.examples, config, env)
+    step, metrics = progress.step, s.run.metrics
+    dev_loss, dev_loss_se = evaluate_nll(s.model, s.dev.examples, config, env, partial(metrics.evaluating, step, "loss"))
     improved = dev_loss < progress.best_dev_loss
     progress.best_dev_loss = min(progress.best_dev_loss, dev_loss)
     progress.best_step = progress.step if improved else progress.best_step
@@ -347,7 +365,9 @@ def evaluate_dev(s: Session, progress: Progress) -> None:
     }
     scores = None
     if r.dev_bleu_sentences > 0 and s.dev.pairs:
-        scores = dev_scores(s.model, s.tokenizer, s.dev.pairs[: r.dev_bleu_sentences], env)
+        bleu_pairs = s.dev.pairs[: r.dev_bleu_sentences]
+        scores = dev_scores(s.model, s.tokenizer, bleu_pairs, env, partial(metrics.evaluating, step, "bleu"))
+    metrics.evaluated()
     if scores is not None:
         record.update(dev_bleu=scores["bleu"], dev_chrf=scores["chrf"])
     if env.is_main:

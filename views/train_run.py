@@ -10,7 +10,7 @@ from pathlib import Path
 import streamlit as st
 
 from jobs import control
-from jobs.run_progress import read_budget, read_metrics, run_progress
+from jobs.run_progress import evaluating, read_budget, read_metrics, run_progress
 from jobs.run_verdict import verdict
 from views.train_estimate import duration
 from views.train_probes import show_probes
@@ -40,13 +40,16 @@ def owner_token() -> str:
 
 
 def show_progress(run_dir: Path, records: list[dict]) -> None:
-    """How far the run is towards the limit it reaches first, its speed, the time spent and the time left."""
+    """How far the run is towards the limit it reaches first (and how far a dev evaluation running now is), its
+    speed, the time spent and the time left."""
     budget = read_budget(run_dir)
     progress = run_progress(records, budget) if budget else None
     if progress is None:
         st.progress(0.0, text="Preparing data and the tokenizer…")
         return
     st.progress(progress.fraction, text=f"{progress.limit} · {100 * progress.fraction:.0f}%")
+    if (now := evaluating(run_dir, records)) is not None:  # minutes in which no train record comes
+        st.progress(now.done / max(1, now.total), text=now.text)
     a, b, c = st.columns(3)
     a.metric("Tokens/s", f"{progress.tokens_per_s:,.0f}" if progress.tokens_per_s else "–")
     b.metric("Elapsed", duration(progress.elapsed_s))

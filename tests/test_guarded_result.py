@@ -53,7 +53,7 @@ def encoder_columns(at: AppTest) -> str:
 def test_the_page_says_what_the_model_read_and_shows_the_model_alone_in_one_click(guarded_model: Path) -> None:
     at = translated(AppTest.from_file(APP, default_timeout=60).run(), "El gato rojo 123.")
     said = beside(at)
-    assert said[0].startswith("123 → read as 12: this model met few names in training, mostly Mary, and copies those")
+    assert said[0].startswith("123 → read as 12: this model met few names in training, mostly Mary, and copies those;")
     assert "123" in at.main.get_by_key("translation").code[0].value  # put back in the translation
     guarded_maps = encoder_columns(at)
     at.button(key="unguard").click().run()  # the model alone: its own translation and maps

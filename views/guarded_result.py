@@ -72,8 +72,8 @@ def show_guard(result: TextTranslation, translator: Translator, request: Request
         if swaps:
             read = "; ".join(f"{w.original} → read as {w.stand_in}" for w in swaps)
             st.info(
-                f"{read}: this model met few names in training, mostly {stand_ins(guard)}, and copies those. What "
-                "it cannot know is read as one of them and put back after translating; the maps show what it read."
+                f"{read}: this model met few names in training, mostly {stand_ins(guard)}, and copies those; each "
+                "is put back after translating. The maps show what the model read."
             )
         for i, s in enumerate(result.sentences):
             if note := s.guard_note:

@@ -135,8 +135,8 @@ def why_fine_tune(shipped: Path) -> str:
     start = f"starts from {score[0]:.1f} {score[1]}" if score else "starts from what it learned on the whole corpus"
     return (
         f"Fine-tuning the shipped {langs.src} → {langs.tgt} model is the default: it {start}, while a new model "
-        "from random weights reaches only a few BLEU on a few thousand pairs in the minutes a CPU gives it (the "
-        "forecast, once measured, compares the two for this corpus)."
+        "from random weights reaches only a few BLEU on a few thousand pairs in the minutes a CPU gives it (with "
+        "the small preset, the forecast compares the two for this corpus once measured)."
     )
 
 

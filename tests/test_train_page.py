@@ -371,8 +371,9 @@ def test_browser_upload_start_and_live_chart(runs: Path, tmp_path: Path) -> None
     """``streamlit run app.py``, open the Train page, upload, start a tiny run, see the chart and the result."""
     corpus = tmp_path / "browser.tsv"
     corpus.write_bytes(tsv(300))
+    no_shipped_model = dict(os.environ, LAB_MODEL_DIR=str(tmp_path / "none"))  # a new model, not a fine-tune
     with (
-        running_app(dict(os.environ), tmp_path / "server.log", timeout=60) as url,
+        running_app(no_shipped_model, tmp_path / "server.log", timeout=60) as url,
         browser_page({"width": 1400, "height": 2400}) as (page, page_errors),
     ):
         page.goto(f"{url}/Train")

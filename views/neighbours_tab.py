@@ -13,18 +13,9 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from lab.neighbours import lookup
 from lab.neighbours.hidden_states import query_states
 from lab.neighbours.index_build import IndexBuild
-from lab.neighbours.lookup import (
-    CANDIDATES,
-    Candidates,
-    K,
-    Neighbour,
-    candidates,
-    marked,
-    sentence_neighbours,
-    token_neighbours,
-)
 from lab.neighbours.sentence_index import SentenceIndex
 from lab.neighbours.training_pairs import MAX_PAIRS
 from lab.page.direction import Languages
@@ -46,7 +37,7 @@ CAVEAT = (
     "What nearness does not prove: similar states are not a causal explanation. These pairs are not *why* the model "
     "says this — it learned from all its training pairs at once, and may have learned this from others than those "
     "shown, or from pairs not indexed; a near pair can also translate differently. The decoder states compared are "
-    f"those of the {CANDIDATES} pairs nearest by the sentence, not of every pair: a nearer one elsewhere is missed."
+    f"those of the {lookup.CANDIDATES} pairs nearest by the sentence, not every pair's: a nearer one may be missed."
 )
 
 
@@ -90,7 +81,9 @@ def token_choice(translator: Translator, tokens: list[int]) -> int:
     )
 
 
-def table(index: SentenceIndex, found: list[Neighbour], translator: Translator, langs: Languages) -> pd.DataFrame:
+def table(
+    index: SentenceIndex, found: list[lookup.Neighbour], translator: Translator, langs: Languages
+) -> pd.DataFrame:
     """One row per neighbour: its similarity, its Spanish and its English (the decoder state's token marked)."""
     tokenizer = translator.tokenizer
     return pd.DataFrame(
@@ -98,7 +91,9 @@ def table(index: SentenceIndex, found: list[Neighbour], translator: Translator, 
             "similarity": [round(n.similarity, 3) for n in found],
             langs.src: [index.sources[n.pair] for n in found],
             langs.tgt: [
-                index.targets[n.pair] if n.position is None else marked(tokenizer, index.targets[n.pair], n.position)
+                index.targets[n.pair]
+                if n.position is None
+                else lookup.marked(tokenizer, index.targets[n.pair], n.position)
                 for n in found
             ],
         }
@@ -112,8 +107,8 @@ def describe(build: IndexBuild, index: SentenceIndex) -> str:
     return (
         f"Index of `{info.model}` (weights sha256 {info.weights_sha256[:12]}…): {info.pairs:,} pairs{sample}, "
         f"{info.origin}. One encoder vector per pair on its {info.dims} main directions in int8 "
-        f"({index.codes.nbytes / 1e6:.1f} MB); {how}. The {CANDIDATES} nearest by it are encoded and decoded again here: "
-        "their similarities below are exact."
+        f"({index.codes.nbytes / 1e6:.1f} MB); {how}. The {lookup.CANDIDATES} nearest by it are encoded and decoded "
+        "again here: their similarities below are exact."
     )
 
 
@@ -128,7 +123,7 @@ def show_found(
     start = time.perf_counter()
     vector, forced = query_states(translator.model, src_ids, tokens)
     found = sentence_candidates(index, translator, src_ids, vector)
-    sentences, states = sentence_neighbours(found, vector), token_neighbours(found, forced[position])
+    sentences, states = lookup.sentence_neighbours(found, vector), lookup.token_neighbours(found, forced[position])
     seconds = time.perf_counter() - start
     st.markdown("**Nearest training pairs by the encoder: the whole sentence**")
     with st.container(key="neighbours_sentence"):
@@ -138,18 +133,18 @@ def show_found(
     st.caption(f"Token {position + 1}, `{piece}`.")
     with st.container(key="neighbours_token_table"):
         st.dataframe(table(index, states, translator, langs), hide_index=True)
-    st.caption(f"Both looked up in {seconds:.2f} s ({CANDIDATES} pairs teacher-forced once for this sentence).")
+    st.caption(f"Both looked up in {seconds:.2f} s ({lookup.CANDIDATES} pairs teacher-forced once for this sentence).")
     st.caption(CAVEAT)
 
 
 def sentence_candidates(
     index: SentenceIndex, translator: Translator, src_ids: list[int], vector: np.ndarray
-) -> Candidates:
+) -> lookup.Candidates:
     """The sentence's candidates, kept in the session for the next output token picked (they do not depend on it)."""
     key = (index.info.weights_sha256, tuple(src_ids))
     kept = st.session_state.get("neighbours_candidates")
     if kept is None or kept[0] != key:
-        kept = st.session_state["neighbours_candidates"] = (key, candidates(index, translator, vector))
+        kept = st.session_state["neighbours_candidates"] = (key, lookup.candidates(index, translator, vector))
     return kept[1]
 
 
@@ -167,7 +162,7 @@ def show_neighbours(
     translator: Translator, request: Request, sentence: Translation, candidate: Candidate, langs: Languages
 ) -> None:
     """The nearest training pairs of ``candidate`` (a translation of ``sentence``), once the model's index is built."""
-    st.caption(ABOUT.format(k=K, tgt=langs.tgt))
+    st.caption(ABOUT.format(k=lookup.K, tgt=langs.tgt))
     build = index_build(request.model, translator)
     build.wait(timeout=max(0.0, build.started + LOAD_S - time.perf_counter()))  # a file: shown in this run
     if build.error is not None:

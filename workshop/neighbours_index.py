@@ -55,9 +55,8 @@ def main(argv: list[str] | None = None) -> int:
     save(index, path)
     info = index.info
     size, each = path.stat().st_size / 1e6, 1000 * info.seconds / info.pairs
-    print(
-        f"{path}: {info.pairs:,} pairs, {info.dims} dimensions in int8, {size:.1f} MB; {info.seconds:.0f} s, {each:.2f} ms a pair"
-    )
+    print(f"{path}: {info.pairs:,} pairs, {info.dims} int8 dimensions, {size:.1f} MB", end="; ")
+    print(f"built in {info.seconds:.0f} s, {each:.2f} ms a pair")
     rows = np.random.default_rng(0).choice(info.pairs, min(args.check, info.pairs), replace=False)
     own, own_exact, kept = check(index, vectors, rows)
     print(f"own Spanish nearest: {own} of {len(rows)} by the compact index, {own_exact} after the exact pass")

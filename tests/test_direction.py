@@ -39,6 +39,8 @@ TABS = (
     "Head summary",
     "Positional encoding",
     "Find the bad translations",
+    "All heads",
+    "Download",
 )
 
 

@@ -358,10 +358,11 @@ def show_gold_score(translator: Translator, directory: str, pair: GoldPair, meth
         st.caption(
             f'{found.correct} of the {found.predicted} links drawn at {where(method)} ("{method.reading}" reading, '
             f"argmax per {langs.tgt} word) are among the {found.gold} links people drew. Scored as the alignment bench "
-            f"scores it: the model reads the {langs.src} sentence and is forced to write the reference {langs.tgt} of "
-            f"{GOLD_CREDIT}, not the translation above; subwords are joined into the reference's words whatever "
-            'the "Whole words" switch says. Drawn below: green, both drew the link; orange, the model only; '
-            "grey, people only. Precision = green ÷ (green + orange), recall = green ÷ (green + grey)."
+            f"scores it: the model reads the {langs.src} sentence as written (no name guard) and is forced to write "
+            f"the reference {langs.tgt} of {GOLD_CREDIT}, not the translation above; subwords are joined into the "
+            'reference\'s words whatever the "Whole words" switch says. Drawn below: green, both drew the link; '
+            "orange, the model only; grey, people only. Precision = green ÷ (green + orange), recall = green ÷ (green "
+            "+ grey)."
         )
         title = f"Scored: the reference {langs.tgt}, {where(method)}, beside people's links"
         chart = agreement_chart(tokens, frame, title, langs.src, langs.tgt)

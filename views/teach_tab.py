@@ -145,6 +145,11 @@ def show_teach(
         show_outcome(outcome, layer, head, words, langs)
         return
     st.code(source, language=None, wrap_lines=True)
+    if request.name_guard and translator.guard is not None and translator.guard.protect(source).swaps:
+        st.caption(
+            "The copy learns this sentence as typed, not as the name guard reads it (the maps above); its "
+            "translations before and after are guarded, as the page's are."
+        )
     correction = st.text_input(f"The right {langs.tgt}", key="teach_text", max_chars=500)
     if st.button("Teach", key="teach", type="primary"):
         run_teach(translator, request, source, correction, langs)

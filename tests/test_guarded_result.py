@@ -71,3 +71,16 @@ def test_a_sentence_the_guard_gave_up_on_says_so(guarded_model: Path) -> None:
     at = translated(AppTest.from_file(APP, default_timeout=60).run(), "El gato Ana 3.")
     notes = [line for line in beside(at) if "translated as typed" in line]
     assert notes and notes[0].startswith("Name guard off for this sentence: Mary (read for Ana) is")
+
+
+def test_a_result_says_when_it_was_computed_without_the_guard() -> None:
+    from dataclasses import replace
+
+    from lab.page.request import Request, changes
+
+    shown = Request("m", "shipped: m", "Me llamo Ana.", 4, 1.0, 2)
+    off = replace(shown, name_guard=False)
+    assert shown.settings == "beam search, beam 4, length penalty 1, 2-best" and off.settings.endswith(
+        ", name guard off"
+    )
+    assert changes(shown, off) == ["the name guard"] and changes(off, off) == []

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import random
+import re
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -183,3 +184,30 @@ def model_env(monkeypatch: pytest.MonkeyPatch, tiny_model_dir: Path, tmp_path: P
     monkeypatch.setenv("LAB_RUNS_DIR", str(tmp_path / "runs"))
     monkeypatch.setenv("LAB_THREADS", "1")
     return tiny_model_dir
+
+
+RAW_WORDS = re.compile(r"\b(?:None|nan|NaN)\b|\b(?:optim|data)\.[a-z_]+")  # Python's words, and config keys
+TEXT_ELEMENTS = ("title", "header", "subheader", "markdown", "caption", "text", "code", "info", "warning", "error")
+WIDGETS = ("button", "download_button", "toggle", "checkbox", "radio", "selectbox", "multiselect", "select_slider")
+WIDGETS += ("slider", "number_input", "text_input", "text_area", "file_uploader", "tab", "expandable")
+
+
+def shown_texts(at: AppTest) -> list[str]:
+    """Every string the page shows its reader: text elements, the labels, options and help of widgets, metrics,
+    progress bars and the cells and headers of tables (a widget's value is the reader's own, not read)."""
+    texts = [str(e.value) for kind in (*TEXT_ELEMENTS, "success") for e in at.get(kind)]
+    for kind in WIDGETS:
+        for e in at.get(kind):
+            texts += [str(getattr(e, name, "") or "") for name in ("label", "help", "placeholder")]
+            texts += [str(option) for option in getattr(e, "options", ())]
+    texts += [f"{m.label} {m.value} {m.proto.delta}" for m in at.get("metric")] + [
+        p.proto.text for p in at.get("progress")
+    ]
+    for table in at.get("dataframe"):
+        texts += [str(c) for c in table.value.columns] + [str(v) for v in table.value.to_numpy().ravel()]
+    return texts
+
+
+def raw_words(at: AppTest) -> list[str]:
+    """The texts of the page that print a Python None or nan, or name a configuration key, where words belong."""
+    return [text for text in shown_texts(at) if RAW_WORDS.search(text)]

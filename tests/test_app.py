@@ -13,7 +13,7 @@ import pyarrow as pa
 import pytest
 import streamlit as st
 import torch
-from conftest import APP
+from conftest import APP, raw_words, translated
 from streamlit.testing.v1 import AppTest
 
 from data.case_markup import MARK
@@ -653,3 +653,24 @@ def test_the_run_the_train_pages_gate_made_the_default_is_picked_first(model_env
     record_default(runs, runs / "mine")
     at = start()
     assert at.selectbox(key="model").value.label == "run: mine"
+
+
+def test_no_view_shows_a_raw_none_nan_or_configuration_key(model_env: Path) -> None:
+    """Every view of the page after a translation, and a ranking of lines with and without a reference: words only
+    (no "None", "nan", "optim.", "data." where a learner reads)."""
+    at = translated("El gato rojo 3.")
+    views = [tab.label for tab in at.tabs]
+    assert len(views) >= 10, views
+    found = {"first screen": raw_words(at)}
+    for view in views:
+        at.session_state["view"] = view
+        at.run()
+        assert not at.exception, (view, [e.message for e in at.exception])
+        found[view] = raw_words(at)
+    at.session_state["view"] = "Find the bad translations"
+    at.run()
+    at.text_area(key="ranking_text").set_value("El gato rojo 3.\tThe red cat 3.\nEl perro azul 7.\n").run()
+    at.button(key="ranking_run").click().run()
+    assert at.dataframe, "no ranking table"
+    found["ranking"] = raw_words(at)
+    assert not any(found.values()), {view: words for view, words in found.items() if words}

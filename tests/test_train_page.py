@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import browser_page, idle
+from conftest import browser_page, idle, raw_words, shown_texts
 from streamlit.testing.v1 import AppTest
 
 from jobs import control
@@ -789,3 +789,42 @@ def test_the_dev_set_and_the_fine_tune_shape_are_said(runs: Path, monkeypatch: p
     at = page()
     at.selectbox(key="init_from").set_value(1).run()
     assert any(c.value.startswith("Fine-tuning keeps the shape") for c in at.caption)
+
+
+def test_no_state_of_the_page_shows_a_raw_none_nan_or_configuration_key(
+    runs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The page fresh; with an upload (its report, estimate and forecast); with a finished run (one from before the
+    stop reasons were words) and a first model's default check, whose baseline has no figure for some checks; with
+    a run training and evaluating, then stopped: words only (no "None", "nan", "optim.", "data.")."""
+    from training.reference_points import REFERENCES_FILE
+    from views import train_result
+
+    found = {"fresh": raw_words(page()), "upload": raw_words(upload(page(), "c.tsv", tsv(200)))}
+    fake_run(runs / "done", finished=True)
+    result = json.loads((runs / "done" / "metrics.json").read_text())
+    kept = {"checkpoint": "best", "dev_loss": 2.5, "best_step": 20, "last_step": 40}
+    result |= {"kept": kept, "stopped": "optim.max_minutes = 7 reached"}
+    (runs / "done" / "metrics.json").write_text(json.dumps(result))
+    model_folder(runs / "done")
+
+    def scored(run_dir: Path, default: Path | None) -> None:  # a first model of its direction: against copying
+        run = {"bleu": 9.0, "chrf": 30.0, "loops": 1, "canaries": 3, "canaries_wrong": ["Hi world."]}
+        (run_dir / REFERENCES_FILE).write_text(json.dumps(points(run, canaries=8)))
+
+    monkeypatch.setattr(train_result, "score_reference_points", scored)
+    monkeypatch.setenv("LAB_MODEL_DIR", str(tmp_path / "none"))  # no Spanish → English default yet
+    at = page()
+    assert any("Training stopped at the 7-minute limit." in text for text in shown_texts(at))
+    at.button(key="make_default").click().run()
+    assert any("rule" in table.value.columns for table in at.dataframe), "no default check"
+    found["finished"] = raw_words(at)
+    fake_run(runs / "live", steps=40)
+    MetricsLog(runs / "live" / METRICS_LOG_FILE, enabled=True).evaluating(40, "bleu", 64, 100)
+    control.launch(runs / "live", SLEEPER, owner=TAB)
+    at = page()
+    assert at.selectbox(key="watch_run").value == "live" and len(at.get("progress")) == 2
+    found["training"] = raw_words(at)
+    at.button(key="stop").click().run()
+    found["stopped"] = raw_words(at)
+    assert not any(found.values()), {state: words for state, words in found.items() if words}

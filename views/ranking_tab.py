@@ -80,7 +80,7 @@ def table(ranked: list[Ranked]) -> pd.DataFrame:
             "line": [r.line.number for r in ranked],
             "confidence": [r.confidence for r in ranked],
             "low coverage": [r.low_coverage for r in ranked],
-            "chrF": [r.chrf for r in ranked],
+            "chrF": ["–" if r.chrf is None else f"{r.chrf:.1f}" for r in ranked],  # "–": no reference
             "source": [r.line.source for r in ranked],
             "translation": [r.translation for r in ranked],
             "reference": [r.line.reference or "" for r in ranked],
@@ -102,7 +102,7 @@ def show_ranking(translator: Translator, request: Request, open_source: Callable
         "Translate many sentences at once and rank them least confident first, to find the translations worth a "
         "look. **Confidence** is the model's mean log-probability per output token (0 is certain); **low coverage** "
         f"the share of source words whose summed cross-attention (last layer, mean of heads) is below {THRESHOLD:g}; "
-        "**chrF** (sacrebleu, 0–100) needs a reference. None proves a translation wrong: a model can be confidently "
+        "**chrF** (sacrebleu, 0–100) needs a reference. No score proves a translation wrong: a model can be confidently "
         "wrong, and attention is not explanation. Select a row to open its sentence in the lab."
     )
     options = DecodeOptions(request.beam_size, request.length_penalty, name_guard=request.name_guard)
@@ -132,6 +132,5 @@ def show_ranking(translator: Translator, request: Request, open_source: Callable
         column_config={
             "confidence": st.column_config.NumberColumn(format="%.3f", help="mean log-probability per token (nats)"),
             "low coverage": st.column_config.NumberColumn(format="percent"),
-            "chrF": st.column_config.NumberColumn(format="%.1f"),
         },
     )

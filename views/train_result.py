@@ -128,6 +128,13 @@ def show_stopped(run_dir: Path, records: list[dict]) -> None:
     default_model_gate(run_dir)
 
 
+def figure(value: float | None) -> str:
+    """A check's figure as the table prints it: "57.86", "3"; "–" where the baseline has none to compare."""
+    if value is None:
+        return "–"
+    return f"{value:,}" if isinstance(value, int) else f"{value:.2f}"
+
+
 def default_model_gate(run_dir: Path) -> None:
     """ "Use as default model": the run against its direction's current default on its own dev sentences (a first
     model of a direction: against copying the source), by ``jobs.default_model``'s rule; a refused run can still be
@@ -162,7 +169,8 @@ def default_model_gate(run_dir: Path) -> None:
     checks = default_checks(points)
     baseline = "current default" if default is not None else "copy the source"
     table = [
-        {"check": c.name, "this run": c.run, baseline: c.baseline, "rule": c.rule, "passed": c.passed} for c in checks
+        {"check": c.name, "this run": figure(c.run), baseline: figure(c.baseline), "rule": c.rule, "passed": c.passed}
+        for c in checks
     ]
     st.dataframe(pd.DataFrame(table), hide_index=True)
     wrong = [{"check": c.name, "what this run said": line} for c in checks if not c.passed for line in c.wrong]

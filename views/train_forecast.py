@@ -8,7 +8,8 @@ import streamlit as st
 
 from data.languages import name_of
 from jobs.fine_tune import parent_score
-from jobs.forecast import SHIPPED, ForecastError, Table, forecast, load_table
+from jobs.control import CONFIGS_DIR, read_preset
+from jobs.forecast import SHIPPED, SMOKE_RUN, ForecastError, Table, forecast, load_table
 from lab.page.model_choices import other_shipped, shipped_of
 from translate.translator import DEFAULT_MODEL
 
@@ -16,6 +17,34 @@ from translate.translator import DEFAULT_MODEL
 @st.cache_data(show_spinner=False)
 def _table() -> Table:
     return load_table()
+
+
+def bleu_words(bleu: float, low: float, high: float) -> str:
+    """ "about 12 dev BLEU (6–27)"; under 1 BLEU in words, never "about 0 dev BLEU (0–0)"."""
+    if high < 1:
+        return "under 1 dev BLEU, next to nothing"
+    if bleu < 1:
+        return f"under 1 dev BLEU (at most about {high:.0f})"
+    return f"about {bleu:.0f} dev BLEU ({low:.0f}–{high:.0f})"
+
+
+def no_curve(preset: str, table: Table) -> str:
+    """What the page can say of a preset whose model the curves never trained from scratch: the tiny one's run
+    measured once (``SMOKE_RUN``), or that there is no curve for it."""
+    if preset not in SMOKE_RUN:
+        return (
+            f"No forecast for a “{preset}” model from scratch: the learning curves trained the “{table.preset}” "
+            "preset's model only. Pick it, or fine-tune a shipped model, to see one."
+        )
+    pairs, steps, best = SMOKE_RUN[preset]
+    c = read_preset(CONFIGS_DIR / f"{preset}.toml")
+    return (
+        f"Forecast: under 1 dev BLEU, next to nothing. The “{preset}” preset is a smoke test: its model "
+        f"({c.model.n_encoder_layers} + {c.model.n_decoder_layers} layers {c.model.d_model} wide, "
+        f"{c.data.vocab_size} pieces) measured at most {best:g} dev BLEU at every evaluation to {steps:,} steps on "
+        f"{pairs:,} Tatoeba pairs. It shows that training runs, not what a model learns: pick “{table.preset}” or "
+        "fine-tune a shipped model for that."
+    )
 
 
 def forecast_sentences(
@@ -27,30 +56,35 @@ def forecast_sentences(
     model's own BLEU, and says so."""
     if mode is None:
         return "No forecast: the learning curves were measured from scratch and from the shipped models only."
-    if preset != table.preset:
-        return (
-            f"No forecast for the “{preset}” preset: the learning curves were measured with “{table.preset}”; pick it "
-            "to see what this corpus and these limits can be expected to reach."
-        )
-    made, direction = forecast(pairs, steps, mode, *langs, table), f"{name_of(langs[0])} → {name_of(langs[1])}"
+    if preset != table.preset and mode == "scratch":
+        return no_curve(preset, table)
+    read, through = steps, ""
+    if preset != table.preset:  # fine-tuning keeps the parent's shape: the preset sets only its batches and limits
+        ours, theirs = (read_preset(CONFIGS_DIR / f"{p}.toml").optim.max_tokens for p in (preset, table.preset))
+        read = max(1, round(steps * ours / theirs))
+        through = f", read as {read:,} of the curves' {theirs:,}-token batches (“{preset}” takes {ours:,}): a guess"
+    made, direction = forecast(pairs, read, mode, *langs, table), f"{name_of(langs[0])} → {name_of(langs[1])}"
     shipped = shipped_of(langs)
     own = parent_score(shipped) if shipped is not None else None
     scale, scaled = 1.0, ""
     if mode == "finetune" and langs != SHIPPED:
         measured_on = parent_score(DEFAULT_MODEL)
         if own is None or measured_on is None or own[1] != measured_on[1]:
-            return "No forecast: the fine-tune curve was measured on the Spanish → English model, and this one records no BLEU to scale it by."
+            return (
+                "No forecast: the fine-tune curve was measured on the Spanish → English model, and this one records "
+                "no BLEU to scale it by."
+            )
         scale = own[0] / measured_on[0]
-        scaled = f" (the fine-tune curve of the Spanish → English model, scaled to this model's {own[0]:.1f} {own[1]})"
+        scaled = f" (the Spanish → English model's fine-tune curve, scaled to this model's {own[0]:.1f} {own[1]})"
     start = f"fine-tuning the shipped {direction} model{scaled}" if mode == "finetune" else "from scratch"
     text = (
-        f"Forecast: about {scale * made.bleu:.0f} dev BLEU ({scale * made.low:.0f}–{scale * made.high:.0f}) at its "
-        f"best evaluation in {steps:,} steps on {pairs:,} pairs {start}, read from learning curves measured on the "
-        "bundled Tatoeba corpus (short everyday sentences: harder text scores lower). The run keeps the checkpoint "
-        "of lowest dev loss: on a few thousand pairs it can come before the best BLEU and score well below it."
+        f"Forecast: {bleu_words(scale * made.bleu, scale * made.low, scale * made.high)} at its best evaluation in "
+        f"{steps:,} steps on {pairs:,} pairs {start}{through}, read from learning curves measured on the bundled "
+        "Tatoeba corpus (short everyday sentences: harder text scores lower). The run keeps the checkpoint of lowest "
+        "dev loss: on a few thousand pairs it can come before the best BLEU and score well below it."
     )
     if made.beyond:
-        text += f" That is beyond what was measured ({'; '.join(made.beyond)}): a guess."
+        text += f" It reaches beyond what was measured ({'; and '.join(made.beyond)}), so it is a guess."
     if mode == "finetune" and own is not None:
         scratch = forecast(pairs, steps, "scratch", *langs, table).bleu
         text += (

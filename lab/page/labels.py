@@ -65,8 +65,8 @@ def captions(langs: Languages, words: bool = False) -> dict[Kind, str]:
     """One line under each view: what a row is, what a column is, what to notice."""
     own_word = " With whole words, a row also sees the earlier pieces of its own word." if words else ""
     return {
-        "encoder": f"Each token of the {langs.src} sentence (row) gathers information from every token of it (columns). "
-        "Rows sum to 1.",
+        "encoder": f"Each token of the {langs.src} sentence (row) gathers information from every token of it "
+        "(columns). Rows sum to 1.",
         "decoder": f"Row “a → b” is computed at input a and predicts b: it sees only the {langs.tgt} input so far. "
         f"Grey cells are the future, masked to exactly 0.{own_word}",
         "cross": f"Each row looks at the {langs.src} sentence while it predicts its {langs.tgt} token. Much weight "

@@ -43,8 +43,8 @@ FUNCTION_WORDS = {
     code: frozenset(words.split())
     for code, words in {
         "en": (
-            "the is are was were am my your his her its our their where what who how why which this that these those of "
-            "and to it it's i i'm you you're we they have has had do does don't did with for on at be can will would "
+            "the is are was were am my your his her its our their where what who how why which this that these those "
+            "of and to it it's i i'm you you're we they have has had do does don't did with for on at be can will would "
             "should there here from"
         ),
         "es": (

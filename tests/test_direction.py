@@ -170,7 +170,8 @@ def test_the_fine_tune_forecast_of_another_direction_is_scaled_to_its_own_score(
         }
     )
     text = train_forecast.forecast_sentences(1000, 200, "finetune", "small", ("en", "es"), table)
-    assert text.startswith("Forecast: about 30 dev BLEU") and "scaled to this model's 28.9 dev BLEU" in text
+    assert text.startswith("Forecast: about 30 dev BLEU") and "scaled to this one's 28.9 dev BLEU" in text
+    assert "Spanish → English" not in text
     assert "from scratch, 1,000 pairs reach about 1 BLEU" in text and "starts from 28.9 dev BLEU" in text
     scratch = train_forecast.forecast_sentences(1000, 200, "scratch", "small", ("en", "es"), table)
     assert "fine-tune the shipped English → Spanish model (it starts from 28.9 dev BLEU)" in scratch

@@ -7,8 +7,8 @@ from pathlib import Path
 import streamlit as st
 
 from data.languages import name_of
-from jobs.fine_tune import parent_score
 from jobs.control import CONFIGS_DIR, read_preset
+from jobs.fine_tune import parent_score
 from jobs.forecast import SHIPPED, SMOKE_RUN, ForecastError, Table, forecast, load_table
 from lab.page.model_choices import other_shipped, shipped_of
 from translate.translator import DEFAULT_MODEL
@@ -71,11 +71,11 @@ def forecast_sentences(
         measured_on = parent_score(DEFAULT_MODEL)
         if own is None or measured_on is None or own[1] != measured_on[1]:
             return (
-                "No forecast: the fine-tune curve was measured on the Spanish → English model, and this one records "
-                "no BLEU to scale it by."
+                "No forecast: the fine-tune curve was measured on the shipped model from Spanish into English, and "
+                "this one records no BLEU to scale it by."
             )
         scale = own[0] / measured_on[0]
-        scaled = f" (the Spanish → English model's fine-tune curve, scaled to this model's {own[0]:.1f} {own[1]})"
+        scaled = f" (the curve of the model from Spanish into English, scaled to this one's {own[0]:.1f} {own[1]})"
     start = f"fine-tuning the shipped {direction} model{scaled}" if mode == "finetune" else "from scratch"
     text = (
         f"Forecast: {bleu_words(scale * made.bleu, scale * made.low, scale * made.high)} at its best evaluation in "

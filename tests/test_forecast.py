@@ -48,10 +48,17 @@ def test_a_measured_point_is_read_back(table):
 def test_extrapolation_is_flagged_and_widens_the_range(table):
     inside = forecast(16000, 800, "scratch", "es", "en", table)
     more_steps = forecast(16000, 3200, "scratch", "es", "en", table)
-    assert more_steps.beyond == ("3,200 steps, measured up to 800",)
+    assert more_steps.beyond == ("more steps (3,200) than the curves measured (up to 800)",)
     assert more_steps.high / more_steps.bleu > inside.high / inside.bleu
-    assert forecast(500, 200, "scratch", "es", "en", table).beyond == ("500 pairs, measured 1,000–16,000",)
-    assert forecast(4000, 200, "finetune", "es", "en", table).beyond == ("4,000 pairs, measured 1,000",)
+    assert forecast(500, 200, "scratch", "es", "en", table).beyond == (
+        "fewer pairs (500) than the smallest curve's 1,000",
+    )
+    assert forecast(4000, 200, "finetune", "es", "en", table).beyond == (
+        "more pairs (4,000) than the largest curve's 1,000",
+    )
+    assert forecast(1000, 59, "scratch", "es", "en", table).beyond == (
+        "fewer steps (59) than the curves begin with (100)",
+    )
     assert 0 <= forecast(100, 10, "scratch", "es", "en", table).bleu <= 100
 
 
@@ -91,9 +98,19 @@ def test_the_page_says_it_in_plain_sentences(table):
     assert "beyond" not in forecast_sentences(1000, 200, "finetune", "small", langs, table)
     assert start_mode([]) == "scratch" and start_mode(["run.init_from=/elsewhere/run"]) is None
     assert start_mode([f"run.init_from={DEFAULT_MODEL}", "optim.lr=0.0001"]) == "finetune"
-    # none where the table cannot tell: another preset's runs, or fine-tuning a model other than the shipped one
-    assert forecast_sentences(1000, 200, "scratch", "tiny", langs, table).startswith("No forecast for the “tiny”")
+    assert "fewer steps (59) than the curves begin with (100)" in forecast_sentences(
+        1000, 59, "scratch", "small", langs, table
+    )
+    assert "under 1 dev BLEU" in forecast_sentences(100, 59, "scratch", "small", langs, table)  # never "about 0 (0–0)"
+    # every preset in words: the tiny one's measured run; fine-tuning with it, read through its batches' tokens
+    tiny = forecast_sentences(1000, 200, "scratch", "tiny", langs, table)
+    assert tiny.startswith("Forecast: under 1 dev BLEU") and "at most 0.3 dev BLEU" in tiny and "8,000 steps" in tiny
+    tuned = forecast_sentences(1000, 400, "finetune", "tiny", langs, table)
+    assert tuned.startswith("Forecast: about 45 dev BLEU") and "read as 50 of the curves' 4,096-token batches" in tuned
+    assert forecast_sentences(1000, 200, "scratch", "base", langs, table).startswith("No forecast for a “base” model")
     assert forecast_sentences(1000, 200, None, "small", langs, table).startswith("No forecast: ")
+    for text in (tiny, tuned, forecast_sentences(100, 59, "scratch", "small", langs, table)):
+        assert "(0–0)" not in text and "measured up to" not in text
 
 
 def test_the_workshop_table_holds_out_each_size_and_names_its_preset(tmp_path, capsys):

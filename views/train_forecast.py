@@ -22,7 +22,7 @@ def _table() -> Table:
 def bleu_words(bleu: float, low: float, high: float) -> str:
     """ "about 12 dev BLEU (6–27)"; under 1 BLEU in words, never "about 0 dev BLEU (0–0)"."""
     if high < 1:
-        return "under 1 dev BLEU, next to nothing"
+        return "under 1 dev BLEU (next to nothing)"
     if bleu < 1:
         return f"under 1 dev BLEU (at most about {high:.0f})"
     return f"about {bleu:.0f} dev BLEU ({low:.0f}–{high:.0f})"
@@ -39,7 +39,7 @@ def no_curve(preset: str, table: Table) -> str:
     pairs, steps, best = SMOKE_RUN[preset]
     c = read_preset(CONFIGS_DIR / f"{preset}.toml")
     return (
-        f"Forecast: under 1 dev BLEU, next to nothing. The “{preset}” preset is a smoke test: its model "
+        f"Forecast: under 1 dev BLEU (next to nothing). The “{preset}” preset is a smoke test: its model "
         f"({c.model.n_encoder_layers} + {c.model.n_decoder_layers} layers {c.model.d_model} wide, "
         f"{c.data.vocab_size} pieces) measured at most {best:g} dev BLEU at every evaluation to {steps:,} steps on "
         f"{pairs:,} Tatoeba pairs. It shows that training runs, not what a model learns: pick “{table.preset}” or "
@@ -62,7 +62,7 @@ def forecast_sentences(
     if preset != table.preset:  # fine-tuning keeps the parent's shape: the preset sets only its batches and limits
         ours, theirs = (read_preset(CONFIGS_DIR / f"{p}.toml").optim.max_tokens for p in (preset, table.preset))
         read = max(1, round(steps * ours / theirs))
-        through = f", read as {read:,} of the curves' {theirs:,}-token batches (“{preset}” takes {ours:,}): a guess"
+        through = f", read as {read:,} of the curves' {theirs:,}-token batches (“{preset}” takes {ours:,})"
     made, direction = forecast(pairs, read, mode, *langs, table), f"{name_of(langs[0])} → {name_of(langs[1])}"
     shipped = shipped_of(langs)
     own = parent_score(shipped) if shipped is not None else None

@@ -151,3 +151,19 @@ def test_the_guard_costs_no_everyday_phrase(translator: Translator) -> None:
     phrases = read_phrases(everyday_list(DEFAULT_MODEL))
     on, off = (score_phrases(translator, phrases, DecodeOptions(name_guard=g))["accepted"] for g in (True, False))
     assert on >= off
+
+
+def test_the_readme_and_the_small_preset_name_their_layers_truly() -> None:
+    """The small preset is 4+3 layers, the shipped model 8+3: neither the README nor the preset calls one the
+    other's shape."""
+    root = Path(__file__).resolve().parent.parent
+    small = load_train_config(root / "configs" / "small.toml").model
+    shipped = Translator.load(DEFAULT_MODEL).model.config
+    layers = (
+        f"{small.n_encoder_layers}+{small.n_decoder_layers}",
+        f"{shipped.n_encoder_layers}+{shipped.n_decoder_layers}",
+    )
+    assert layers == ("4+3", "8+3")
+    readme, preset = (root / "README.md").read_text(), (root / "configs" / "small.toml").read_text()
+    assert "the shipped model's shape" not in readme and "shipped shape" not in readme
+    assert "4+3 layers" in readme and "8+3" in readme and "4+3-layer model" in preset and "(8+3)" in preset

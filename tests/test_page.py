@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import numpy as np
@@ -134,6 +135,11 @@ def test_no_letters_unknown_characters_copies_and_low_confidence_are_flagged() -
     doubt = evidence("Quiero la estacion del trenn", "You've been to get a snow?", log_prob=-11.0)
     assert warnings(doubt, ES_EN) == []  # low confidence alone says nothing about the input's language
     assert "unsure of this translation" in unsure(doubt, ES_EN) and "is the input" not in unsure(doubt, ES_EN)
+    # the figure is a geometric mean, and is said to be one: exp(-11 / 8) = 0.25, the arithmetic mean would differ
+    assert "the geometric mean of its output tokens' probabilities" in unsure(doubt, ES_EN)
+    assert f"is {math.exp(-11.0 / 8):.2f}," in unsure(doubt, ES_EN) and "average probability" not in unsure(
+        doubt, ES_EN
+    )
     left_out = Evidence("你好 世界", "Is it?", 1, 0, 3, -1.0, n_unreadable=4)
     assert any("4 of the input's 4 letters" in w for w in warnings(left_out, ES_EN))
 

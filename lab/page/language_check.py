@@ -144,7 +144,8 @@ def unsure(e: Evidence, langs: Languages, doubt: Doubt | None = None) -> str:
             f"({doubt.measured})"
         )
     return (
-        f"The model is unsure of this translation: its average probability per output token is {e.token_prob:.2f}, "
+        "The model is unsure of this translation: the geometric mean of its output tokens' probabilities (exp of "
+        f"the mean log-probability) is {e.token_prob:.2f}, "
         f"below {doubt.threshold}; {how_often}. The input passed the checks for {langs.src}, so the doubt is the "
         "model's: the translation may be wrong."
     )

@@ -103,6 +103,17 @@ def test_charts_encode_step_against_value_per_series() -> None:
     assert "score" in score_chart(RECORDS).to_dict()["encoding"]["y"]["title"]
 
 
+def test_a_series_keeps_its_colour_when_another_appears_and_a_flat_axis_reads_plainly() -> None:
+    """Before the first evaluation only the train lines exist; the dev line that comes then takes a colour of its
+    own, and the train lines keep theirs. A y axis whose values never change has no "0.000000" tick."""
+    early = [r for r in RECORDS if r["kind"] == "train"]
+    for records in (early, RECORDS):
+        color = loss_chart(records).to_dict()["encoding"]["color"]
+        assert color["scale"]["domain"] == list(LOSS_SERIES.values())
+    flat = [{"kind": "eval", "step": s, "dev_bleu": 0.0, "dev_chrf": 0.0} for s in (50, 100)]
+    assert score_chart(flat).to_dict()["encoding"]["y"]["axis"]["format"] == "~g"  # d3: 0 reads "0", 2.5 "2.5"
+
+
 def test_charts_keep_their_plot_height_under_title_and_legend() -> None:
     """The page fits the width only: with "fit" the title, axis and bottom legend took the 260 px, leaving a flat line."""
     for chart in (loss_chart(RECORDS), score_chart(RECORDS)):

@@ -34,15 +34,23 @@ def metrics_frame(records: Sequence[Mapping[str, Any]], series: Mapping[tuple[st
     return frame.sort_values(["series", "step"], kind="stable").reset_index(drop=True)
 
 
-def _line_chart(frame: pd.DataFrame, title: str, y_title: str) -> alt.Chart:
-    """Value against step, one coloured line (with points) per series, with a hover tooltip."""
+def _line_chart(frame: pd.DataFrame, title: str, y_title: str, series: Mapping[tuple[str, str], str]) -> alt.Chart:
+    """Value against step, one coloured line (with points) per series, with a hover tooltip. Each series keeps its
+    colour from the first record on: the colours are given for every series of the chart, not for those drawn yet
+    (a dev line appearing at the first evaluation took the colour of a train line)."""
     return (
         alt.Chart(frame, title=title)
         .mark_line(point=True)
         .encode(
             x=alt.X("step:Q", title="step", axis=alt.Axis(format="d", tickMinStep=1)),  # whole steps from step 1
-            y=alt.Y("value:Q", title=y_title, scale=alt.Scale(zero=False)),
-            color=alt.Color("series:N", title=None, legend=alt.Legend(orient="bottom")),
+            # "~g": a value that does not change (every BLEU 0) drew its tick as d3's default "0.000000"
+            y=alt.Y("value:Q", title=y_title, scale=alt.Scale(zero=False), axis=alt.Axis(format="~g")),
+            color=alt.Color(
+                "series:N",
+                title=None,
+                legend=alt.Legend(orient="bottom"),
+                scale=alt.Scale(domain=list(series.values())),
+            ),
             tooltip=[alt.Tooltip("series:N"), alt.Tooltip("step:Q"), alt.Tooltip("value:Q", format=".3f")],
         )
         .properties(height=PLOT_HEIGHT, autosize=FIT_X)
@@ -51,17 +59,17 @@ def _line_chart(frame: pd.DataFrame, title: str, y_title: str) -> alt.Chart:
 
 def loss_chart(records: Sequence[Mapping[str, Any]]) -> alt.Chart:
     """Training loss (label-smoothed), training NLL and dev NLL per token against step."""
-    return _line_chart(metrics_frame(records, LOSS_SERIES), "Loss per target token", "loss (nats)")
+    return _line_chart(metrics_frame(records, LOSS_SERIES), "Loss per target token", "loss (nats)", LOSS_SERIES)
 
 
 def score_chart(records: Sequence[Mapping[str, Any]]) -> alt.Chart:
     """Dev BLEU and chrF (greedy, on the first dev sentences) at each evaluation."""
-    return _line_chart(metrics_frame(records, SCORE_SERIES), "Dev BLEU and chrF", "score")
+    return _line_chart(metrics_frame(records, SCORE_SERIES), "Dev BLEU and chrF", "score", SCORE_SERIES)
 
 
 def toy_chart(records: Sequence[Mapping[str, Any]]) -> alt.Chart:
     """A toy run's loss and held-out accuracy on one axis: both live in 0..~3, and one falls as the other rises."""
-    return _line_chart(metrics_frame(records, TOY_SERIES), "Loss and held-out accuracy", "nats · share")
+    return _line_chart(metrics_frame(records, TOY_SERIES), "Loss and held-out accuracy", "nats · share", TOY_SERIES)
 
 
 def probe_frame(weights: Sequence[Sequence[float]], rows: Sequence[str], cols: Sequence[str]) -> pd.DataFrame:

@@ -674,3 +674,20 @@ def test_no_view_shows_a_raw_none_nan_or_configuration_key(model_env: Path) -> N
     assert at.dataframe, "no ranking table"
     found["ranking"] = raw_words(at)
     assert not any(found.values()), {view: words for view, words in found.items() if words}
+
+
+def test_the_arithmetic_score_table_shows_every_key_without_a_scroll_of_its_own(
+    model_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The table of one row's scores is as tall as its rows (a table of 10 rows' height scrolled inside the tab)."""
+    heights: dict[str, object] = {}
+    real = st.dataframe
+
+    def recorded(data: object = None, *args: object, **kwargs: object) -> object:
+        heights[" · ".join(map(str, getattr(data, "columns", ())))] = kwargs.get("height", "auto")
+        return real(data, *args, **kwargs)
+
+    monkeypatch.setattr(st, "dataframe", recorded)
+    translated("El gato rojo 3.", "Arithmetic of a weight")
+    (scores,) = [columns for columns in heights if "e^(s − max s)" in columns]
+    assert heights[scores] == "content", heights

@@ -70,7 +70,7 @@ def show_arithmetic(
     st.caption("The key with the largest weight, worked out:")
     st.latex(worked_example(result))
     with st.container(key="arith_table"):
-        st.dataframe(shown_table(frame), hide_index=True)
+        st.dataframe(shown_table(frame), hide_index=True, height="content")  # one table, never a scroll inside it
     st.caption(
         f"Same as row {result.query + 1} of the map ({where}): largest difference {result.max_difference:.1e} "
         f"(float rounding). Σ weights = {row.weights.sum():.6f}. {STABLE_NOTE}"

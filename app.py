@@ -35,10 +35,10 @@ from views.alignment_tab import gold_picker, show_alignment
 from views.architecture import show_architecture_tab
 from views.arithmetic_tab import show_arithmetic
 from views.downloads import show_downloads
+from views.guarded_result import GUARD_KEY, guard_switch, show_guard
 from views.head_summary import show_head_summary
 from views.input_check import show_example_hint, show_input_check, show_view
 from views.maps import ROOM_FOR_MAPS, show_all_heads, show_maps
-from views.guarded_result import GUARD_KEY, guard_switch, show_guard
 from views.neighbours_tab import show_neighbours
 from views.positional_tab import show_positional
 from views.ranking_tab import show_ranking
@@ -161,15 +161,29 @@ def use_example(choice: ModelChoice, settings: tuple[int, float, int]) -> None:
 
 
 def open_example(example: GuidedExample, choice: ModelChoice, settings: tuple[int, float, int]) -> None:
-    st.session_state["source"] = example.source
-    st.session_state["request"] = page_request(choice, settings)
+    open_text(example.source, choice, settings)
     show_view(example.claim)
+
+
+def open_text(text: str, choice: ModelChoice, settings: tuple[int, float, int], view: str = "") -> None:
+    """A sentence picked in the sidebar (a guided example, a gold-aligned one): in the box, translated at once, the
+    tab ``view`` open when one is named."""
+    st.session_state["source"] = text
+    st.session_state["request"] = page_request(choice, settings)
+    if view:
+        st.session_state["view"] = view
 
 
 def open_source(text: str, request: Request) -> None:
     """A sentence picked in another view (a ranked line): in the box and translated with ``request``'s settings."""
+    forget_picks()
     st.session_state["source"] = text
     st.session_state["request"] = replace(request, text=text)
+
+
+def forget_picks() -> None:
+    """Other text in the box: the sidebar's pickers no longer show a sentence it does not hold."""
+    st.session_state["example"] = st.session_state["gold"] = None
 
 
 KEPT_SOURCE = "kept_source"  # the Spanish text, kept while the Train page runs
@@ -193,11 +207,18 @@ def source_input(choice: ModelChoice, settings: tuple[int, float, int], langs: L
     else:
         st.sidebar.caption(no_examples_note(langs))
     with st.sidebar:
-        gold_picker(langs)
+        gold_picker(langs, partial(open_text, choice=choice, settings=settings, view="Alignment"))
     box, beside = st.columns(2)
     if "source" not in st.session_state and KEPT_SOURCE in st.session_state:  # back from another page
         st.session_state["source"] = st.session_state[KEPT_SOURCE]
-    box.text_area(source_label(langs), key="source", height=80, max_chars=5000, placeholder=placeholder(langs))
+    box.text_area(
+        source_label(langs),
+        key="source",
+        height=80,
+        max_chars=5000,
+        placeholder=placeholder(langs),
+        on_change=forget_picks,
+    )
     # Streamlit forgets a widget's value while another page runs: keep the text under a key of our own.
     st.session_state[KEPT_SOURCE] = st.session_state["source"]
     box.button(

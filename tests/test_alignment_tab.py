@@ -251,6 +251,18 @@ def test_the_links_can_be_read_off_attribution_and_are_scored_as_the_bench_score
         )
 
 
+def test_a_picked_gold_sentence_is_translated_at_once_in_the_alignment_tab(app_env: Path) -> None:
+    """As a guided example is: no Translate to press; the Alignment tab opens on its score. Typing other text makes
+    the picker forget it."""
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    at.selectbox(key="gold").select_index(0).run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert at.main.get_by_key("translation").code[0].value.strip()
+    assert at.session_state["view"] == "Alignment" and at.main.get_by_key("gold_score").metric
+    at.text_area(key="source").set_value("El gato rojo 4.").run()
+    assert at.selectbox(key="gold").value is None
+
+
 def test_an_edited_gold_sentence_is_not_scored(app_env: Path) -> None:
     at = AppTest.from_file(APP, default_timeout=60).run()
     at.selectbox(key="gold").select_index(0).run()

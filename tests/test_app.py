@@ -309,10 +309,12 @@ def test_finished_runs_appear_in_the_model_picker(monkeypatch: pytest.MonkeyPatc
     assert output(at).strip()
 
 
-def test_picking_an_example_fills_the_text_box(model_env: Path) -> None:
+def test_picking_an_example_fills_the_text_box_and_other_text_makes_the_picker_forget_it(model_env: Path) -> None:
     at = start()
     at.selectbox(key="example").select_index(1).run()
     assert at.text_area(key="source").value == at.selectbox(key="example").value
+    at.text_area(key="source").set_value("El perro azul 7.").run()
+    assert at.selectbox(key="example").value is None  # it no longer names a sentence the box does not hold
 
 
 def test_the_first_screen_opens_on_a_worked_example_with_its_maps(model_env: Path) -> None:

@@ -8,6 +8,7 @@ Logic lives in ``lab/alignment/`` (links, methods, bench_result, gold, scoring),
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -68,15 +69,15 @@ def gold_pairs(langs: Languages) -> tuple[Path, list[GoldPair] | None, str]:
         return path, None, f"{path} unreadable: {err}"
 
 
-def use_gold(pairs: list[GoldPair]) -> None:
+def use_gold(pairs: list[GoldPair], pick: Callable[[str], None]) -> None:
     index = st.session_state.get("gold")
     if index is not None:
-        st.session_state["source"] = source_text(pairs[index])
+        pick(source_text(pairs[index]))
 
 
-def gold_picker(langs: Languages) -> None:
-    """A few short gold-aligned dev sentences; absent (with a one-line caption) when there is no gold file or the
-    model translates another pair of languages."""
+def gold_picker(langs: Languages, pick: Callable[[str], None]) -> None:
+    """A few short gold-aligned dev sentences, each handed to ``pick`` when picked (the page translates it at once);
+    absent (with a one-line caption) when there is no gold file or the model translates another pair of languages."""
     if not fits(langs):
         st.caption(
             f"No sentences with human word alignments for {langs.src} → {langs.tgt}: the gold file is for another "
@@ -95,9 +96,9 @@ def gold_picker(langs: Languages) -> None:
         key="gold",
         format_func=lambda i: source_text(pairs[i]),
         on_change=use_gold,
-        args=(pairs,),
-        help=f"Translate one, then the Alignment tab scores the chosen layer and head against its human alignments. "
-        f"{GOLD_CREDIT}, read from {path} when the page runs; never stored with the app.",
+        args=(pairs, pick),
+        help="Translated when picked, in the Alignment tab, which scores the chosen layer and head against its human "
+        f"alignments. {GOLD_CREDIT}, read from {path} when the page runs; never stored with the app.",
     )
 
 

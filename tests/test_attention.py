@@ -172,6 +172,19 @@ def test_alignment_readings_use_the_predicting_row_or_the_next_one() -> None:
     assert [link.source for link in shifted.links] == [int(np.argmax(rows[i + 1, :-1])) for i in range(5)]
 
 
+def test_whole_word_links_keep_glued_punctuation_apart() -> None:
+    """Word-level links read "rojo" and "." as two source words (the gold alignments' tokens), so the final period's
+    weight is never counted as the last word's: here the period soaks up each row, and no row links to "rojo"."""
+    maps = synthetic_maps()
+    cross = maps.cross.copy()
+    cross[..., :, SRC.index(".")] += 5.0
+    cross /= cross.sum(-1, keepdims=True)
+    result = align(replace(maps, cross=cross), layer=0, head=None, words=True)
+    assert result.source == ["El", "gato", "rojo", ".", "</s>"] and result.target == ["The", "red", "cat", "."]
+    assert {result.source[link.source] for link in result.links} == {"."}
+    assert word_labels(SRC, word_groups(SRC, [p == "</s>" for p in SRC])) == ["El", "gato", "rojo.", "</s>"]  # maps
+
+
 def test_hard_links_with_every_column_excluded_gives_no_links() -> None:
     assert hard_links(np.ones((2, 1)), [True]) == []
     assert [link.source for link in hard_links(np.array([[0.1, 0.9], [0.7, 0.3]]), [False, True])] == [0, 0]

@@ -126,3 +126,21 @@ def test_a_replacement_that_makes_the_sentence_too_long_is_refused_before_any_pa
     edit = (words.editable[0], "replace", "gato " * MAX_SOURCE)
     with pytest.raises(ValueError, match=f"subwords; the what-if tools take up to {MAX_SOURCE}"):
         edit_and_compare(None, translator.tokenizer, result.src_ids, result.best.tokens, edit, DecodeOptions(), -1)  # type: ignore[arg-type]
+
+
+def test_a_word_masked_by_unk_keeps_its_punctuation(tok: Tokenizer) -> None:
+    """Masking "católica." reads "<unk>.": the period (and a leading "¿") stay; a word of punctuation only goes."""
+    unk = tok.src.unk_id()
+    for text, word, kept in (
+        ("Es una iglesia católica.", "católica.", ["."]),
+        ("¿Dónde está la universidad católica?", "¿Dónde", ["▁¿"]),
+    ):
+        src = tok.encode_src(text)
+        words = source_words(tok, src)
+        w = words.labels.index(word)
+        ids, groups = edited_ids(tok, src, words, w, "mask")
+        pieces = [tok.src.id_to_piece(ids[i]) for i in groups[w]]
+        assert unk in [ids[i] for i in groups[w]] and [p for p in pieces if p != "<unk>"] == kept, pieces
+        assert [ids[i] for v, g in enumerate(groups) if v != w for i in g] == [
+            src[i] for v, g in enumerate(words.groups) if v != w for i in g
+        ]  # every other word keeps its ids

@@ -31,13 +31,13 @@ def test_a_source_edit_changes_only_the_chosen_word(tiny: Translator) -> None:
     words = source_words(tok, src)
     gato = next(w for w in words.editable if words.labels[w] == "gato")
     group = words.groups[gato]
-    dropped = edited_ids(tok, src, words, gato, "drop")
+    dropped = edited_ids(tok, src, words, gato, "drop")[0]
     assert dropped == src[: group[0]] + src[group[-1] + 1 :]
-    masked = edited_ids(tok, src, words, gato, "mask")
+    masked = edited_ids(tok, src, words, gato, "mask")[0]
     assert masked == [*src[: group[0]], tok.src.unk_id(), *src[group[-1] + 1 :]]
-    replaced = edited_ids(tok, src, words, gato, "replace", "perro")
+    replaced = edited_ids(tok, src, words, gato, "replace", "perro")[0]
     assert source_words(tok, replaced).labels[gato] == "perro"
-    assert edited_ids(tok, src, words, gato, "replace", "gato") == src  # the same word: the same ids
+    assert edited_ids(tok, src, words, gato, "replace", "gato")[0] == src  # the same word: the same ids
 
 
 def test_replacing_a_word_by_itself_changes_nothing_and_dropping_one_moves_attention(tiny: Translator) -> None:

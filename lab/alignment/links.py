@@ -73,8 +73,8 @@ def align_matrix(
     target, target_special = maps.tgt_out[:-1], maps.tgt_out_special[:-1]
     source, excluded = list(maps.src), list(maps.src_special)
     if words:
-        row_groups = word_groups(target, target_special)
-        col_groups = word_groups(source, maps.src_special)
+        row_groups = word_groups(target, target_special, punctuation=True)
+        col_groups = word_groups(source, maps.src_special, punctuation=True)
         rows = merge_rows(merge_columns(rows, col_groups), row_groups)
         target, source = word_labels(target, row_groups), word_labels(source, col_groups)
         excluded = merge_flags(excluded, col_groups)

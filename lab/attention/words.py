@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Sequence
 
 import numpy as np
@@ -9,16 +10,29 @@ import numpy as np
 from data.case_markup import unmark_case
 from data.tokenizer import WORD_START
 
+CLITIC_MARKS = ("'", "’")  # an apostrophe piece keeps the piece after it: "'s", as a tokenised gold has it
 
-def word_groups(pieces: Sequence[str], special: Sequence[bool]) -> list[list[int]]:
-    """Indices of the pieces of each word: ``▁`` begins a word; special tokens (BOS/EOS/PAD) are words of their own."""
+
+def is_punctuation(piece: str) -> bool:
+    """A piece of punctuation only ("." "?" "»,"), its ``▁`` aside: Unicode's P* categories."""
+    text = piece.replace(WORD_START, "")
+    return bool(text) and all(unicodedata.category(ch).startswith("P") for ch in text)
+
+
+def word_groups(pieces: Sequence[str], special: Sequence[bool], punctuation: bool = False) -> list[list[int]]:
+    """Indices of the pieces of each word: ``▁`` begins a word; special tokens (BOS/EOS/PAD) are words of their own.
+    With ``punctuation``, a punctuation piece glued to a word is a word of its own too ("católica" and ".", "sister"
+    and "'s", as a tokenised gold alignment has them): a link then never counts the final period's weight as its
+    word's."""
     groups: list[list[int]] = []
     opened = False  # whether the last group may be continued by a piece without ▁
     for i, (piece, is_special) in enumerate(zip(pieces, special, strict=True)):
+        last = pieces[groups[-1][-1]] if groups else ""
+        apart = punctuation and (is_punctuation(piece) or (is_punctuation(last) and last not in CLITIC_MARKS))
         if is_special:
             groups.append([i])
             opened = False
-        elif piece.startswith(WORD_START) or not opened:
+        elif piece.startswith(WORD_START) or not opened or (apart and last != WORD_START):
             groups.append([i])
             opened = True
         else:

@@ -17,7 +17,7 @@ from typing import Literal
 import numpy as np
 
 from data.tokenizer import Tokenizer
-from lab.attention.words import merge_columns, word_groups, word_labels
+from lab.attention.words import is_punctuation, merge_columns, word_groups, word_labels
 from lab.whatif.steering import MAX_SOURCE, Steered, output_log_probs, search
 from model.attention_maps import inspect
 from model.transformer import Transformer
@@ -61,8 +61,8 @@ def edited_ids(
 ) -> tuple[list[int], list[list[int]]]:
     """``src_ids`` with word ``word`` dropped, masked by ``<unk>`` (``new`` empty) or replaced by ``new`` read as
     typed (its punctuation kept), and each original word's indices in them (a dropped word: none)."""
-    if edit != "drop" and not new.strip():  # masked by <unk>: nothing to read again
-        return _assemble(src_ids, words.groups, {word: [tokenizer.src.unk_id()]})
+    if edit != "drop" and not new.strip():  # masked by <unk>, its punctuation kept: "católica." reads "<unk>."
+        return _assemble(src_ids, words.groups, {word: masked(tokenizer, src_ids, words.groups[word])})
     typed = [words.labels[w] for w in words.editable]  # the words as typed: "El", "gato", "casa."
     at = words.editable.index(word)
     changed = list(typed)
@@ -80,6 +80,17 @@ def edited_ids(
         if reading != read_before[k]:
             replaced[w] = tokenizer.src.encode(reading) or [tokenizer.src.unk_id()]
     return _assemble(src_ids, words.groups, replaced)
+
+
+def masked(tokenizer: Tokenizer, src_ids: list[int], group: list[int]) -> list[int]:
+    """The word's ids with its letters one ``<unk>``: the punctuation pieces at either end kept (a word of
+    punctuation only is masked whole)."""
+    punct = [is_punctuation(tokenizer.src.id_to_piece(src_ids[i])) for i in group]
+    if all(punct):
+        return [tokenizer.src.unk_id()]
+    lead = punct.index(False)
+    trail = len(group) - punct[::-1].index(False)
+    return [src_ids[i] for i in group[:lead]] + [tokenizer.src.unk_id()] + [src_ids[i] for i in group[trail:]]
 
 
 def _assemble(

@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from lab.page.direction import languages
+from lab.page.examples import examples_for
 from lab.teaching.adapt import MAX_STEPS
 from lab.teaching.outcome import CorrectionError, teach
 from lab.teaching.sentence_sets import REPLAY_SIZE, check_sources, replay_set
@@ -63,6 +64,18 @@ def test_without_training_pairs_the_guided_examples_are_replayed_with_the_models
     replay = replay_set(tiny, tmp_path, langs)  # a folder with no splits/
     assert replay.guards_checks and [p.src for p in replay.pairs] == list(check_sources(tmp_path, langs))
     assert all(p.tgt == tiny.translate(p.src).text for p in replay.pairs)
+
+
+def test_the_page_counts_the_guided_examples_replayed_without_the_one_taught(
+    tiny: Translator, tiny_model_dir: Path, tmp_path: Path
+) -> None:
+    """Teaching one of the guided examples on a folder without training pairs replays the others only, and says how
+    many: one fewer than the examples (the page said all of them)."""
+    langs = languages(tiny_model_dir)
+    examples = examples_for(langs)
+    outcome = teach(tiny, tmp_path, langs, examples[1].source, "The red cat 3.")
+    assert outcome.replay.startswith(f"the {len(examples) - 1} guided examples"), outcome.replay
+    assert f"{REPLAY_SIZE} of this run's" in teach(tiny, tiny_model_dir, langs, SOURCE, "The red cat 4.").replay
 
 
 @pytest.mark.parametrize("correction", ["", "   "])

@@ -103,7 +103,7 @@ def teach(
         seconds=adapted.seconds,
         produced=adapted.produced,
         stopped=adapted.stopped,
-        replay=replay.origin,
+        replay=replay.origin.format(n=len(others)),  # the taught sentence's own pair is not replayed
         guards_checks=replay.guards_checks,
         checks=tuple(Checked(s, b.text, a.text) for s, b, a in zip(sources, before, after, strict=True)),
     )

@@ -28,7 +28,7 @@ SEED = 1  # the replay sample is the same on every run
 @dataclass(frozen=True)
 class Replay:
     pairs: tuple[Pair, ...]
-    origin: str  # where they come from, in words
+    origin: str  # where they come from, in words, "{n}" the pairs replayed (those of the taught sentence left out)
     guards_checks: bool  # the checked sentences are among them: a check is then weaker (they were held in place)
 
 
@@ -46,13 +46,13 @@ def replay_set(translator: Translator, model_dir: Path, langs: Languages) -> Rep
     model's own translations as targets; none for a model that has neither."""
     train = split_file(model_dir, "train")
     if pairs := sample_of(train, REPLAY_SIZE):
-        return Replay(tuple(pairs), f"{len(pairs)} of this run's training pairs (`splits/train.tsv`)", False)
+        return Replay(tuple(pairs), "{n} of this run's training pairs (`splits/train.tsv`)", False)
     sources = [e.source for e in examples_for(langs)]
     if not sources:
         return Replay((), "nothing (this model folder has no training pairs and no guided examples)", False)
     own = translator.translate_all(sources, DecodeOptions())
     pairs = [Pair(s, t.text) for s, t in zip(sources, own, strict=True)]
-    origin = f"the {len(pairs)} guided examples with the model's own translations (no `splits/train.tsv` here)"
+    origin = "the {n} guided examples with the model's own translations (no `splits/train.tsv` here)"
     return Replay(tuple(pairs), origin, True)
 
 

@@ -50,10 +50,11 @@ WEAK_CUES = {
     "en": frozenset(["and", "with", "for", "of", "is", "am", "to"]),
 }
 KNOWN_NAME = 20  # a name the corpus writes capitalised this often is the model's own: left to it
+KNOWN_NUMBER = 5  # a number (form) the corpus holds this often is copied by the model: left to it
 KNOWN_TRANSLATION = 10  # a capitalised word the target side translates this often has a translation the model knows
 MAX_LOWER_SHARE = 0.05  # a capitalised word is a name when at most this share of its uses are lowercase
 RARE_ORDINARY = 2  # a listed name or place used more often than this as an ordinary lowercase word is not guarded
-SHAPE_MARGIN = 2.0  # log-odds a name-shaped word needs where no cue announces a name
+SHAPE_MARGIN = 3.0  # log-odds a name-shaped word needs where no cue announces a name
 STAND_INS_PER_KIND = 9
 MIN_PAIRS = 1000  # training pairs a run needs for its preparation to write a guard (python -m training guard: any)
 MIN_STAND_IN = 10  # a stand-in is a name or number both sides of at least this many training pairs share
@@ -175,10 +176,14 @@ class NameGuard:
         if lower + capital or self.initial.get(key, 0) > 1 or len(key) < 3:  # a word, seen; "Donald" began one
             return False  # sentence only, once
         if initial:  # at a sentence's start an unseen word is most often a name ("Darius va…"), unless it looks
-            return not (self._inflection_of_known(key) and self.name_shape(key) <= 0)  # like a known word's form
+            shape = self.name_shape(key)  # like a known word's form, or, typed, like a verb ("mirabamos")
+            return not (self._inflection_of_known(key) and shape <= 0) and (
+                word[:1].isupper() or shape > -2 * SHAPE_MARGIN
+            )
         # where a name is announced ("me llamo ana", "a beatriz") the word need hardly look like one
         margin = 0.0 if plain(after) in WEAK_CUES.get(self.lang, ()) else SHAPE_MARGIN
-        return plain(after) in NAME_CUES.get(self.lang, ()) or self.name_shape(key) > margin
+        margin = -2 * SHAPE_MARGIN if plain(after) in NAME_CUES.get(self.lang, ()) else margin  # not "a depilarse"
+        return self.name_shape(key) > margin
 
     def name_shape(self, key: str) -> float:
         """Naive Bayes over letter trigrams: > 0 when ``key`` looks more like the lists' names than like the
@@ -235,9 +240,7 @@ class NameGuard:
                     j + 1 < len(tokens) and tokens[j + 1].group().isdigit() and _spaced(text, tokens[j], tokens[j + 1])
                 ):
                     j += 1
-                if (
-                    j > i or len(match.group()) > 2 or self.lowercase.get(match.group(), 0) < KNOWN_NAME
-                ):  # "10": its own
+                if j > i or self._unknown_number(match.group()):
                     out.append((match.start(), tokens[j].end(), "number"))
                 i = j + 1
                 continue
@@ -255,6 +258,12 @@ class NameGuard:
             out.append((match.start(), tokens[j].end(), self.kind(words, after)))
             i = j + 1
         return out
+
+    def _unknown_number(self, token: str) -> bool:
+        """Whether the model cannot be trusted to copy ``token``: not one or two digits ("25": it copies those)
+        nor a form its corpus holds KNOWN_NUMBER times ("2013", "5:00")."""
+        short = token.isdigit() and len(token) <= 2
+        return not short and self.lowercase.get(plain(token), 0) < KNOWN_NUMBER
 
     def _joins(self, before: re.Match, name: re.Match, text: str) -> bool:
         """Whether the capitalised word ``before`` a name is its first name: written as a name in the corpus."""

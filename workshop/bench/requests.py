@@ -24,7 +24,6 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import numpy as np
 import torch
 
 from data.sentences import MAX_PIECE
@@ -37,8 +36,6 @@ from lab.attention.translate_with_maps import maps_of, translate_text
 from lab.neighbours.hidden_states import query_states
 from lab.neighbours.lookup import candidates
 from lab.neighbours.sentence_index import load
-from model.run_dir import NEIGHBOURS_INDEX_FILE
-from translate.translator import DEFAULT_MODEL
 from lab.ranking import BATCH as RANK_BATCH
 from lab.ranking import MAX_BYTES, MAX_LINES, Line, rank
 from lab.teaching.adapt import MAX_SECONDS, MAX_STEPS
@@ -49,6 +46,7 @@ from lab.whatif.head_ablation import MAX_SCANNED, ablate, all_heads, head_effect
 from lab.whatif.sampling import SamplingRule, sample, step_distribution
 from lab.whatif.source_edits import edit_and_compare, edited_ids, source_words
 from lab.whatif.steering import MAX_SOURCE, output_limit, output_log_probs
+from model.run_dir import NEIGHBOURS_INDEX_FILE
 from translate.translator import DEFAULT_MODEL, DecodeOptions, Translation, Translator
 from workshop.bench.app_latency import PARAGRAPH, long_input
 

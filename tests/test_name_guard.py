@@ -121,7 +121,7 @@ class EchoTranslator(Translator):
     def __init__(self, guard: NameGuard, drop: str = "") -> None:
         self.guard, self.drop, self.seen = guard, drop, []
 
-    def decode_batch(self, texts: list[str], options: DecodeOptions = DecodeOptions()) -> list[Translation]:
+    def decode_batch(self, texts: list[str], options: DecodeOptions | None = None) -> list[Translation]:
         self.seen += texts
         echo = [" ".join(w for w in t.split() if w.strip(".?¿") != self.drop) for t in texts]
         return [Translation(t, [], False, [Candidate([], 0.0, 0.0, text=e)]) for t, e in zip(texts, echo, strict=True)]

@@ -5,7 +5,6 @@ from __future__ import annotations
 import streamlit as st
 
 from data.case_markup import MARK
-from data.languages import with_article
 from lab.attention.sentence_maps import SentenceMaps
 from lab.attention.token_focus import Followed, describe, options
 from lab.page.direction import Languages

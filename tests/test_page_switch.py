@@ -163,18 +163,18 @@ def test_a_first_model_of_another_direction_becomes_its_default_against_copying_
     run_dir = tmp_path / "runs" / "reverse"
     shutil.copytree(model_env, run_dir)
     config = json.loads((run_dir / "train_config.json").read_text())
-    config["data"] |= {"src_lang": "en", "tgt_lang": "es", "reverse": False}  # its toy pairs, labelled the other way
+    config["data"] |= {"src_lang": "en", "tgt_lang": "fr", "reverse": False}  # toy pairs, labelled a pair with no canaries
     (run_dir / "train_config.json").write_text(json.dumps(config))
     at = to_train(app())
     button = next(b for b in at.button if b.key == "make_default")
-    assert "there is no English → Spanish default yet" in button.help
+    assert "there is no English → French default yet" in button.help
     button.click().run()
     assert not at.exception and not at.error
     checks = next(t.value for t in at.dataframe if "copy the source" in t.value.columns)
-    assert list(checks["check"]) == ["dev BLEU", "dev outputs that loop"]  # the lab has no English → Spanish canaries
-    assert (checks["this run"][0] >= checks["copy the source"][0] + 1) and checks["passed"].all()
-    assert any("is now the default English → Spanish model" in s.value for s in at.success)
+    assert list(checks["check"]) == ["dev BLEU", "dev outputs that loop"]  # the lab has no English → French canaries
+    assert (float(checks["this run"][0]) >= float(checks["copy the source"][0]) + 1) and checks["passed"].all()
+    assert any("is now the default English → French model" in s.value for s in at.success)
     assert recorded_default(tmp_path / "runs") == run_dir
     fresh = app("tab-2")  # a new visitor: the Translate page opens with it
     assert fresh.selectbox(key="model").value.label == "run: reverse"
-    assert any("English → Spanish" in t.value for t in fresh.title)
+    assert any("English → French" in t.value for t in fresh.title)

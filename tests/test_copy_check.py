@@ -54,7 +54,8 @@ def test_the_gate_compares_names_kept(tiny_model_dir: Path) -> None:
     phrases = [Phrase("El gato rojo 3.", ("The red cat 3.",), 1)]
     checks = gate.gate(translator, translator, dev[:5], gate.GateLists(phrases, phrases, None, items))
     named = [c for c in checks if c.name.startswith("unseen names and numbers kept")]
-    assert len(named) == 2 and all(c.passed and c.candidate == c.baseline for c in named)
+    assert len(named) == 4 and all(c.passed and c.candidate == c.baseline for c in named)  # written/typed, guard off/on
+    assert {"the model alone", "with the name guard"} == {c.name.split(", ")[2].split(" (")[0] for c in named}
 
 
 def test_a_names_pieces_decode_to_the_name_and_its_map_share_is_a_share(tiny_model_dir: Path) -> None:

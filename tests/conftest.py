@@ -76,11 +76,17 @@ def app_url(tiny_model_dir: Path, tmp_path: Path) -> Iterator[str]:
         yield url
 
 
-def translated(text: str, view: str = "", timeout: float = 60) -> AppTest:
-    """The Translate page (AppTest) after translating ``text``, with the view named ``view`` open; no exception."""
-    at = AppTest.from_file(APP, default_timeout=timeout).run()
+def translate(at: AppTest, text: str) -> AppTest:
+    """``text`` typed into the Translate page's box and translated, in the session ``at`` holds; no exception."""
     at.text_area(key="source").set_value(text)
     at.button(key="translate").click().run()
+    assert not at.exception, [e.message for e in at.exception]
+    return at
+
+
+def translated(text: str, view: str = "", timeout: float = 60) -> AppTest:
+    """The Translate page (AppTest) after translating ``text``, with the view named ``view`` open; no exception."""
+    at = translate(AppTest.from_file(APP, default_timeout=timeout).run(), text)
     if view:
         at.session_state["view"] = view
         at.run()

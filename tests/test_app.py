@@ -13,7 +13,7 @@ import pyarrow as pa
 import pytest
 import streamlit as st
 import torch
-from conftest import APP, raw_words, translated
+from conftest import APP, raw_words, translate, translated
 from streamlit.testing.v1 import AppTest
 
 from data.case_markup import MARK
@@ -35,12 +35,6 @@ def start() -> AppTest:
     assert not at.exception
     return at
 
-
-def translate(at: AppTest, text: str) -> AppTest:
-    at.text_area(key="source").set_value(text)
-    at.button(key="translate").click().run()
-    assert not at.exception, [e.message for e in at.exception]
-    return at
 
 
 def specs(at: AppTest) -> list[dict]:

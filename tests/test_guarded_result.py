@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import APP, COLOURS, NOUNS
+from conftest import APP, COLOURS, NOUNS, translate
 from streamlit.testing.v1 import AppTest
 
 from model.run_dir import NAME_GUARD_FILE
@@ -32,12 +32,6 @@ def guarded_model(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, tiny_model_di
     return model
 
 
-def translated(at: AppTest, text: str) -> AppTest:
-    at.text_area(key="source").set_value(text)
-    at.button(key="translate").click().run()
-    assert not at.exception, [e.message for e in at.exception]
-    return at
-
 
 def beside(at: AppTest) -> list[str]:
     """What the guard's place beside the translation says."""
@@ -51,7 +45,7 @@ def encoder_columns(at: AppTest) -> str:
 
 
 def test_the_page_says_what_the_model_read_and_shows_the_model_alone_in_one_click(guarded_model: Path) -> None:
-    at = translated(AppTest.from_file(APP, default_timeout=60).run(), "El gato rojo 123.")
+    at = translate(AppTest.from_file(APP, default_timeout=60).run(), "El gato rojo 123.")
     said = beside(at)
     assert said[0].startswith("123 → read as 12: this model met few names in training, mostly Mary, and copies those;")
     assert "123" in at.main.get_by_key("translation").code[0].value  # put back in the translation
@@ -61,14 +55,14 @@ def test_the_page_says_what_the_model_read_and_shows_the_model_alone_in_one_clic
     assert beside(at) == ["Name guard off: the model alone reads the text as typed (the guard would read 123 as 12)."]
     assert encoder_columns(at) != guarded_maps
     assert "name guard off" in at.main.get_by_key("provenance").text[0].value and not at.get("warning")
-    translated(at, "El perro azul 456.")  # the session's switch holds for the next text
+    translate(at, "El perro azul 456.")  # the session's switch holds for the next text
     assert beside(at)[0].startswith("Name guard off") and not at.sidebar.toggle(key=GUARD_KEY).value
     at.button(key="reguard").click().run()
     assert at.sidebar.toggle(key=GUARD_KEY).value and beside(at)[0].startswith("456 → read as 12")
 
 
 def test_a_sentence_the_guard_gave_up_on_says_so(guarded_model: Path) -> None:
-    at = translated(AppTest.from_file(APP, default_timeout=60).run(), "El gato Ana 3.")
+    at = translate(AppTest.from_file(APP, default_timeout=60).run(), "El gato Ana 3.")
     notes = [line for line in beside(at) if "translated as typed" in line]
     assert notes and notes[0].startswith("Name guard off for this sentence: Mary (read for Ana) is")
 

@@ -13,7 +13,7 @@ from conftest import APP
 from streamlit.testing.v1 import AppTest
 
 from lab.toy_task import HELD_OUT, ToyConfig, batch, codes, sequences, train
-from views.toy_tab import toy_lock
+from views import heavy_slot
 from viz.training_charts import TOY_SERIES, toy_chart
 
 TAB = "Watch it learn"
@@ -86,16 +86,18 @@ def test_tab_trains_and_draws_the_map_and_the_curves(model_env: Path) -> None:
     assert any(f"of {HELD_OUT} held-out sequences" in c.value for c in at.caption)
 
 
-def test_tab_refuses_a_second_run_while_one_trains(model_env: Path) -> None:
+def test_tab_waits_in_the_servers_line_and_says_so_when_it_stays_full(
+    model_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     at = AppTest.from_file(APP, default_timeout=60).run()
     at.session_state["view"] = TAB
     at.run()
-    lock = toy_lock()
-    with lock:  # another session's run holds the server's one toy lock
+    monkeypatch.setattr(heavy_slot, "MAX_WAIT_SECONDS", 0.2)
+    with heavy_slot.slot():  # another session's heavy request holds the server's one slot
         at.button(key="toy_train").click().run()
     assert not at.exception
-    assert any("Another toy model is training" in w.value for w in at.warning)
-    assert not lock.locked()
+    assert any("stayed busy for 0.2 s" in w.value for w in at.warning)
+    assert heavy_slot.asking() == 0
 
 
 def test_toy_chart_draws_both_series_against_step() -> None:

@@ -31,6 +31,7 @@ from lab.alignment.scoring import GoldPair, read_gold
 from lab.attention.sentence_maps import SentenceMaps
 from lab.page.direction import Languages
 from translate.translator import Translator
+from views.heavy_slot import Busy, in_line, slot
 from viz.alignment_lines import agreement_chart, agreement_frames, alignment_chart, alignment_frames
 
 ALIGNER_KEYS = (
@@ -115,7 +116,8 @@ def attributed_gold(
     directory: str, target: tuple[str, ...], source: tuple[str, ...], _translator: Translator
 ) -> AttributedPair:
     """The bench's attribution of one gold pair, input × gradient only (cached per model and pair)."""
-    return attribute_gold(_translator, GoldPair(list(target), list(source), frozenset()))
+    with slot():
+        return attribute_gold(_translator, GoldPair(list(target), list(source), frozenset()))
 
 
 @st.cache_data(show_spinner="Attributing each output token…", max_entries=16)
@@ -123,7 +125,8 @@ def attributed_translation(
     directory: str, src_ids: tuple[int, ...], out_ids: tuple[int, ...], kind: str, _translator: Translator
 ) -> np.ndarray:
     """(T, S) |input × gradient| of the translation shown (cached per model, sentence and kind)."""
-    return translation_matrix(_translator, list(src_ids), list(out_ids), kind)
+    with slot():
+        return translation_matrix(_translator, list(src_ids), list(out_ids), kind)
 
 
 # --- the model's best aligner and the layer, head and reading shown ---
@@ -289,10 +292,11 @@ def own_alignment(
         return align(maps, method.layer, method.head, method.reading, words)
     ids = maps.maps
     try:
-        matrix = attributed_translation(
-            directory, tuple(ids.src_ids), tuple(ids.tgt_out_ids), method.kind, _translator=translator
-        )
-    except ValueError as err:
+        with in_line("attribution"):
+            matrix = attributed_translation(
+                directory, tuple(ids.src_ids), tuple(ids.tgt_out_ids), method.kind, _translator=translator
+            )
+    except (ValueError, Busy) as err:
         st.info(f"No attribution alignment for this translation: {err}.")
         return None
     return align_matrix(maps, matrix, method.reading, words)
@@ -340,8 +344,9 @@ def show_gold_score(translator: Translator, directory: str, pair: GoldPair, meth
     links, and precision, recall and AER of ``method`` on it, as ``workshop.bench.alignment`` scores it."""
     try:
         read = attributed_gold if isinstance(method, AttributionMethod) else forced_gold
-        forced = read(directory, tuple(pair.target), tuple(pair.source), _translator=translator)
-    except ValueError as err:
+        with in_line("attribution"):
+            forced = read(directory, tuple(pair.target), tuple(pair.source), _translator=translator)
+    except (ValueError, Busy) as err:
         st.info(f"This gold sentence is not scored: {err}")
         return
     found = method.score_on(forced, pair)

@@ -26,6 +26,7 @@ from lab.ranking import (
 )
 from lab.whatif.coverage_hint import THRESHOLD
 from translate.translator import DecodeOptions, Translator
+from views.heavy_slot import Busy, in_line, slot
 
 SOURCES = ("Paste", "Upload a file", "The model's dev split")
 TABLE = "ranking_table"
@@ -67,9 +68,12 @@ def chosen_lines(model: str) -> list[Line] | None:
 
 def ranked_with_progress(translator: Translator, lines: list[Line], options: DecodeOptions) -> list[Ranked]:
     """``rank`` with a progress bar that moves after each batch."""
-    bar = st.progress(0.0, text=f"Translating {len(lines)} lines…")
-    ranked = rank(translator, lines, options, lambda done: bar.progress(done / len(lines), f"{done} of {len(lines)}"))
-    bar.empty()
+    with in_line("ranking"), slot():
+        bar = st.progress(0.0, text=f"Translating {len(lines)} lines…")
+        ranked = rank(
+            translator, lines, options, lambda done: bar.progress(done / len(lines), f"{done} of {len(lines)}")
+        )
+        bar.empty()
     return ranked
 
 
@@ -111,7 +115,7 @@ def show_ranking(translator: Translator, request: Request, open_source: Callable
     if st.button("Rank", key="ranking_run", disabled=not lines) and lines:
         try:
             st.session_state[RESULT] = (asked, ranked_with_progress(translator, lines, options))
-        except LinesError as err:
+        except (LinesError, Busy) as err:
             st.error(str(err))
     kept = st.session_state.get(RESULT)
     if kept is None or kept[0] != asked:

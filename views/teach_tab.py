@@ -3,7 +3,6 @@ shows what changed: the sentence, its cross-attention, and a fixed set of other 
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 
 import pandas as pd
@@ -16,6 +15,7 @@ from lab.page.request import Request
 from lab.teaching.adapt import MAX_SECONDS, MAX_STEPS
 from lab.teaching.outcome import CorrectionError, Outcome, teach
 from translate.translator import DecodeOptions, Translator
+from views.heavy_slot import Busy, in_line, slot
 from views.map_chart import heatmap
 
 TAUGHT = "taught"  # this session's one adaptation: its Outcome (results only, never a model)
@@ -27,43 +27,32 @@ ABOUT = (
 )
 
 
-@st.cache_resource
-def teaching_lock() -> threading.Lock:
-    """One adaptation at a time on this server: each is a full model's worth of memory and CPU."""
-    return threading.Lock()
-
-
 def reset() -> None:
     st.session_state.pop(TAUGHT, None)
 
 
 def run_teach(translator: Translator, request: Request, source: str, correction: str, langs: Languages) -> None:
     """Teach now, with a progress bar; the outcome goes into the session, a refusal onto the page."""
-    lock = teaching_lock()
-    if not lock.acquire(blocking=False):
-        st.warning("Another session is teaching its copy right now: try again in a few seconds.")
-        return
-    try:  # a rerun or a closed tab raises inside any st call: the lock is released whichever one raised
-        bar = st.progress(0.0, text="Teaching the copy…")
-        try:
-            outcome = teach(
-                translator,
-                Path(request.model),
-                langs,
-                source,
-                correction,
-                DecodeOptions(request.beam_size, request.length_penalty, name_guard=request.name_guard),
-                lambda step, seconds: bar.progress(
-                    min(1.0, max(step / MAX_STEPS, seconds / MAX_SECONDS)), text=f"step {step}, {seconds:.1f} s"
-                ),
-            )
-        finally:
-            bar.empty()
-    except CorrectionError as err:
+    try:  # a rerun or a closed tab raises inside any st call: the slot is released whichever one raised
+        with in_line("correction"), slot():
+            bar = st.progress(0.0, text="Teaching the copy…")
+            try:
+                outcome = teach(
+                    translator,
+                    Path(request.model),
+                    langs,
+                    source,
+                    correction,
+                    DecodeOptions(request.beam_size, request.length_penalty, name_guard=request.name_guard),
+                    lambda step, seconds: bar.progress(
+                        min(1.0, max(step / MAX_STEPS, seconds / MAX_SECONDS)), text=f"step {step}, {seconds:.1f} s"
+                    ),
+                )
+            finally:
+                bar.empty()
+    except (CorrectionError, Busy) as err:
         st.warning(str(err))
         return
-    finally:
-        lock.release()
     st.session_state[TAUGHT] = outcome
 
 

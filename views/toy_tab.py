@@ -3,13 +3,13 @@
 
 from __future__ import annotations
 
-import threading
 import time
 
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from lab.toy_task import HELD_OUT, TASKS, Progress, ToyConfig, train
+from views.heavy_slot import Busy, in_line, slot
 from viz.training_charts import probe_chart, toy_chart
 
 RESULT = "toy_result"  # (config, records, last report) of this session's last run, small: kept to show after it
@@ -19,12 +19,6 @@ POSITIONS = {
     "learned": "learned table",
     "none": "none (no word order)",
 }
-
-
-@st.cache_resource
-def toy_lock() -> threading.Lock:
-    """One toy run per server at a time: it shares the CPU with every translation and training job."""
-    return threading.Lock()
 
 
 def choices() -> ToyConfig:
@@ -48,26 +42,24 @@ def draw(records: list[dict], last: Progress, curves: DeltaGenerator, picture: D
 
 
 def run(config: ToyConfig, curves: DeltaGenerator, picture: DeltaGenerator) -> None:
-    """Train while this session watches: charts redrawn as it goes, the result kept; refused while another runs."""
-    lock = toy_lock()
-    if not lock.acquire(blocking=False):
-        st.warning(f"Another toy model is training on this server (at most {config.max_seconds:g} s); try again soon.")
+    """Train while this session watches: charts redrawn as it goes, the result kept; waits in the server's line."""
+    try:  # a rerun or a closed tab raises inside st calls: the slot is released and training stops with it
+        with in_line("toy model"), slot():
+            bar = st.progress(0.0)
+            records: list[dict] = []
+            drawn = 0.0
+            for report in train(config):
+                records.append({"kind": "toy", "step": report.step, "loss": report.loss, "accuracy": report.accuracy})
+                if report.done or time.perf_counter() - drawn >= REDRAW_SECONDS:
+                    draw(records, report, curves, picture)
+                    share = max(report.step / config.max_steps, report.seconds / config.max_seconds)
+                    bar.progress(min(1.0, share), text=f"step {report.step}, {report.seconds:.1f} s")
+                    drawn = time.perf_counter()
+            bar.empty()
+    except Busy as err:
+        st.warning(str(err))
         return
-    try:  # a rerun or a closed tab raises inside st calls: the lock is released and training stops with it
-        bar = st.progress(0.0)
-        records: list[dict] = []
-        drawn = 0.0
-        for report in train(config):
-            records.append({"kind": "toy", "step": report.step, "loss": report.loss, "accuracy": report.accuracy})
-            if report.done or time.perf_counter() - drawn >= REDRAW_SECONDS:
-                draw(records, report, curves, picture)
-                share = max(report.step / config.max_steps, report.seconds / config.max_seconds)
-                bar.progress(min(1.0, share), text=f"step {report.step}, {report.seconds:.1f} s")
-                drawn = time.perf_counter()
-        bar.empty()
-        st.session_state[RESULT] = (config, records, report)
-    finally:
-        lock.release()
+    st.session_state[RESULT] = (config, records, report)
 
 
 def show_toy() -> None:

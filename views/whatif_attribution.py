@@ -10,6 +10,7 @@ from lab.page.direction import Languages
 from lab.whatif.attribution import IG_STEPS, MAX_IG_STEPS, Attribution, attribute
 from lab.whatif.subject import Subject
 from translate.translator import Translator
+from views.heavy_slot import Busy, in_line, slot
 from viz.whatif_charts import heat_rows_chart, heat_rows_frame
 
 CONTRASTS = 5  # alternatives offered for "rather than"
@@ -25,7 +26,8 @@ def attributed(
     steps: int,
     _translator: Translator,
 ) -> Attribution:
-    return attribute(_translator.model, list(src_ids), list(tokens), step, contrast, steps)
+    with slot():
+        return attribute(_translator.model, list(src_ids), list(tokens), step, contrast, steps)
 
 
 def alternatives(subject: Subject, step: int) -> list[int]:
@@ -65,11 +67,18 @@ def show_attribution(subject: Subject, langs: Languages) -> None:
     )
     steps = c.slider("Integrated-gradient steps", 8, MAX_IG_STEPS, IG_STEPS, 8, key="whatif_ig_steps")
     try:
-        result = attributed(
-            subject.directory, subject.src_ids, subject.tokens, step, contrast, steps, _translator=subject.translator
-        )
-    except ValueError as err:  # refused before it starts: too many points for this sentence and token
-        st.warning(f"Not computed: {err}.")
+        with in_line("attribution"):
+            result = attributed(
+                subject.directory,
+                subject.src_ids,
+                subject.tokens,
+                step,
+                contrast,
+                steps,
+                _translator=subject.translator,
+            )
+    except (ValueError, Busy) as err:  # refused before it starts: too many points for this sentence and token
+        st.warning(f"Not computed: {err}".rstrip(".") + ".")
         return
     what = f"log p({maps.tgt_out[step]})"
     if contrast is not None:

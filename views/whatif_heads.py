@@ -9,6 +9,7 @@ from lab.page.direction import Languages
 from lab.whatif.head_ablation import MAX_SCANNED, Ablation, Head, ablate, all_heads, head_effects
 from lab.whatif.subject import Subject
 from translate.translator import DecodeOptions, Translator
+from views.heavy_slot import Busy, in_line, slot
 from viz.whatif_charts import head_effect_chart, head_effect_frame
 
 
@@ -21,14 +22,16 @@ def ablated(
     options: DecodeOptions,
     _translator: Translator,
 ) -> Ablation:
-    return ablate(_translator.model, list(src_ids), list(original), list(heads), options)
+    with slot():
+        return ablate(_translator.model, list(src_ids), list(original), list(heads), options)
 
 
 @st.cache_data(show_spinner="Switching every head off in turn…", max_entries=32)
 def scanned(
     directory: str, src_ids: tuple[int, ...], original: tuple[int, ...], _translator: Translator
 ) -> tuple[list[Head], np.ndarray]:
-    return head_effects(_translator.model, list(src_ids), list(original))
+    with slot():
+        return head_effects(_translator.model, list(src_ids), list(original))
 
 
 def show_heads(subject: Subject, langs: Languages) -> None:
@@ -40,15 +43,21 @@ def show_heads(subject: Subject, langs: Languages) -> None:
         f"{subject.search_name}."
     )
     chosen = st.multiselect("Heads to switch off", heads, format_func=lambda h: h.label, key="whatif_heads")
-    if chosen:
-        result = ablated(
-            subject.directory,
-            subject.src_ids,
-            subject.tokens,
-            tuple(sorted(chosen)),
-            subject.options,
-            _translator=subject.translator,
-        )
+    try:
+        with in_line("head scan"):
+            result = chosen and ablated(
+                subject.directory,
+                subject.src_ids,
+                subject.tokens,
+                tuple(sorted(chosen)),
+                subject.options,
+                _translator=subject.translator,
+            )
+            found, effects = scanned(subject.directory, subject.src_ids, subject.tokens, _translator=subject.translator)
+    except Busy as err:
+        st.warning(str(err))
+        return
+    if result:
         left, right = st.columns(2)
         left.markdown("**All heads on**")
         left.code(tok.decode_tgt(list(subject.tokens)), language=None, wrap_lines=True)
@@ -61,7 +70,6 @@ def show_heads(subject: Subject, langs: Languages) -> None:
             f"with these off (Δ {change:+.3f}, teacher-forced); the new output has log p = {result.new_log_prob:.3f} "
             "under the ablated model."
         )
-    found, effects = scanned(subject.directory, subject.src_ids, subject.tokens, _translator=subject.translator)
     frame = head_effect_frame([h.kind for h in found], [h.layer for h in found], [h.head for h in found], effects)
     st.altair_chart(
         head_effect_chart(frame, "Which heads matter for this sentence: Δ log p(original output), one head off"),

@@ -1,0 +1,63 @@
+"""One small server-wide pool for the heavy tools (attribution, the head scan, ranking, teaching, the toy task): each
+holds a slot while it computes, and a request that finds none free waits in line and is told so, so five visitors
+asking at once hold one tool's memory and CPU, not five. ``LAB_HEAVY_SLOTS`` sets the pool's size (1 on 2 cores)."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import streamlit as st
+
+SLOTS = max(1, int(os.environ.get("LAB_HEAVY_SLOTS", "1")))
+MAX_WAIT_SECONDS = 120.0  # a request waits at most this long in line, then is refused in one line
+
+_pool = threading.BoundedSemaphore(SLOTS)
+_count = threading.Lock()
+_asking = 0  # requests running or waiting
+
+
+class Busy(RuntimeError):
+    """The pool stayed full for MAX_WAIT_SECONDS."""
+
+
+def asking() -> int:
+    """Requests holding a slot or waiting for one, across every session of this server."""
+    return _asking
+
+
+@contextmanager
+def slot() -> Iterator[None]:
+    """Hold one slot of the pool for the block; wait for it at most MAX_WAIT_SECONDS (no st call: safe inside the
+    page's cached functions)."""
+    global _asking
+    with _count:
+        _asking += 1
+    try:
+        if not _pool.acquire(timeout=MAX_WAIT_SECONDS):
+            raise Busy(
+                f"The server's heavy tools stayed busy for {MAX_WAIT_SECONDS:g} s ({SLOTS} at a time): try again."
+            )
+        try:
+            yield
+        finally:
+            _pool.release()
+    finally:
+        with _count:
+            _asking -= 1
+
+
+@contextmanager
+def in_line(tool: str) -> Iterator[None]:
+    """Say on the page, while the block runs, that this request waits behind others (the wait itself is ``slot``'s)."""
+    note = st.empty()
+    ahead = asking() - SLOTS + 1
+    if ahead > 0:
+        who = "Another visitor's request is" if ahead == 1 else f"{ahead} requests are"
+        note.info(f"{who} running on this server's shared CPU; your {tool} starts next.")
+    try:
+        yield
+    finally:
+        note.empty()

@@ -16,6 +16,7 @@ from data.languages import SRC_LANG, TGT_LANG
 from data.readers import DEFAULT_READING, CorpusError, Pair, Reading, ReadReport
 from data.sentences import sentences
 from data.tmx import tmx_pairs
+from model.bounded_read import read_text
 
 # ----------------------------------------------------------------------------------------- reading
 
@@ -228,10 +229,13 @@ def pair_lines(pairs: list[Pair]) -> str:
     return "".join(f"{p.src}\t{p.tgt}\n" for p in pairs)
 
 
+MAX_PAIRS_FILE_BYTES = 1 << 30  # a run's training split is ~10 MB; a distilled file of a large corpus, a few hundred
+
+
 def read_pairs_file(path: Path) -> list[Pair]:
     """A file ``write_pairs`` wrote (a run's splits, a distilled file), one ``src<TAB>tgt`` line per pair."""
     pairs = []
-    for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+    for number, line in enumerate(read_text(Path(path), MAX_PAIRS_FILE_BYTES, CorpusError).splitlines(), 1):
         fields = line.split("\t")
         if len(fields) != 2:
             raise CorpusError(f"{path}:{number}: expected 2 tab-separated fields, got {len(fields)}")

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 MAX_JSON_BYTES = 1 << 20  # a config.json is under a kilobyte
+MAX_SETTINGS_BYTES = 1 << 20  # a preset, a recipe or a phrase list: a few kilobytes
 MAX_DEPTH = 32  # nested arrays and objects: the lab's JSON files nest 3 deep
 MAX_DIGITS = 40  # characters of one number: any float or int64 fits
 QUOTE = 80  # characters of a bad value a message shows
@@ -53,6 +54,14 @@ def read_bytes(path: Path, limit: int, error: type[Exception]) -> bytes:
     if len(data) > limit:  # it grew since
         raise error(f"{path}: over {limit:,} bytes")
     return data
+
+
+def read_text(path: Path, limit: int, error: type[Exception]) -> str:
+    """The UTF-8 text of ``path``, read as ``read_bytes`` does; bytes that are not UTF-8: ``error`` naming where."""
+    try:
+        return read_bytes(path, limit, error).decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise error(f"{path}: not UTF-8 text (byte {err.start})") from None
 
 
 def read_json(path: Path, error: type[Exception], limit: int = MAX_JSON_BYTES) -> Any:

@@ -49,7 +49,9 @@ def main(argv: list[str] | None = None) -> int:
     if run is None:
         print(f"error: unknown command {args[0]!r}\n\n{USAGE}", file=sys.stderr)
         return 2
-    return run(args[1:])
+    from training.refusals import refusing
+
+    return refusing(run, args[1:])
 
 
 if __name__ == "__main__":

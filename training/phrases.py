@@ -13,6 +13,7 @@ import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
+from model.bounded_read import MAX_SETTINGS_BYTES, read_text
 from translate.settings import REPO_ROOT
 from translate.translator import DecodeOptions, Translator
 
@@ -45,12 +46,7 @@ def normalise_answer(text: str) -> str:
 
 def read_phrases(path: Path) -> list[Phrase]:
     """Every phrase of a list file; errors name the file and line."""
-    try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        raise PhraseListError(f"{path}: phrase list not found") from None
-    except UnicodeDecodeError as err:
-        raise PhraseListError(f"{path}: not UTF-8 text ({err})") from None
+    lines = read_text(Path(path), MAX_SETTINGS_BYTES, PhraseListError).splitlines()
     phrases = []
     for number, line in enumerate(lines, 1):
         if not line.strip() or line.startswith("#"):

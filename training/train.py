@@ -13,7 +13,7 @@ from pathlib import Path
 import torch
 
 from data.batch import TrainingSet, batch_indices, encode_pairs, padding_fraction
-from data.corpus import CorpusError, Pair, read_pairs_file
+from data.corpus import CorpusError, Pair, detect_format, read_pairs_file
 from data.tokenizer import Tokenizer, TokenizerError
 from model.bounded_read import read_json
 from model.config import ConfigError, ModelConfig
@@ -161,6 +161,8 @@ def new_config(args: argparse.Namespace, overrides: list[str]) -> TrainConfig:
         raise ConfigError("model.src_vocab_size/tgt_vocab_size come from the tokenizer: set data.vocab_size instead")
     if not config.data.corpora:
         raise ConfigError("no corpus: pass --corpus FILE (repeatable) or set data.corpora")
+    for corpus in config.data.corpora:  # missing, a folder or a FIFO: refused before the run folder is made
+        detect_format(Path(corpus), config.data.src_lang, config.data.tgt_lang)
     if config.optim.guided_alignment.enabled:
         check_aligner()
     if (args.out / checkpoint.STATE_FILE).exists() or (args.out / RESULT_FILE).exists():

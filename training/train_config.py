@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from data.data_config import DataConfig
+from model.bounded_read import MAX_SETTINGS_BYTES, read_text
 from model.config import ModelConfig
 from model.typed_config import ConfigError, check_at_least, from_dict
 
@@ -156,9 +157,7 @@ def load_train_config(preset: Path | None, overrides: list[str] = ()) -> TrainCo
     values: dict[str, Any] = {}
     if preset is not None:
         try:
-            values = tomllib.loads(Path(preset).read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise ConfigError(f"{preset}: config file not found") from None
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
+            values = tomllib.loads(read_text(Path(preset), MAX_SETTINGS_BYTES, ConfigError))
+        except tomllib.TOMLDecodeError as err:
             raise ConfigError(f"{preset}: invalid TOML ({err})") from None
     return build_train_config(values, overrides, str(preset or "config"))

@@ -72,8 +72,9 @@ def main(argv: list[str] | None = None) -> int:
     if args[0] not in COMMANDS:
         print(f"error: unknown command {args[0]!r}\n\n{usage()}", file=sys.stderr)
         return 2
-    code = importlib.import_module(COMMANDS[args[0]][0]).main(args[1:])  # imported only when asked: torch is slow
-    return 0 if code is None else code
+    from training.refusals import refusing  # imported only when asked: torch is slow
+
+    return refusing(importlib.import_module(COMMANDS[args[0]][0]).main, args[1:])
 
 
 if __name__ == "__main__":

@@ -33,6 +33,7 @@ import torch
 
 from data.corpus import write_pairs
 from data.readers import ReadReport
+from model.bounded_read import MAX_SETTINGS_BYTES, read_text
 from model.config import ConfigError
 from model.run_dir import CONFIG_FILE, MODEL_CARD_FILE, RESULT_FILE, STATE_FILE, TRAIN_CONFIG_FILE, split_file
 from model.typed_config import from_dict
@@ -76,10 +77,12 @@ def load_recipe(path: Path) -> Recipe:
     """The recipe in ``path``, checked: known keys and types, unique names, each reference to an earlier step or an
     existing directory. Raises ConfigError naming the file and the step."""
     try:
-        recipe = from_dict(Recipe, tomllib.loads(Path(path).read_text(encoding="utf-8")))
+        text = read_text(Path(path), MAX_SETTINGS_BYTES, ConfigError)
+    except ConfigError as err:
+        raise ConfigError(f"recipe {err}") from None
+    try:
+        recipe = from_dict(Recipe, tomllib.loads(text))
         check_references(recipe)
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: recipe not found") from None
     except (tomllib.TOMLDecodeError, ConfigError) as err:
         raise ConfigError(f"{path}: {err}") from None
     return recipe

@@ -1,0 +1,147 @@
+"""A hostile-input table through every command that takes a path: a path that is missing, a file where a folder is
+expected (or a folder where a file is), a FIFO, a model folder that lies and someone's project folder. Each is one
+line on stderr starting "error: ", status 2, in bounded time, and nothing is written anywhere."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import threading
+from pathlib import Path
+
+import pytest
+
+from training.__main__ import main as training_main
+from translate.cli import main as translate_main
+from workshop.__main__ import main as workshop_main
+
+# name: (the command's main, its arguments with {model} or {file} where the hostile path goes)
+MODEL_COMMANDS: dict[str, tuple[str, list[str]]] = {
+    "translate": ("translate", ["--model", "{model}", "Hola"]),
+    "training evaluate": ("evaluate", ["--model", "{model}", "--pairs", "{pairs}"]),
+    "training export": ("export", ["--run", "{model}", "--out", "{out}"]),
+    "training guard": ("guard", ["--model", "{model}"]),
+    "training train --init-from": (
+        "train",
+        ["--config", "configs/tiny.toml", "--corpus", "{pairs}", "--init-from", "{model}", "--out", "{out}"],
+    ),
+    "workshop gate": ("gate", ["--candidate", "{model}", "--baseline", "{good}"]),
+    "workshop phrases": ("phrases", ["--model", "{model}"]),
+    "workshop copy-check": ("copy-check", ["--model", "{model}"]),
+    "workshop distill": ("distill", ["--teacher", "{model}", "--pairs", "{pairs}", "--out", "{out}"]),
+    "workshop average": ("average", ["--model", "{model}", "--model", "{good}", "--out", "{out}"]),
+    "workshop deepen": (
+        "deepen",
+        ["--model", "{model}", "--encoder-layers", "4", "--decoder-layers", "3", "--out", "{out}"],
+    ),
+    "workshop neighbours-index": ("neighbours-index", ["--model", "{model}"]),
+}
+FILE_COMMANDS: dict[str, tuple[str, list[str]]] = {
+    "training train --corpus": ("train", ["--config", "configs/tiny.toml", "--corpus", "{file}", "--out", "{out}"]),
+    "training train --config": ("train", ["--config", "{file}", "--corpus", "{pairs}", "--out", "{out}"]),
+    "training evaluate --pairs": ("evaluate", ["--model", "{good}", "--pairs", "{file}"]),
+    "workshop distill --pairs": ("distill", ["--teacher", "{good}", "--pairs", "{file}", "--out", "{out}"]),
+    "workshop phrases --phrases": ("phrases", ["--model", "{good}", "--phrases", "{file}"]),
+    "workshop recipe --recipe": ("recipe", ["--recipe", "{file}", "--out", "{out}"]),
+}
+LAB = {"translate", "evaluate", "export", "guard", "train"}
+
+
+def hostile_models(root: Path) -> dict[str, Path]:
+    lying = root / "lying"
+    lying.mkdir(parents=True)
+    (lying / "config.json").write_text('{"d_model": ')
+    (lying / "model.safetensors").write_bytes(b"\xff" * 64)
+    project = root / "project"
+    (project / "src").mkdir(parents=True)
+    (project / "config.json").write_text(json.dumps({"name": "my-web-project"}))
+    (project / "src" / "main.py").write_text("print('hello')\n")
+    os.mkfifo(root / "fifo")
+    (root / "notes.txt").write_text("not a model\n")
+    return {
+        "missing": root / "nope",
+        "a file": root / "notes.txt",
+        "a FIFO": root / "fifo",
+        "lying": lying,
+        "project": project,
+    }
+
+
+def hostile_files(root: Path) -> dict[str, Path]:
+    (root / "folder").mkdir(parents=True)
+    os.mkfifo(root / "fifo")
+    return {"missing": root / "nope.tsv", "a folder": root / "folder", "a FIFO": root / "fifo"}
+
+
+def snapshot(folder: Path) -> dict[str, bytes | None]:
+    return {
+        str(p.relative_to(folder)): p.read_bytes() if p.is_file() else None
+        for p in sorted(folder.rglob("*"))
+        if not p.is_fifo()
+    }
+
+
+def run(name: str, argv: list[str], seconds: float = 60.0) -> tuple[int, str]:
+    """The command's status and stderr, in this process; a hang within ``seconds`` fails."""
+    door = {"translate": translate_main, **dict.fromkeys(LAB - {"translate"}, training_main)}.get(name, workshop_main)
+    main = (lambda a: door(a)) if name == "translate" else (lambda a: door([name, *a]))
+    err = io.StringIO()
+    found: list[int] = []
+
+    def call() -> None:
+        with contextlib.redirect_stderr(err):
+            try:
+                found.append(main(argv))
+            except SystemExit as exit_:
+                found.append(int(exit_.code or 0))
+
+    worker = threading.Thread(target=call, daemon=True)
+    worker.start()
+    worker.join(seconds)
+    assert found, f"no answer within {seconds} s: {argv}"
+    return found[0], err.getvalue()
+
+
+def one_refusal(status: int, err: str, argv: list[str]) -> None:
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert status == 2 and len(lines) == 1 and lines[0].startswith("error: ") and len(lines[0]) <= 400, (
+        argv,
+        status,
+        err[-800:],
+    )
+
+
+@pytest.mark.parametrize("name", list(MODEL_COMMANDS))
+def test_every_command_refuses_a_hostile_model_folder_in_one_line(
+    name: str, tiny_model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(Path(__file__).resolve().parents[1])
+    main, template = MODEL_COMMANDS[name]
+    models = hostile_models(tmp_path / "in")
+    pairs = str(tiny_model_dir / "splits" / "test.tsv")
+    before = snapshot(tmp_path)
+    for kind, model in models.items():
+        fill = {"{model}": str(model), "{pairs}": pairs, "{good}": str(tiny_model_dir), "{out}": str(tmp_path / "out")}
+        argv = [fill.get(a, a) for a in template]
+        status, err = run(main, argv)
+        one_refusal(status, err, [kind, *argv])
+        assert snapshot(tmp_path) == before, (kind, argv)
+
+
+@pytest.mark.parametrize("name", list(FILE_COMMANDS))
+def test_every_command_refuses_a_hostile_file_in_one_line(
+    name: str, tiny_model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(Path(__file__).resolve().parents[1])
+    main, template = FILE_COMMANDS[name]
+    files = hostile_files(tmp_path / "in")
+    pairs = str(tiny_model_dir / "splits" / "test.tsv")
+    before = snapshot(tmp_path)
+    for kind, file in files.items():
+        fill = {"{file}": str(file), "{pairs}": pairs, "{good}": str(tiny_model_dir), "{out}": str(tmp_path / "out")}
+        argv = [fill.get(a, a) for a in template]
+        status, err = run(main, argv)
+        one_refusal(status, err, [kind, *argv])
+        assert snapshot(tmp_path) == before, (kind, argv)

@@ -62,10 +62,6 @@ class DataConfig:
     # its parent's (same corpora, same direction): a teacher trained from scratch beside a lineage is then scored on
     # the lineage's dev and test pairs and never trains on them. Empty: the run's own split (data.split_seed).
     split_from: str = ""
-    # Sequence-level distillation: a file of source<TAB>teacher translation (python -m workshop distill) and what
-    # the student trains on: the original pairs, the teacher's, or both. Typing noise still applies to the source.
-    distilled: str = ""
-    mix: Literal["original", "distilled", "both"] = "both"
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.sampling_alpha <= 1.0:

@@ -1,20 +1,21 @@
-"""Sequence-level distillation: the teacher's file (order, identity, resume) and the student's data (data.mix)."""
+"""Sequence-level distillation: the teacher's file (order, identity, resume) and the student's data (--mix)."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import shutil
 from pathlib import Path
 
 import pytest
 
-from data.corpus import CorpusError, read_pairs_file
+from data.corpus import read_pairs_file
 from data.readers import ReadReport
-from training import prepare
+from training.prepare import load_and_split
 from training.train_config import load_train_config
 from translate.translator import DecodeOptions, Translator
 from workshop.distill import main
+from workshop.student import main as student
+from workshop.student import mix_distilled
 
 BEAM = DecodeOptions(beam_size=2)
 
@@ -53,16 +54,12 @@ def test_a_stopped_distillation_continues_where_it_stopped(
 
 
 @pytest.mark.parametrize("mix", ["original", "distilled", "both"])
-def test_the_student_trains_on_what_data_mix_says(tiny_model_dir: Path, distilled: Path, mix: str) -> None:
+def test_the_student_trains_on_what_mix_says(tiny_model_dir: Path, distilled: Path, mix: str) -> None:
     config = json.loads((tiny_model_dir / "train_config.json").read_text())
     base = load_train_config(Path("configs/tiny.toml"), [f"data.corpora={config['data']['corpora']!r}"]).data
-    d = dataclasses.replace(base, distilled=str(distilled), mix=mix)
-    plain = prepare.load_and_split(base, ReadReport())
-    report = ReadReport()
-    parts = prepare.load_and_split(d, report)
-    if mix != "original":
-        parts = prepare.mix_distilled(parts, d, report)
+    plain = load_and_split(base, ReadReport())
     teacher = {r.src: r.tgt for r in read_pairs_file(distilled)}
+    parts = mix_distilled(load_and_split(base, ReadReport()), ReadReport(), teacher, mix)
     pairs = {(p.src, p.tgt) for p in parts.train}
     originals = {(p.src, p.tgt) for p in plain.train}
     held = {p.tgt.rstrip(".").lower() for p in plain.dev + plain.test}  # a teacher's dev sentence keeps the original
@@ -71,17 +68,18 @@ def test_the_student_trains_on_what_data_mix_says(tiny_model_dir: Path, distille
     assert pairs == {"original": originals, "distilled": taught, "both": originals | taught}[mix]
 
 
-def test_a_distilled_pair_never_holds_a_dev_sentence(tiny_model_dir: Path, distilled: Path, tmp_path: Path) -> None:
+def test_a_distilled_pair_never_holds_a_dev_sentence(
+    tiny_model_dir: Path, distilled: Path, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
     config = json.loads((tiny_model_dir / "train_config.json").read_text())
     base = load_train_config(Path("configs/tiny.toml"), [f"data.corpora={config['data']['corpora']!r}"]).data
-    parts = prepare.load_and_split(base, ReadReport())
-    leak = tmp_path / "leak.tsv"
-    rows = read_pairs_file(distilled)
-    rows[0] = type(rows[0])(rows[0].src, parts.dev[0].tgt)  # the teacher "translated" into a dev sentence
-    leak.write_text("".join(f"{r.src}\t{r.tgt}\n" for r in rows), encoding="utf-8")
+    parts = load_and_split(base, ReadReport())
+    teacher = {r.src: r.tgt for r in read_pairs_file(distilled)}
+    teacher[parts.train[0].src] = parts.dev[0].tgt  # the teacher "translated" into a dev sentence
     report = ReadReport()
-    mixed = prepare.mix_distilled(parts, dataclasses.replace(base, distilled=str(leak), mix="distilled"), report)
+    mixed = mix_distilled(parts, report, teacher, "distilled")
     assert parts.dev[0].tgt not in {p.tgt for p in mixed.train} and parts.train[0] in mixed.train
     assert report.skipped["distilled translation is a dev or test sentence (original kept)"] >= 1
-    with pytest.raises(CorpusError, match="distilled file not found"):
-        prepare.mix_distilled(parts, dataclasses.replace(base, distilled=str(tmp_path / "missing.tsv")), report)
+    out, missing = tmp_path / "run", str(tmp_path / "missing.tsv")
+    assert student(["--distilled", missing, "--config", "configs/tiny.toml", "--out", str(out)]) == 2
+    assert f"error: --distilled {missing}: " in capsys.readouterr().err and not out.exists()

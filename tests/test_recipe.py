@@ -62,7 +62,7 @@ def test_the_recipe_runs_step_by_step_and_records_its_minutes(
     assert list(record["steps"]) == NAMES
     assert all(e["minutes"] >= 0 and e["machines"] for e in record["steps"].values())
     report = json.loads((out / "student" / "data_report.json").read_text())
-    assert report["added"]["distilled pairs (data.distilled, data.mix = 'both')"] > 0
+    assert report["added"]["distilled pairs (workshop student, --mix both)"] > 0
     dev = (out / "teacher" / "splits" / "dev.tsv").read_bytes()
     assert (
         dev

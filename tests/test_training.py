@@ -18,9 +18,9 @@ from lab.page.direction import Languages, languages
 from model.config import ConfigError, ModelConfig
 from model.run_dir import EVALUATING_FILE, train_links_file
 from training.distributed import Env
-from training.prepare import load_and_split
+from training.prepare import load_and_split, model_data
 from training.train import main
-from training.train_config import OptimConfig, load_train_config
+from training.train_config import OptimConfig, load_train_config, read_saved_config
 from training.trainer import dev_scores, lr_at
 from translate.translator import Translator
 
@@ -108,6 +108,17 @@ def test_bad_toml_values_are_errors_naming_file_and_key(tmp_path: Path, toml: st
 def test_bad_overrides_are_errors_naming_the_key(override: str, named: str) -> None:
     with pytest.raises(ConfigError, match=named.replace(".", r"\.")):
         load_train_config(CONFIGS / "tiny.toml", [override])
+
+
+def test_a_saved_config_with_retired_keys_still_loads_and_a_preset_with_them_is_refused(tmp_path: Path) -> None:
+    saved = json.loads((Path("checkpoints/es-en") / "train_config.json").read_text())
+    saved["data"] |= {"distilled": "runs/distill/train.v8.tsv", "mix": "both"}  # what v10 and v12 were trained with
+    (tmp_path / "train_config.json").write_text(json.dumps(saved))
+    config = read_saved_config(tmp_path / "train_config.json")
+    assert config.data.corpora == tuple(saved["data"]["corpora"]) and model_data(tmp_path) == config.data
+    (tmp_path / "preset.toml").write_text('[data]\nmix = "both"\n')
+    with pytest.raises(ConfigError, match=r"data\.mix"):
+        load_train_config(tmp_path / "preset.toml")
 
 
 def test_overrides_are_typed_and_win_over_the_preset() -> None:

@@ -44,7 +44,7 @@ MAX_TIMED_SENTENCES = 20  # dev sentences translated to time one translation
 def prepared(config: TrainConfig, corpus: Path) -> tuple[TrainConfig, Tokenizer, Any]:
     """The sample's split and tokenizer, as ``prepare_data`` makes them (no noised extras for the vocabulary); with
     ``run.init_from`` (the Train page's fine-tune), the parent's shape and tokenizer."""
-    d = dataclasses.replace(config.data, corpora=(str(corpus),), format="tsv", columns=(), distilled="")
+    d = dataclasses.replace(config.data, corpora=(str(corpus),), format="tsv", columns=())
     parts = load_and_split(d, ReadReport())
     if config.run.init_from:
         parent = Path(config.run.init_from)

@@ -10,6 +10,7 @@ import logging
 import random
 import shutil
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 from data.corpus import (
@@ -35,11 +36,12 @@ from data.tokenizer import Tokenizer, train_tokenizer
 from model.config import ConfigError
 from model.run_dir import DATA_REPORT_FILE, NAME_GUARD_FILE, SPLITS_DIR, TRAIN_CONFIG_FILE, split_file
 from training.guided_alignment import write_alignments
-from training.train_config import DataConfig, build_train_config
+from training.train_config import DataConfig, read_saved_config
 from translate import name_guard
 
 log = logging.getLogger("training")
 SPLITS = ("train", "dev", "test")
+Mixer = Callable[[Split, ReadReport], Split]  # the split, and its report to count in -> the split trained on
 
 
 def read_pairs(d: DataConfig, report: ReadReport) -> list[Pair]:
@@ -94,38 +96,15 @@ def without(pairs: list[Pair], avoid: list[Pair], report: ReadReport) -> list[Pa
     return kept
 
 
-def mix_distilled(parts: Split, d: DataConfig, report: ReadReport) -> Split:
-    """Train on what ``data.mix`` asks: the teacher's translations of the training sources (``data.distilled``,
-    written by ``python -m workshop distill``) or both them and the originals. A source the teacher lacks, or whose
-    translation is a dev or test sentence, keeps its original pair (counted in the data report)."""
-    try:
-        teacher = {pair.src: pair.tgt.strip() for pair in read_pairs_file(Path(d.distilled))}
-    except FileNotFoundError:
-        raise CorpusError(f"{d.distilled}: distilled file not found (python -m workshop distill)") from None
-    held = {match_key(p.tgt) for p in parts.dev + parts.test}
-    distilled, kept = [], []
-    for pair in parts.train:
-        if (target := teacher.get(pair.src, "")) and match_key(target) not in held:
-            distilled.append(Pair(pair.src, target, f"{pair.origin} (distilled)" if pair.origin else "distilled"))
-            continue
-        kept.append(pair)
-        why = "distilled translation is a dev or test sentence" if target else "no translation in data.distilled"
-        report.skip(f"{why} (original kept)", pair.origin or pair.src)
-    originals = set(parts.train)  # a Pair's equality is its two sentences
-    both = parts.train + [p for p in distilled if p not in originals]
-    report.added[f"distilled pairs (data.distilled, data.mix = {d.mix!r})"] += len(distilled)
-    return dataclasses.replace(parts, train=distilled + kept if d.mix == "distilled" else both)
-
-
 def model_data(model_dir: Path) -> DataConfig | None:
     """The data configuration a model directory was trained with (its train_config.json), None without one."""
     path = model_dir / TRAIN_CONFIG_FILE
     if not path.is_file():
         return None
     try:
-        return build_train_config(json.loads(path.read_text(encoding="utf-8")), [], str(path)).data
-    except (json.JSONDecodeError, ConfigError) as err:
-        raise CorpusError(f"{path}: cannot read the model's data configuration ({err})") from None
+        return read_saved_config(path).data
+    except ConfigError as err:
+        raise CorpusError(f"cannot read the model's data configuration: {err}") from None
 
 
 def model_split(model_dir: Path) -> Split:
@@ -218,10 +197,16 @@ def split_fingerprint(pairs: list[Pair]) -> str:
 
 
 def prepare_data(
-    d: DataConfig, run_dir: Path, tokenizer: Tokenizer | None = None, align: bool = False, parent: Path | None = None
+    d: DataConfig,
+    run_dir: Path,
+    tokenizer: Tokenizer | None = None,
+    align: bool = False,
+    parent: Path | None = None,
+    mix: Mixer | None = None,
 ) -> None:
-    """Read, clean and split the corpora, train the tokenizer (or keep the given one, e.g. the parent model's
-    when fine-tuning) and, with ``align``, write guided alignment's links; everything goes into ``run_dir``.
+    """Read, clean and split the corpora, let ``mix`` change the training pairs (workshop/student.py), train the
+    tokenizer (or keep the given one, e.g. the parent model's when fine-tuning) and, with ``align``, write guided
+    alignment's links; everything goes into ``run_dir``.
 
     With a ``parent`` model on the same corpora its dev and test pairs are kept exactly (``data.pin_parent_split``);
     a new split whose dev or test pairs the parent trained on is refused: its scores would mean nothing. Without a
@@ -235,8 +220,7 @@ def prepare_data(
             f"with {parent}'s training pairs: their scores would mean nothing. Keep data.pin_parent_split = true "
             "(the parent's dev and test pairs, exactly)"
         )
-    if d.distilled and d.mix != "original":
-        parts = mix_distilled(parts, d, report)
+    parts = mix(parts, report) if mix is not None else parts
     if keep:
         log.info("dev and test pinned to %s's split (%d and %d pairs)", source, len(parts.dev), len(parts.test))
     sizes = {name: len(getattr(parts, name)) for name in SPLITS}

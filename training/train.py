@@ -15,7 +15,6 @@ import torch
 from data.batch import TrainingSet, batch_indices, encode_pairs, padding_fraction
 from data.corpus import CorpusError, Pair, detect_format, read_pairs_file
 from data.tokenizer import Tokenizer, TokenizerError
-from model.bounded_read import read_json
 from model.config import ConfigError, ModelConfig
 from model.grow import GROWABLE, check_growable, grow
 from model.run_dir import (
@@ -36,10 +35,10 @@ from training import checkpoint, distributed
 from training.evaluate import test_scores
 from training.guided_alignment import check_aligner, read_alignments
 from training.metrics import MetricsLog
-from training.prepare import SPLITS, prepare_data
+from training.prepare import SPLITS, Mixer, prepare_data
 from training.progress import Progress
 from training.run_lock import RunLocked, acquire
-from training.train_config import TrainConfig, build_train_config, load_train_config
+from training.train_config import TrainConfig, load_train_config, read_saved_config
 from training.trainer import DevSet, RunContext, evaluate_nll, train
 from translate.translator import Translator
 
@@ -139,8 +138,7 @@ def resume_config(run_dir: Path, overrides: list[str]) -> TrainConfig:
         )
     path = run_dir / TRAIN_CONFIG_FILE
     checkpoint.load_state(run_dir, mmap=True)  # a damaged state is refused now, before the data is prepared
-    values = read_json(path, ConfigError)
-    saved, config = build_train_config(values, [], str(path)), build_train_config(values, overrides, str(path))
+    saved, config = read_saved_config(path), read_saved_config(path, overrides)
     for section in ("data", "model", "optim"):
         for name, value in dataclasses.asdict(getattr(config, section)).items():
             key = f"{section}.{name}"
@@ -207,7 +205,7 @@ def parent_shape(
     return grown
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, mix: Mixer | None = None) -> int:
     args, overrides = parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     run_dir: Path = args.out
@@ -225,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
                 forget_run_dir(run_dir)
         return 2
     try:
-        return train_in(run_dir, config, args.resume)
+        return train_in(run_dir, config, args.resume, mix)
     except checkpoint.StateError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
@@ -247,7 +245,7 @@ def forget_run_dir(run_dir: Path) -> None:
         run_dir.rmdir()
 
 
-def train_in(run_dir: Path, config: TrainConfig, resume: bool) -> int:
+def train_in(run_dir: Path, config: TrainConfig, resume: bool, mix: Mixer | None = None) -> int:
     """Prepare the data (a new run), train and finish, on every rank."""
     env = distributed.setup(config.run.device, config.run.precision)
     if config.run.threads > 0:
@@ -263,7 +261,7 @@ def train_in(run_dir: Path, config: TrainConfig, resume: bool) -> int:
                     parent = Path(config.run.init_from) if config.run.init_from else None
                     parent_tokenizer = Tokenizer.load(parent) if parent else None
                     align = config.optim.guided_alignment.enabled
-                    prepare_data(config.data, run_dir, parent_tokenizer, align, parent)
+                    prepare_data(config.data, run_dir, parent_tokenizer, align, parent, mix)
             except CorpusError as err:
                 print(f"error: {err}", file=sys.stderr)
                 failed = True

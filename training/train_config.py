@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from data.data_config import DataConfig
-from model.bounded_read import MAX_SETTINGS_BYTES, read_text
+from model.bounded_read import MAX_SETTINGS_BYTES, read_json, read_text
 from model.config import ModelConfig
 from model.typed_config import ConfigError, check_at_least, from_dict
 
@@ -150,6 +150,19 @@ def build_train_config(values: dict[str, Any], overrides: list[str] = (), where:
         return from_dict(TrainConfig, values)
     except ConfigError as err:
         raise ConfigError(f"{where}: {err}") from None
+
+
+# Keys of [data] an older lab saved in train_config.json, dropped when a saved run is read so that every model
+# trained before stays loadable (the distillation mix moved to the workshop: workshop/student.py).
+RETIRED_DATA_KEYS = ("distilled", "mix")
+
+
+def read_saved_config(path: Path, overrides: list[str] = ()) -> TrainConfig:
+    """A run's saved train_config.json (plus overrides), without the keys an older lab wrote (``RETIRED_DATA_KEYS``)."""
+    values = read_json(path, ConfigError)
+    if isinstance(values.get("data"), dict):
+        values["data"] = {k: v for k, v in values["data"].items() if k not in RETIRED_DATA_KEYS}
+    return build_train_config(values, overrides, str(path))
 
 
 def load_train_config(preset: Path | None, overrides: list[str] = ()) -> TrainConfig:

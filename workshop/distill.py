@@ -1,5 +1,5 @@
 """Sequence-level knowledge distillation (Kim & Rush 2016): a teacher re-translates every training source, and a
-student learns from those translations (``data.distilled`` and ``data.mix`` in a preset).
+student learns from those translations (``python -m workshop student``).
 
 ``python -m workshop distill --teacher DIR [--teacher DIR2 …] --pairs RUN/splits/train.tsv --out FILE`` writes
 ``source<TAB>teacher's translation`` lines in the order of ``--pairs`` and, beside them, ``FILE.json``: the teacher

@@ -4,7 +4,7 @@ A recipe is a TOML file (``workshop/recipes/``): the corpus and a list of ``[[st
 ``OUT/NAME`` and may use the output of an earlier step by its name:
 
 - **train**: a training run (``training.train``) from a preset and overrides; ``init_from`` the model it starts from
-  (its split is kept), ``distilled`` a distill step whose translations it also learns from (``data.mix``);
+  (its split is kept), ``distilled`` a distill step whose translations it also learns from (``workshop.student``);
 - **distill**: a teacher (``models``: one, or several as an ensemble) re-translates the training pairs of
   ``pairs`` (default: the first teacher's) into ``OUT/NAME.tsv`` (``workshop.distill``);
 - **average**: the mean of ``models``' weights (``workshop.average``: a model soup);
@@ -40,10 +40,11 @@ from model.typed_config import from_dict
 from training.export import main as export
 from training.prepare import load_and_split
 from training.train import main as train
-from training.train_config import build_train_config
+from training.train_config import read_saved_config
 from translate.ct2 import CT2_DIR
 from workshop.average import main as average
 from workshop.distill import main as distill
+from workshop.student import Mix, train_student
 
 RECIPE_FILE = "recipe.json"
 DEFAULT_RECIPE = Path("workshop/recipes/distilled.toml")
@@ -57,8 +58,8 @@ class Step:
     config: str = "configs/small.toml"  # train: the preset
     overrides: tuple[str, ...] = ()  # train: section.key=value, as on training.train's command line
     init_from: str = ""  # train: the model it starts from (an earlier step's name, or a directory)
-    distilled: str = ""  # train: a distill step's name: data.distilled, with data.mix = mix
-    mix: Literal["original", "distilled", "both"] = "both"
+    distilled: str = ""  # train: a distill step's name: the student learns from its translations too
+    mix: Mix = "both"  # train, with distilled: workshop.student's --mix
     models: tuple[str, ...] = ()  # distill: the teacher (several: an ensemble); average: the members
     pairs: str = ""  # distill: the run whose training pairs are translated (default: the first teacher)
     beam: int = 4  # distill
@@ -182,11 +183,10 @@ class Steps:
         if (run_dir / STATE_FILE).is_file():
             return train(["--out", str(run_dir), "--resume"])
         extra = [f"run.init_from={str(self.path(step.init_from))!r}"] if step.init_from else []
-        if step.distilled:
-            extra += [f"data.distilled={str(self.path(step.distilled))!r}", f"data.mix={step.mix!r}"]
         corpora = [a for c in self.recipe.corpus for a in ("--corpus", c)]
         overrides = [f"--{o.removeprefix('--')}" for o in (*step.overrides, *extra)]
-        return train(["--config", step.config, *corpora, "--out", str(run_dir), *overrides])
+        argv = ["--config", step.config, *corpora, "--out", str(run_dir), *overrides]
+        return train_student(argv, self.path(step.distilled), step.mix) if step.distilled else train(argv)
 
     def _distill(self, step: Step) -> int:
         teachers = [self.path(m) for m in step.models]
@@ -215,7 +215,7 @@ class Steps:
         its split made again from its ``train_config.json`` into ``OUT/train.tsv``."""
         if split_file(model, "train").is_file():
             return split_file(model, "train")
-        config = build_train_config(json.loads((model / TRAIN_CONFIG_FILE).read_text(encoding="utf-8")))
+        config = read_saved_config(model / TRAIN_CONFIG_FILE)
         pairs = self.out / "train.tsv"
         self.out.mkdir(parents=True, exist_ok=True)
         write_pairs(load_and_split(config.data, ReadReport()).train, pairs)

@@ -4,12 +4,13 @@ test pairs its ``split.json`` records), at most ``MAX_PAIRS``."""
 
 from __future__ import annotations
 
+import json
 import random
 from dataclasses import dataclass
 from pathlib import Path
 
 from data.readers import CorpusError, Pair
-from model.run_dir import SPLIT_RECORD_FILE, split_file
+from model.run_dir import DATA_REPORT_FILE, SPLIT_RECORD_FILE, split_file
 from training.prepare import model_data, model_split
 
 MAX_PAIRS = 120_000  # the shipped model's training split (118,825 pairs) fits whole
@@ -53,6 +54,7 @@ def training_pairs(model_dir: Path, cap: int = MAX_PAIRS) -> TrainingPairs:
             f"the training pairs of its corpus ({names}): all but the dev and test pairs in its {SPLIT_RECORD_FILE}"
         )
         source = Path(data.corpora[0])
-    if data is not None and data.distilled:
-        origin += "; it also trained on a teacher's translations of these sentences (data.distilled), not indexed"
+        report = json.loads((model_dir / DATA_REPORT_FILE).read_text(encoding="utf-8"))  # model_split checked it
+        if (more := report.get("splits", {}).get("train", 0) - len(pairs)) > 0:
+            origin += f"; {more:,} more pairs it trained on (a teacher's translations, {DATA_REPORT_FILE}) not indexed"
     return TrainingPairs(capped(pairs, cap), origin, source, len(pairs))

@@ -47,9 +47,8 @@ from lab.alignment.bench_result import EFLOMAL, GoldFile
 from lab.alignment.links import READINGS
 from lab.alignment.methods import EXTRACTIONS, THRESHOLDS, Extraction, ForcedPair, Method, force_decode
 from lab.alignment.scoring import CLOSERS, OPENERS, QUOTES, GoldPair, Link, Score, read_gold, score
-from model.config import from_dict
 from model.run_dir import ALIGNMENT_FILE, TRAIN_CONFIG_FILE
-from training.train_config import TrainConfig
+from training.train_config import read_saved_config
 from translate.translator import DEFAULT_MODEL, Translator
 
 Extract = Callable[[ForcedPair], set[Link]]
@@ -159,7 +158,7 @@ def guided_head(model_dir: Path, n_layers: int) -> Method | None:
     path = model_dir / TRAIN_CONFIG_FILE
     if not path.is_file():
         return None
-    guided = from_dict(TrainConfig, json.loads(path.read_text(encoding="utf-8"))).optim.guided_alignment
+    guided = read_saved_config(path).optim.guided_alignment
     return Method("argmax", range(n_layers)[guided.layer], guided.head, "predicts") if guided.enabled else None
 
 

@@ -3,7 +3,7 @@
 # lineage but on the lineage's split (data.split_from=checkpoints/es-en: it never trains on the lineage's dev or
 # test pairs), score it on dev (greedy and beam 4, as written and typed), and translate every training source with
 # it at beam 4. The CPU then trains a student of the shipped lineage on those translations
-# (python -m training.train --init-from checkpoints/es-en --data.distilled=OUT/distilled.tsv --data.mix=both …).
+# (python -m workshop student --distilled OUT/distilled.tsv --mix both --init-from checkpoints/es-en …).
 #
 #   bash workshop/bench/gpu_teacher.sh CORPUS OUT [MINUTES]
 #

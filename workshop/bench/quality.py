@@ -25,11 +25,10 @@ import torch
 
 from data.corpus import CorpusError, Pair, ReadReport
 from data.noise import TYPED_DESCRIPTION, typed
-from model.config import from_dict
 from model.run_dir import DATA_REPORT_FILE, TRAIN_CONFIG_FILE
 from training.phrases import read_phrases, score_phrases
 from training.prepare import load_and_split, model_split, split_fingerprint
-from training.train_config import TrainConfig
+from training.train_config import read_saved_config
 from translate import apertium
 from translate.translator import DEFAULT_MODEL, DecodeOptions, Translator
 from workshop.everyday import everyday_list
@@ -39,7 +38,7 @@ def test_pairs(model_dir: Path, corpus: str | None) -> list[Pair]:
     """The model's held-out test split, rebuilt from the corpus and verified against its fingerprint (``--corpus``:
     another copy of the corpus file)."""
     if corpus is not None:
-        config = from_dict(TrainConfig, json.loads((model_dir / TRAIN_CONFIG_FILE).read_text()))
+        config = read_saved_config(model_dir / TRAIN_CONFIG_FILE)
         test = load_and_split(dataclasses.replace(config.data, corpora=(corpus,)), ReadReport()).test
         expected = json.loads((model_dir / DATA_REPORT_FILE).read_text()).get("sha256", {}).get("test")
         if expected and split_fingerprint(test) != expected:

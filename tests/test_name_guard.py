@@ -28,7 +28,9 @@ def corpus() -> list[Pair]:
     pairs = []
     for i in range(12):
         pairs += [
-            Pair(f"Tom vive en Boston con {30 + i % 2 * 10} gatos.", f"Tom lives in Boston with {30 + i % 2 * 10} cats."),
+            Pair(
+                f"Tom vive en Boston con {30 + i % 2 * 10} gatos.", f"Tom lives in Boston with {30 + i % 2 * 10} cats."
+            ),
             Pair("Mary y John fueron a Chicago con Alice.", "Mary and John went to Chicago with Alice."),
             Pair("Alice conoce a Tom y a Mary.", "Alice knows Tom and Mary."),
             Pair("La rosa es roja y el sol brilla.", "The rose is red and the sun shines."),
@@ -112,6 +114,38 @@ def test_saved_and_loaded_guard_reads_the_same(guard, tmp_path):
     again = NameGuard.load(tmp_path / "name_guard.json")
     for text in ("Me llamo Ana y vivo en Sevilla.", "me llamo beatriz", "Cuesta 3,50 euros."):
         assert again.protect(text) == guard.protect(text)
+
+
+def wordy_corpus() -> list[Pair]:
+    """The corpus, and ordinary words that are names elsewhere, a translated place and a translated first name."""
+    words = [
+        Pair("El niño juega en el jardín.", "The boy plays in the garden."),
+        Pair("Tengo esperanza y ella también.", "I have hope and so does she."),
+        Pair("Ella vive en Viena.", "She lives in Vienna."),
+        Pair("Tom vio a Pablo ayer.", "Tom saw Paul yesterday."),
+    ]
+    return corpus() + words * 6
+
+
+@pytest.fixture(scope="module")
+def wordy() -> NameGuard:
+    return build(wordy_corpus(), "es", LISTS, EVERYONE)
+
+
+@pytest.mark.parametrize(
+    "text, originals",
+    [
+        ("Nino se está quitando la ropa.", ["Nino"]),  # written with accents: "Nino" is not "niño"
+        ("nino se esta quitando la ropa", []),  # typed without them: it may be
+        ("Andrew se irritó con Esperanza.", ["Andrew", "Esperanza"]),  # capitalised after "con": a name
+        ("Tengo esperanza.", []),
+        ("Pablo vive aquí.", ["Pablo"]),  # a first name is kept, though the corpus wrote it "Paul"
+        ("Vivo en Viena.", []),  # a place the corpus translates: left to the model
+        ("mi amigo es jorge sutton", ["jorge sutton"]),  # typed: a first name and the unseen name after it
+    ],
+)
+def test_what_the_corpus_says_of_a_word_decides_whether_it_is_a_name(wordy, text, originals):
+    assert [s.original for s in wordy.protect(text).swaps] == originals
 
 
 class EchoTranslator(Translator):

@@ -39,6 +39,7 @@ CONNECTORS = frozenset(
     ["de", "del", "la", "las", "los", "da", "di", "do", "dos", "van", "von", "le", "du", "of"]
 )  # inside "Santa Cruz de Tenerife"
 KINDS = ("male", "female", "place", "number")
+PAIRING = frozenset(["y", "e", "o", "ni", "and", "or", "nor"])  # "Ana y Pedro": a word after a name and "y"
 PLACE_PREPOSITIONS = frozenset(["en", "desde", "hasta", "in", "from", "to", "at"])
 # Words after which a name may come: strongly ("me llamo", "a" before a person), or as often a word ("de", "and").
 NAME_CUES = {
@@ -46,13 +47,18 @@ NAME_CUES = {
     "en": frozenset(["named", "called", "meet"]),
 }
 WEAK_CUES = {
-    "es": frozenset(["de", "para", "con", "y", "que", "por", "e", "o"]),
+    "es": frozenset(
+        ["de", "para", "con", "y", "que", "por", "e", "o", "en", "desde", "hasta", "hacia", "sin", "entre"]
+    ),
     "en": frozenset(["and", "with", "for", "of", "is", "am", "to"]),
 }
 KNOWN_NAME = 20  # a name the corpus writes capitalised this often is the model's own: left to it
 KNOWN_NUMBER = 5  # a number (form) the corpus holds this often is copied by the model: left to it
-KNOWN_TRANSLATION = 10  # a capitalised word the target side translates this often has a translation the model knows
+KNOWN_TRANSLATION = 3  # a name the target side translates this often has a translation the model knows (Viena)
 MAX_LOWER_SHARE = 0.05  # a capitalised word is a name when at most this share of its uses are lowercase
+LISTED_ORDINARY = (
+    20  # a listed name written capitalised at a sentence's start: "Lucía" (18 uses of "lucía"), not "Rosa"
+)
 RARE_ORDINARY = 2  # a listed name or place used more often than this as an ordinary lowercase word is not guarded
 SHAPE_MARGIN = 3.0  # log-odds a name-shaped word needs where no cue announces a name
 STAND_INS_PER_KIND = 9
@@ -133,6 +139,7 @@ class NameGuard:
     capital: dict[str, int]  # plain word -> uses capitalised after a sentence's start
     initial: dict[str, int]  # plain word -> uses capitalised at a sentence's start (a name or not: unknown)
     translated: frozenset[str]  # capitalised words the target side mostly does not copy (Lisboa → Lisbon)
+    accented: frozenset[str]  # plain words the corpus writes in lowercase with an accent or ñ ("nino": "niño")
     people: dict[str, str]  # plain first name -> "male" / "female" (the lists)
     places: frozenset[str]  # plain place names, multi-word ones too (the lists)
     stand_ins: dict[str, tuple[str, ...]]  # kind -> stand-ins, most copied first
@@ -159,21 +166,26 @@ class NameGuard:
                 return True
         return False
 
-    def is_name(self, word: str, initial: bool, after: str = "") -> bool:
-        """Whether ``word`` (at a sentence's start or not, after the word ``after``) is a name to guard."""
+    def is_name(self, word: str, initial: bool, after: str = "", accents: bool = False, paired: bool = False) -> bool:
+        """Whether ``word`` (at a sentence's start or not, after the word ``after``, in a sentence written with
+        ``accents``, ``paired`` with a name before it by "y") is a name to guard."""
         key = plain(word)
-        lower, capital = self.lowercase.get(key, 0), self.capital.get(key, 0)
-        if key in self._stand_in_words or key in self.translated or capital >= KNOWN_NAME or len(key) < 2:
+        lower, capital, at_start = self.lowercase.get(key, 0), self.capital.get(key, 0), self.initial.get(key, 0)
+        if accents and key in self.accented and plain(word) == word.lower():  # "Nino se está…" is not "niño"
+            lower = capital = at_start = 0
+        if key in self._stand_in_words or self.known_translation(key) or capital >= KNOWN_NAME or len(key) < 2:
             return False
         rarely_lower = lower <= max(RARE_ORDINARY, MAX_LOWER_SHARE * (lower + capital))
-        if word[:1].isupper() and not initial:  # "con Esperanza": a listed name, though "esperanza" is a word
-            return rarely_lower or key in self.people or key in self.places
-        if capital and rarely_lower and 4 * capital >= self.initial.get(key, 0):  # the corpus writes it as a name
+        if word[:1].isupper() and not initial:  # "con Esperanza", "a Mira": a name, though "esperanza" is a word
+            cued = plain(after) in NAME_CUES.get(self.lang, ()) | WEAK_CUES.get(self.lang, ())
+            return rarely_lower or cued or key in self.people or key in self.places
+        if capital and rarely_lower and 4 * capital >= at_start:  # the corpus writes it as a name
             return True  # (not "Ojalá": 164 times at a sentence's start, twice after it)
-        if (key in self.people or key in self.places) and lower <= RARE_ORDINARY:
+        listed_rare = lower <= (LISTED_ORDINARY if initial and word[:1].isupper() else RARE_ORDINARY)
+        if (key in self.people or key in self.places) and listed_rare:  # "Lucía estudia…", not "Rosa es…"
             return True
         # a word the corpus never saw that is shaped like a name: "beatriz", "shimizu"; not "exprimiendo"
-        if lower + capital or self.initial.get(key, 0) > 1 or len(key) < 3:  # a word, seen; "Donald" began one
+        if lower + capital or at_start > 1 or len(key) < 3:  # a word, seen; "Donald" began one
             return False  # sentence only, once
         if initial:  # at a sentence's start an unseen word is most often a name ("Darius va…"), unless it looks
             shape = self.name_shape(key)  # like a known word's form, or, typed, like a verb ("mirabamos")
@@ -182,8 +194,14 @@ class NameGuard:
             )
         # where a name is announced ("me llamo ana", "a beatriz") the word need hardly look like one
         margin = 0.0 if plain(after) in WEAK_CUES.get(self.lang, ()) else SHAPE_MARGIN
-        margin = -2 * SHAPE_MARGIN if plain(after) in NAME_CUES.get(self.lang, ()) else margin  # not "a depilarse"
+        announced = paired or plain(after) in NAME_CUES.get(self.lang, ())  # "a beatriz", "geoffrey y gesa"
+        margin = -2 * SHAPE_MARGIN if announced else margin  # not "a depilarse"
         return self.name_shape(key) > margin
+
+    def known_translation(self, key: str) -> bool:
+        """Whether the model has learned a translation for ``key`` ("Viena" → "Vienna"); a person's first name is
+        kept as typed, even where the corpus gives it an English form ("Pablo", not "Paul")."""
+        return key in self.translated and key not in self.people
 
     def name_shape(self, key: str) -> float:
         """Naive Bayes over letter trigrams: > 0 when ``key`` looks more like the lists' names than like the
@@ -245,8 +263,9 @@ class NameGuard:
                 i = j + 1
                 continue
             j = self._place_at(tokens, i, text)
+            paired = bool(out) and i >= 2 and out[-1][1] == tokens[i - 2].end() and tokens[i - 1].group() in PAIRING
             if j < 0:
-                j = self._name_run(tokens, i, text)
+                j = self._name_run(tokens, i, text, paired)
             if j < 0:
                 i += 1
                 continue
@@ -268,9 +287,14 @@ class NameGuard:
     def _joins(self, before: re.Match, name: re.Match, text: str) -> bool:
         """Whether the capitalised word ``before`` a name is its first name: written as a name in the corpus."""
         word, key = before.group(), plain(before.group())
-        if not (word[:1].isupper() and _spaced(text, before, name)) or key in self._stand_in_words:
+        typed = word.islower() and name.group().islower()  # "juan sutton"
+        if not ((word[:1].isupper() or typed) and _spaced(text, before, name)) or key in self._stand_in_words:
             return False
         lower, named = self.lowercase.get(key, 0), self.capital.get(key, 0) + self.initial.get(key, 0)
+        if typed and lower + named == 0:  # two unseen words in a row: "leander urena"
+            return len(key) >= 3 and self.name_shape(key) > 0
+        if typed and not (key in self.people or 4 * self.capital.get(key, 0) >= self.initial.get(key, 0) > 0):
+            return False  # "ojala ravi": "Ojalá" begins sentences, it is not a first name
         return lower <= max(RARE_ORDINARY, MAX_LOWER_SHARE * (lower + named)) and (named > 0 or key in self.people)
 
     def _place_at(self, tokens: list[re.Match], i: int, text: str) -> int:
@@ -284,8 +308,9 @@ class NameGuard:
                 return i + n - 1
         return -1
 
-    def _name_run(self, tokens: list[re.Match], i: int, text: str) -> int:
-        """The last token of the name run that begins at ``tokens[i]``, or -1 when no name begins there."""
+    def _name_run(self, tokens: list[re.Match], i: int, text: str, paired: bool = False) -> int:
+        """The last token of the name run that begins at ``tokens[i]`` (``paired``: "y" joins it to a name before
+        it), or -1 when no name begins there."""
 
         def initial(k: int) -> bool:
             before = text[tokens[k - 1].end() : tokens[k].start()] if k else ""
@@ -294,18 +319,20 @@ class NameGuard:
         def capital(k: int) -> bool:  # capitalised after the start, not in capitals, not the model's own name
             word = tokens[k].group()
             key = plain(word)
-            known = self.capital.get(key, 0) >= KNOWN_NAME or key in self.translated
+            known = self.capital.get(key, 0) >= KNOWN_NAME or self.known_translation(key)
             return word[:1].isupper() and not word.isupper() and not initial(k) and not known
 
         two_capitals = i + 1 < len(tokens) and capital(i) and capital(i + 1) and _spaced(text, tokens[i], tokens[i + 1])
         before = lambda k: tokens[k - 1].group() if k else ""  # noqa: E731
-        if not (self.is_name(tokens[i].group(), initial(i), before(i)) or two_capitals):  # "Buenos Aires"
+        accents = any(unicodedata.combining(c) or c in "¿¡" for c in unicodedata.normalize("NFD", text))
+        if not (self.is_name(tokens[i].group(), initial(i), before(i), accents, paired) or two_capitals):
             return -1
         j = i
         while j + 1 < len(tokens) and _spaced(text, tokens[j], tokens[j + 1]):
             nxt, key = tokens[j + 1].group(), plain(tokens[j + 1].group())
             surname = nxt.islower() and len(key) >= 3 and self.lowercase.get(key, 0) <= RARE_ORDINARY  # "ana corral"
-            if key not in self._stand_in_words and (self.is_name(nxt, False) or capital(j + 1) or surname):
+            named = nxt[:1].isupper() and not nxt.isupper() and not initial(j + 1)  # "Jérôme Juan": Juan too
+            if key not in self._stand_in_words and (self.is_name(nxt, False) or named or surname):
                 j += 1
             elif nxt.lower() in CONNECTORS and j + 2 < len(tokens) and capital(j + 2):
                 j += 2
@@ -318,32 +345,43 @@ class NameGuard:
         data = {
             k: getattr(self, k) for k in ("lowercase", "capital", "initial", "people", "stand_ins", "shape", "lang")
         }
-        data |= {"translated": sorted(self.translated), "places": sorted(self.places)}
+        data |= {k: sorted(getattr(self, k)) for k in ("translated", "accented", "places")}
         Path(path).write_text(json.dumps(data, ensure_ascii=False, sort_keys=True), encoding="utf-8")
 
     @classmethod
     def load(cls, path: Path) -> NameGuard:
         d = json.loads(Path(path).read_text(encoding="utf-8"))
         stand_ins = {k: tuple(v) for k, v in d["stand_ins"].items()}
-        sets = (frozenset(d["translated"]), d["people"], frozenset(d["places"]))
+        sets = (frozenset(d["translated"]), frozenset(d["accented"]), d["people"], frozenset(d["places"]))
         return cls(d["lowercase"], d["capital"], d["initial"], *sets, stand_ins, d["shape"], d["lang"])
 
 
-def source_counts(pairs: Iterable) -> tuple[Counter, Counter, Counter, frozenset[str]]:
+def source_counts(pairs: Iterable) -> tuple[Counter, Counter, Counter, frozenset[str], frozenset[str]]:
     """Of each plain word of the source side: uses in lowercase, capitalised after a sentence's start and at
-    its start; and the capitalised words seen at least KNOWN_TRANSLATION times that the target side copies less than half
-    the time (the model has learned a translation for them)."""
-    lowercase, capital, initial, copied = Counter(), Counter(), Counter(), Counter()
+    its start; the words mostly written capitalised, seen so at least KNOWN_TRANSLATION times, that the target side
+    copies less than half the time (the model has learned a translation for them); and the words written in lowercase with an accent or
+    ñ nearly always ("niño")."""
+    lowercase, capital, initial, copied, accented = Counter(), Counter(), Counter(), Counter(), Counter()
     for pair in pairs:
         for k, match in enumerate(WORD.finditer(pair.src)):
             word = match.group()
             at_start = k == 0 or any(ch in ".!?…" for ch in pair.src[max(0, match.start() - 3) : match.start()])
             counts = lowercase if not word[:1].isupper() else initial if at_start else capital
             counts[plain(word)] += 1
-            if word[:1].isupper() and not at_start:
+            accented[plain(word)] += counts is lowercase and plain(word) != word.replace("'", "").replace("’", "")
+            if word[:1].isupper():
                 copied[plain(word)] += re.search(rf"(?<!\w){re.escape(word)}(?!\w)", pair.tgt) is not None
-    translated = frozenset(w for w, n in capital.items() if n >= KNOWN_TRANSLATION and 2 * copied[w] < n)
-    return lowercase, capital, initial, translated
+    named = capital + initial  # a word written capitalised more often than not, and not copied: "Viena" → "Vienna"
+    translated = frozenset(
+        w for w, n in named.items() if n >= KNOWN_TRANSLATION and 2 * copied[w] < n and lowercase[w] < n
+    )
+    return (
+        lowercase,
+        capital,
+        initial,
+        translated,
+        frozenset(w for w, n in accented.items() if n and n >= 0.9 * lowercase[w]),
+    )
 
 
 def build(pairs: list, lang: str, pool: EntityPool | None = None, everyone: EntityPool | None = None) -> NameGuard:
@@ -351,7 +389,7 @@ def build(pairs: list, lang: str, pool: EntityPool | None = None, everyone: Enti
     and place lists rare there as ordinary words, and as stand-ins the names and numbers most often shared by both
     sides (Tatoeba: Tom, John; Mary, Alice; Boston, Australia; 30, 100)."""
     pool = pool or EntityPool.build(held=False)  # the copy check's held-out names are never in the lists
-    lowercase, capital, initial, translated = source_counts(pairs)
+    lowercase, capital, initial, translated, accented = source_counts(pairs)
     people = {plain(n): "female" for n in pool.female} | {plain(n): "male" for n in pool.male}
     places = frozenset(plain(p) for p in pool.places)
     every = everyone or EntityPool.build(held=None)  # who is a person, and of which gender: every first name
@@ -375,7 +413,7 @@ def build(pairs: list, lang: str, pool: EntityPool | None = None, everyone: Enti
     ordinary = {w for w, n in lowercase.items() if n >= 2 and w.isalpha() and w not in listed}
     shape = name_shapes(listed, ordinary)
     counts = (dict(lowercase), dict(capital), dict(initial))
-    return NameGuard(*counts, translated, people, places, stand_ins_found, shape, lang)
+    return NameGuard(*counts, translated, accented, people, places, stand_ins_found, shape, lang)
 
 
 def name_shapes(names: set[str], words: set[str]) -> dict[str, float]:

@@ -10,7 +10,6 @@ our encoder sees it. The PyTorch model stays loaded beside it for source cutting
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from data.split_record import file_sha256
 from data.tokenizer import Tokenizer
 from model.decode import Hypothesis, max_output_lengths
 from model.run_dir import CT2_DIR as CT2_DIR  # re-exported: the default place of the export in a model directory
@@ -44,10 +44,6 @@ def _ctranslate2() -> Any:
     except ImportError:
         raise ModelLoadError("ctranslate2 is not installed (pip install ctranslate2)") from None
     return ctranslate2
-
-
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def _export_command(model_dir: Path) -> str:
@@ -142,7 +138,7 @@ def export(model_dir: Path, out: Path | None = None, quantization: str = "float3
     spec.optimize(quantization=quantization)
     with staged_dir(out, "export") as tmp:  # a failed export leaves the previous one whole
         spec.save(str(tmp))
-        info = {"weights_sha256": _sha256(model_dir / WEIGHTS_FILE), "quantization": quantization}
+        info = {"weights_sha256": file_sha256(model_dir / WEIGHTS_FILE), "quantization": quantization}
         (tmp / INFO_FILE).write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
     return out
 
@@ -156,7 +152,7 @@ def _check_export(ct2_dir: Path, model_dir: Path) -> None:
         recorded = json.loads(info_file.read_text(encoding="utf-8"))["weights_sha256"]
     except (json.JSONDecodeError, KeyError, TypeError):
         raise ModelLoadError(f"{info_file}: expected JSON with a weights_sha256 key") from None
-    if recorded != _sha256(model_dir / WEIGHTS_FILE):
+    if recorded != file_sha256(model_dir / WEIGHTS_FILE):
         raise ModelLoadError(
             f"{ct2_dir}: exported from other weights than {model_dir / WEIGHTS_FILE} "
             f"(re-export with: {_export_command(model_dir)})"
@@ -210,9 +206,7 @@ class CT2Translator(Translator):
         # CTranslate2 returns an empty output for a source that is only </s> (empty text): PyTorch decodes those.
         empty = [i for i, (ids, _) in enumerate(encoded) if len(ids) == 1]
         rest = [i for i, (ids, _) in enumerate(encoded) if len(ids) > 1]
-        out = (
-            dict(zip(empty, super().decode_batch([texts[i] for i in empty], options), strict=True)) if empty else {}
-        )
+        out = dict(zip(empty, super().decode_batch([texts[i] for i in empty], options), strict=True)) if empty else {}
         if not rest:
             return [out[i] for i in range(len(texts))]
         c = self.model.config

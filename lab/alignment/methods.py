@@ -33,7 +33,6 @@ EXTRACTIONS: dict[Extraction, str] = {
     "grow-diag-final-and": "argmax both ways, symmetrised like a statistical aligner's (Koehn et al. 2005)",
     "Shift-Att": "Chen et al. 2020: argmax per subword at the step where it is the decoder input, mean of heads",
 }
-THRESHOLDS = (0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5)
 
 
 @dataclass(frozen=True)

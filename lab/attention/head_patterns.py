@@ -11,7 +11,6 @@ PATTERNS = ("self", "previous token", "first token", "last token")  # self-atten
 CROSS_PATTERNS = ("same position", "position before", "first source token", "source </s>")  # keys: the source
 BROAD = "broad"  # spreads its weight: on average no key gets half of it
 CONTENT = "content"  # sharp, but on different positions from row to row: depends on the words
-LABELS = (*PATTERNS, *CROSS_PATTERNS, BROAD, CONTENT)
 SHARE = 0.5  # a pattern names the head when at least this share of rows follows it
 SHARP = 0.5  # a row is sharp when its largest weight reaches this
 ABOVE_UNIFORM = 1.5  # a row follows a pattern only if its top weight beats 1.5 × uniform
@@ -22,7 +21,7 @@ class HeadSummary:
     layer: int
     head: int
     entropy: float  # bits, mean over rows (0 = always one key; log2(n) = uniform over n keys)
-    label: str  # one of LABELS
+    label: str  # one of PATTERNS, CROSS_PATTERNS, BROAD, CONTENT
     share: float  # fraction of rows that follow ``label`` (for BROAD/CONTENT: of rows that are broad/sharp)
 
 

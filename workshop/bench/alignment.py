@@ -45,7 +45,7 @@ from lab.alignment.attribution_aligner import (
 )
 from lab.alignment.bench_result import EFLOMAL, GoldFile
 from lab.alignment.links import READINGS
-from lab.alignment.methods import EXTRACTIONS, THRESHOLDS, Extraction, ForcedPair, Method, force_decode
+from lab.alignment.methods import EXTRACTIONS, Extraction, ForcedPair, Method, force_decode
 from lab.alignment.scoring import CLOSERS, OPENERS, QUOTES, GoldPair, Link, Score, read_gold, score
 from model.run_dir import ALIGNMENT_FILE, TRAIN_CONFIG_FILE
 from training.train_config import read_saved_config
@@ -54,6 +54,7 @@ from translate.translator import DEFAULT_MODEL, Translator
 Extract = Callable[[ForcedPair], set[Link]]
 
 
+THRESHOLDS = (0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5)  # the threshold extraction's shares tried
 LEADING = OPENERS | QUOTES
 TRAILING = CLOSERS | QUOTES
 ABBREVIATION = re.compile(r"(?:\w\.){2,}|(?:Mr|Mrs|Ms|Dr|Sr|Sra|Srta|St|Jr|etc|Ud|Uds|vs)\.", re.IGNORECASE)

@@ -16,12 +16,12 @@ from lab.alignment.attribution_aligner import (
     attribute_gold,
     translation_matrix,
 )
-from lab.alignment.bench_result import GoldFile, load_alignment
+from lab.alignment.bench_result import load_alignment
 from lab.alignment.methods import Method
 from lab.alignment.scoring import GoldPair, read_gold
 from lab.whatif.attribution import attribute, source_rows
 from translate.translator import Translator
-from workshop.bench.alignment import attribution_methods, save_alignment
+from workshop.bench.alignment import GoldFile, attribution_methods, save_alignment
 
 GOLD = (  # English, Spanish, links (English index - Spanish index), as XL-WA writes them
     "The red cat 3 .\tEl gato rojo 3 .\t0-0 1-2 2-1 3-3 4-4\n"

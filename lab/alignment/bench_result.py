@@ -23,27 +23,13 @@ class AlignmentFileError(ValueError):
 
 
 @dataclass(frozen=True)
-class GoldFile:
-    """Which gold file was used, without its text: path as given, sha256, number of pairs."""
-
-    path: str
-    sha256: str
-    pairs: int
-
-
-@dataclass(frozen=True)
 class StoredAlignment:
-    """The app's aligner at the layer, head and reading dev chose, its scores on the scored (test) set, eflomal's."""
+    """The app's aligner at the layer, head and reading dev chose, its AER on the scored (test) set, eflomal's."""
 
     benchmark: str  # "XL-WA"
     best: Method
-    precision: float
-    recall: float
     aer: float
-    dev_aer: float
     eflomal_aer: float | None  # None when eflomal was not run
-    test: GoldFile
-    dev: GoldFile
 
 
 def load_alignment(model_dir: Path) -> StoredAlignment | None:
@@ -63,13 +49,8 @@ def load_alignment(model_dir: Path) -> StoredAlignment | None:
         return StoredAlignment(
             str(payload["benchmark"]),
             Method.from_fields(best),
-            float(best["precision"]),
-            float(best["recall"]),
             float(best["aer"]),
-            float(best["dev_aer"]),
             None if eflomal is None else float(eflomal["aer"]),
-            GoldFile(**payload["test"]),
-            GoldFile(**payload["dev"]),
         )
     except StopIteration:
         raise AlignmentFileError(f"{path}: no {APP_EXTRACTION} record chosen on dev") from None

@@ -43,7 +43,7 @@ from lab.alignment.attribution_aligner import (
     AttributionMethod,
     attribute_gold,
 )
-from lab.alignment.bench_result import EFLOMAL, GoldFile
+from lab.alignment.bench_result import EFLOMAL
 from lab.alignment.links import READINGS
 from lab.alignment.methods import EXTRACTIONS, Extraction, ForcedPair, Method, force_decode
 from lab.alignment.scoring import CLOSERS, OPENERS, QUOTES, GoldPair, Link, Score, read_gold, score
@@ -103,6 +103,15 @@ def attribution_methods(steps: int) -> dict[Extraction, list[AttributionMethod]]
         taus: tuple[float | None, ...] = THRESHOLDS if extraction == "threshold" else (None,)
         out[extraction] = [AttributionMethod(k, r, extraction, tau, steps) for k, r in readouts for tau in taus]
     return out
+
+
+@dataclass(frozen=True)
+class GoldFile:
+    """Which gold file was used, without its text: path as given, sha256, number of pairs."""
+
+    path: str
+    sha256: str
+    pairs: int
 
 
 def gold_file_of(path: Path, pairs: int) -> GoldFile:

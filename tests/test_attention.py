@@ -425,9 +425,7 @@ def test_a_result_is_stale_when_text_model_or_settings_change() -> None:
 
 def square_view(n: int, layers: int = 2, heads: int = 4) -> MapView:
     tokens = [f"t{i}" for i in range(n)]
-    return MapView(
-        "encoder", np.full((layers, heads, n, n), 1.0 / n), tokens, tokens, np.zeros((n, n), bool), [False] * n, None
-    )
+    return MapView("encoder", np.full((layers, heads, n, n), 1.0 / n), tokens, tokens, np.zeros((n, n), bool), None)
 
 
 def test_the_grid_draws_all_layers_one_layer_or_nothing_under_its_ceiling() -> None:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from lab.attention.sentence_maps import Kind, SentenceMaps
-from lab.attention.words import merge_columns, merge_flags, merge_mask, merge_rows, word_groups, word_labels
+from lab.attention.words import merge_columns, merge_mask, merge_rows, word_groups, word_labels
 
 MAX_MAP_CELLS = 40_000  # cells of one drawn map (about 0.6 MB on the page); a bigger map is not drawn
 MAX_GRID_CELLS = 100_000  # the layers × heads grid (about 1.4 MB): all layers, else the chosen layer, else nothing
@@ -22,7 +22,6 @@ class MapView:
     rows: list[str]  # for decoder and cross: the token each row predicts
     cols: list[str]
     future: np.ndarray  # (rows, cols) True where masked (exactly 0 weight, drawn blank)
-    col_excluded: list[bool]  # columns an alignment must skip (source EOS, padding)
     inputs: list[str] | None  # decoder and cross: the decoder input each row is computed at; None for the encoder
     after: list[str] | None = None  # decoder and cross: the token each row comes after (its first piece's input)
 
@@ -65,11 +64,10 @@ def row_inputs(tgt_in: list[str], row_groups: list[list[int]]) -> list[str]:
 def map_view(maps: SentenceMaps, kind: Kind, words: bool = False) -> MapView:
     """Subword maps as they left the model, or word maps (sum over source subwords, mean over target subwords)."""
     rows, cols = maps.labels(kind)
-    col_excluded = [False] * len(cols) if kind == "decoder" else list(maps.src_special)
     inputs = None if kind == "encoder" else list(maps.tgt_in)
     if not words:
         weights, future = maps.weights(kind), maps.future(kind)
-        return MapView(kind, weights, list(rows), list(cols), future, col_excluded, inputs, inputs)
+        return MapView(kind, weights, list(rows), list(cols), future, inputs, inputs)
     groups = words_of(maps)
     row_groups = groups.src if kind == "encoder" else groups.tgt_out
     col_groups = groups.tgt_in if kind == "decoder" else groups.src
@@ -81,7 +79,6 @@ def map_view(maps: SentenceMaps, kind: Kind, words: bool = False) -> MapView:
         word_rows,
         word_labels(cols, col_groups),
         merge_mask(maps.future(kind), row_groups, col_groups),
-        merge_flags(col_excluded, col_groups) if kind != "decoder" else [False] * len(col_groups),
         None if inputs is None else row_inputs(inputs, row_groups),
         # a word's first piece is computed at the last piece of the word before it (or at <s>)
         None if inputs is None else [inputs[0], *word_rows[:-1]],

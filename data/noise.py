@@ -14,7 +14,7 @@ from __future__ import annotations
 import random
 import re
 import unicodedata
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, fields
 
 from model.typed_config import ConfigError
 
@@ -102,8 +102,6 @@ def add_noise(text: str, noise: NoiseConfig, rng: random.Random) -> str:
     return out or text  # a sentence made only of punctuation keeps its form
 
 
-def typed(text: str, keep_commas: bool = False) -> str:
-    """The sentence as typed in a hurry: every transform applied (deterministic); with ``keep_commas``, all but
-    dropping commas."""
-    noise = replace(TYPED, drop_commas=0.0) if keep_commas else TYPED
-    return add_noise(text, noise, random.Random(0))
+def typed(text: str) -> str:
+    """The sentence as typed in a hurry: every transform applied (deterministic)."""
+    return add_noise(text, TYPED, random.Random(0))

@@ -50,12 +50,10 @@ class Attribution:
         total = float(self.src_integrated.sum() + self.tgt_integrated.sum())
         return total - (self.value - self.baseline_value)
 
-    def source_share(self, integrated: bool = True) -> float:
-        """Share of |attribution| on the source (the rest is on the English written so far)."""
-        src = self.src_integrated if integrated else self.src_grad_x_input
-        tgt = self.tgt_integrated if integrated else self.tgt_grad_x_input
-        total = float(np.abs(src).sum() + np.abs(tgt).sum())
-        return float(np.abs(src).sum()) / total if total > 0 else math.nan
+    def source_share(self) -> float:
+        """Share of |integrated gradients| on the source (the rest is on the English written so far)."""
+        src, tgt = np.abs(self.src_integrated).sum(), np.abs(self.tgt_integrated).sum()
+        return float(src / (src + tgt)) if src + tgt > 0 else math.nan
 
 
 def _objective(

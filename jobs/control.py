@@ -95,20 +95,6 @@ def holds_run(run_dir: Path) -> bool:
     return any((run_dir / name).exists() for name in (TRAIN_CONFIG_FILE, METRICS_LOG_FILE, STATE_FILE, RESULT_FILE))
 
 
-def start(
-    run_dir: Path,
-    preset: Path,
-    corpus: Path,
-    overrides: Sequence[str] = (),
-    env: Mapping[str, str] | None = None,
-    owner: str = "",
-) -> int:
-    """Start a new training run in ``run_dir`` (which must not hold a run yet); returns the PID."""
-    if holds_run(run_dir):
-        raise JobError(f"a run named {run_dir.name!r} already exists: choose another name, or resume it below")
-    return launch(run_dir, training_command(run_dir, preset, corpus, overrides), env, owner)
-
-
 def start_staged(
     run_dir: Path,
     preset: Path,
@@ -117,9 +103,9 @@ def start_staged(
     env: Mapping[str, str] | None = None,
     owner: str = "",
 ) -> int:
-    """``start`` for the Train page: refuse first (job cap reached), then take the run's lock (refused while another
-    Start or job holds it), refuse a run that exists, ``stage()`` (writes the corpus into ``run_dir`` and returns it)
-    and start, all under the lock. A start that fails removes what it staged, still under the lock: a refused Start
+    """Start a new training run for the Train page; returns the PID. Refuse first (job cap reached), then take the
+    run's lock (refused while another Start or job holds it), refuse a run that exists, ``stage()`` (writes the corpus
+    into ``run_dir`` and returns it) and start, all under the lock. A start that fails removes what it staged, still under the lock: a refused Start
     writes nothing (the cap is checked again, under the launch lock, when the job is launched)."""
     refuse_if_full(run_dir)
     before = {p.name for p in run_dir.iterdir()} if run_dir.is_dir() else None

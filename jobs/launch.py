@@ -45,17 +45,15 @@ def _reap(proc: subprocess.Popen, run_dir: Path) -> None:
     record_event(run_dir, "exit", pid=proc.pid, returncode=code)
 
 
-def child_environment(
-    env: Mapping[str, str] | None = None, environ: Mapping[str, str] = os.environ, tcmalloc: Path = TCMALLOC
-) -> dict[str, str]:
-    """The job's environment: ``environ``, CHILD_ENV, then ``env``; tcmalloc preloaded only when installed.
+def child_environment(env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The job's environment: this process's, CHILD_ENV, then ``env``; tcmalloc preloaded only when installed.
 
     Preloads naming a missing file are dropped: ld.so would print an error for every process the job starts.
     """
-    merged = {**environ, **CHILD_ENV, **(env or {})}
+    merged = {**os.environ, **CHILD_ENV, **(env or {})}
     preload = [p for p in re.split(r"[:\s]+", merged.pop(PRELOAD_ENV, "")) if p and ("/" not in p or Path(p).exists())]
-    if tcmalloc.exists() and str(tcmalloc) not in preload:
-        preload.append(str(tcmalloc))
+    if TCMALLOC.exists() and str(TCMALLOC) not in preload:
+        preload.append(str(TCMALLOC))
     return {**merged, PRELOAD_ENV: " ".join(preload)} if preload else merged
 
 

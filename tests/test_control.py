@@ -113,7 +113,7 @@ def test_second_start_is_refused_while_a_job_runs_then_stop_releases_the_lock(ru
     with pytest.raises(control.JobError, match="already training"):
         control.launch(run_dir, SLEEPER)
     with pytest.raises(control.JobError, match="already training"):
-        control.start(run_dir, Path("configs/tiny.toml"), Path("corpus.tsv"))
+        control.start_staged(run_dir, Path("configs/tiny.toml"), lambda: Path("corpus.tsv"))
     wait_for(lambda: log_says(run_dir, "ready"), what="the sleeper's output in train.log")
     assert control.stop(run_dir, OWNER, grace_s=5) is True
     assert not pid_alive(pid)
@@ -383,7 +383,7 @@ def test_resume_needs_saved_state_and_an_unfinished_run(run_dir: Path) -> None:
     with pytest.raises(control.JobError, match="has finished"):
         control.resume(run_dir)
     with pytest.raises(control.JobError, match="already exists"):
-        control.start(run_dir, Path("configs/tiny.toml"), Path("corpus.tsv"))
+        control.start_staged(run_dir, Path("configs/tiny.toml"), lambda: Path("corpus.tsv"))
 
 
 def test_a_training_process_started_elsewhere_is_seen_and_left_alone(run_dir: Path) -> None:
@@ -417,7 +417,7 @@ def test_tiny_job_starts_reports_progress_stops_resumes_and_appears_in_the_picke
     corpus = write_corpus(CorpusSource(toy_corpus), CleanConfig(), run_dir)  # what the page does at Start
     overrides = ["data.format=tsv", "optim.max_steps=400", "run.eval_every=50", "run.log_every=10"]
     env = {"OMP_NUM_THREADS": "1"}
-    pid = control.start(run_dir, control.CONFIGS_DIR / "tiny.toml", corpus, overrides, env, OWNER)
+    pid = control.start_staged(run_dir, control.CONFIGS_DIR / "tiny.toml", lambda: corpus, overrides, env, OWNER)
     try:
         wait_for(lambda: (run_dir / control.STATE_FILE).exists(), 60, "the first saved state")
         with pytest.raises(control.JobError, match="already training"):

@@ -12,8 +12,10 @@ from typing import Any
 
 import sacrebleu
 
+from data.corpus import MAX_PAIRS_FILE_BYTES
 from data.noise import TYPED_DESCRIPTION, typed
 from data.readers import CorpusError, Pair, read_tsv
+from model.bounded_read import read_text
 from model.weights import ModelLoadError
 from training.distributed import resolve_device
 from training.outputs import OutputError, check_file
@@ -92,16 +94,6 @@ def typed_pairs(pairs: list[Pair]) -> list[Pair]:
     return [Pair(typed(p.src), p.tgt) for p in pairs]
 
 
-def read_lines(path: Path) -> list[str]:
-    """Lines of a UTF-8 text file (no line endings); errors name the file."""
-    try:
-        return Path(path).read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        raise EvaluationError(f"{path}: file not found") from None
-    except UnicodeDecodeError as err:
-        raise EvaluationError(f"{path}: invalid UTF-8 at byte {err.start}") from None
-
-
 def read_test_set(src: Path | None, ref: Path | None, pairs: Path | None) -> list[Pair]:
     """Line-aligned ``--src``/``--ref`` files, or one ``--pairs`` TSV (source<TAB>reference)."""
     if pairs is not None:
@@ -111,7 +103,7 @@ def read_test_set(src: Path | None, ref: Path | None, pairs: Path | None) -> lis
             raise EvaluationError(str(err)) from None
     if src is None or ref is None:
         raise EvaluationError("give --src and --ref files, or one --pairs file")
-    sources, references = read_lines(src), read_lines(ref)
+    sources, references = (read_text(p, MAX_PAIRS_FILE_BYTES, EvaluationError).splitlines() for p in (src, ref))
     if len(sources) != len(references):
         raise EvaluationError(
             f"{src} has {len(sources)} lines but {ref} has {len(references)}: source and reference must be line-aligned"

@@ -224,7 +224,6 @@ def test_head_summary_chart_is_clickable_and_labelled() -> None:
     assert cells["encoding"]["opacity"]["condition"][0]["param"] == HEAD_SELECTION
     assert cells["encoding"]["color"]["field"] == "entropy"
     assert labels["mark"]["type"] == "text" and labels["encoding"]["text"]["field"] == "label"
-    assert "params" not in heads_chart(frame, "heads", selectable=False).to_dict()
 
 
 def test_positional_frame_and_chart() -> None:

@@ -20,9 +20,9 @@ def heads_frame(summaries: Sequence[tuple[int, int, float, str, float]]) -> pd.D
     return frame
 
 
-def heads_chart(frame: pd.DataFrame, title: str, selectable: bool = True) -> alt.LayerChart:
+def heads_chart(frame: pd.DataFrame, title: str) -> alt.LayerChart:
     """Layers × heads grid: colour = entropy in bits (lighter = more focused, darker = more spread out), text =
-    pattern label."""
+    pattern label; a click picks a head."""
     pick = alt.selection_point(name=HEAD_SELECTION, fields=["layer", "head"], on="click", clear="dblclick")
     base = alt.Chart(frame).encode(
         x=alt.X("head:O", title="head", axis=alt.Axis(labelAngle=0)),
@@ -38,8 +38,7 @@ def heads_chart(frame: pd.DataFrame, title: str, selectable: bool = True) -> alt
             alt.Tooltip("share:Q", format=".0%", title="rows following it"),
         ],
     )
-    if selectable:
-        cells = cells.add_params(pick).encode(opacity=alt.when(pick).then(alt.value(1.0)).otherwise(alt.value(0.5)))
+    cells = cells.add_params(pick).encode(opacity=alt.when(pick).then(alt.value(1.0)).otherwise(alt.value(0.5)))
     middle = float(frame["entropy"].min() + frame["entropy"].max()) / 2 if len(frame) else 0.0
     ink = (
         alt.when(alt.datum.entropy > middle).then(alt.value("white")).otherwise(alt.value("black"))

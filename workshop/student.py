@@ -1,5 +1,6 @@
-"""``python -m workshop student``: a training run that also learns from a teacher's translations (sequence-level
-distillation, Kim & Rush 2016; the teacher's file is ``python -m workshop distill``'s).
+"""``python -m workshop student``: a training run that also learns from a teacher's translations.
+
+Sequence-level distillation (Kim & Rush 2016); the teacher's file is ``python -m workshop distill``'s.
 
 ``python -m workshop student --distilled FILE [--mix both] TRAINING ARGS…`` is ``python -m training.train`` with its
 training pairs changed after the split, before anything is written (``training.prepare.prepare_data``'s ``mix``):

@@ -116,6 +116,8 @@ FEATURE_TESTS = {
     "disk_full": "a full disk at each write of a training run (weights, state, metrics)",
     "english_first": "an English-first corpus from upload to the Translate page, in a real browser",
     "hostile_files": "every file the lab opens from a user, lying or hostile, refused in one line",
+    "every_command": "every command that takes a path, handed a hostile one",
+    "tour": "docs/tour.md: its links and line anchors",
 }
 
 

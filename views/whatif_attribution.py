@@ -66,17 +66,10 @@ def show_attribution(subject: Subject, langs: Languages) -> None:
         key=f"whatif_contrast_{step}",
     )
     steps = c.slider("Integrated-gradient steps", 8, MAX_IG_STEPS, IG_STEPS, 8, key="whatif_ig_steps")
+    asked = (subject.directory, subject.src_ids, subject.tokens, step, contrast, steps)
     try:
         with in_line("attribution"):
-            result = attributed(
-                subject.directory,
-                subject.src_ids,
-                subject.tokens,
-                step,
-                contrast,
-                steps,
-                _translator=subject.translator,
-            )
+            result = attributed(*asked, _translator=subject.translator)
     except (ValueError, Busy) as err:  # refused before it starts: too many points for this sentence and token
         st.warning(f"Not computed: {err}".rstrip(".") + ".")
         return

@@ -36,7 +36,6 @@ def start() -> AppTest:
     return at
 
 
-
 def specs(at: AppTest) -> list[dict]:
     return [json.loads(chart.proto.spec) for chart in at.get("vega_lite_chart")]
 

@@ -24,13 +24,14 @@ def guarded_model(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, tiny_model_di
     shutil.copytree(tiny_model_dir, model)
     known = {w: 50 for w in ["el", *COLOURS, *NOUNS, *map(str, range(20))]}
     stand_ins = {"male": (), "female": ("Mary",), "place": (), "number": ("12",)}
-    guard = NameGuard(known, {}, {"el": 400}, frozenset(), frozenset(), {"ana": "female"}, frozenset(), stand_ins, {"": 0.0})
+    guard = NameGuard(
+        known, {}, {"el": 400}, frozenset(), frozenset(), {"ana": "female"}, frozenset(), stand_ins, {"": 0.0}
+    )
     guard.save(model / NAME_GUARD_FILE)
     monkeypatch.setenv("LAB_MODEL_DIR", str(model))
     monkeypatch.setenv("LAB_RUNS_DIR", str(tmp_path / "runs"))
     monkeypatch.setenv("LAB_THREADS", "1")
     return model
-
 
 
 def beside(at: AppTest) -> list[str]:

@@ -163,7 +163,11 @@ def test_a_first_model_of_another_direction_becomes_its_default_against_copying_
     run_dir = tmp_path / "runs" / "reverse"
     shutil.copytree(model_env, run_dir)
     config = json.loads((run_dir / "train_config.json").read_text())
-    config["data"] |= {"src_lang": "en", "tgt_lang": "fr", "reverse": False}  # toy pairs, labelled a pair with no canaries
+    config["data"] |= {
+        "src_lang": "en",
+        "tgt_lang": "fr",
+        "reverse": False,
+    }  # toy pairs, labelled a pair with no canaries
     (run_dir / "train_config.json").write_text(json.dumps(config))
     at = to_train(app())
     button = next(b for b in at.button if b.key == "make_default")

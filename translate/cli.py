@@ -117,7 +117,9 @@ def _warn(translator: Translator, number: int, line: str, results: list[Translat
         print(f"warning: {where}output cut at the length limit (the model had not finished)", file=sys.stderr)
     swaps = [f"{s.original} → {s.stand_in}" for r in results if r.guarded for s in r.guarded.swaps]
     if swaps:
-        print(f"note: {where}name guard: read {', '.join(swaps)}, then put back (--no-name-guard: off)", file=sys.stderr)
+        print(
+            f"note: {where}name guard: read {', '.join(swaps)}, then put back (--no-name-guard: off)", file=sys.stderr
+        )
     for note in {r.guard_note for r in results if r.guard_note}:
         print(f"note: {where}{note}", file=sys.stderr)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -11,6 +12,7 @@ import pytest
 
 from data.entities import EntityPool
 from data.readers import Pair
+from model.weights import ModelLoadError
 from translate.name_guard import NameGuard, build, capitalised
 from translate.translator import Candidate, DecodeOptions, Translation, Translator
 
@@ -146,6 +148,19 @@ def wordy() -> NameGuard:
 )
 def test_what_the_corpus_says_of_a_word_decides_whether_it_is_a_name(wordy, text, originals):
     assert [s.original for s in wordy.protect(text).swaps] == originals
+
+
+def test_a_guard_file_written_before_a_field_existed_still_loads_and_a_foreign_one_is_one_line(guard, tmp_path):
+    guard.save(tmp_path / "name_guard.json")
+    data = json.loads((tmp_path / "name_guard.json").read_text(encoding="utf-8"))
+    del data["accented"]  # written by the guard of an earlier round
+    (tmp_path / "name_guard.json").write_text(json.dumps(data), encoding="utf-8")
+    assert NameGuard.load(tmp_path / "name_guard.json").protect("¿Conoces a Beatriz?") == guard.protect(
+        "¿Conoces a Beatriz?"
+    )
+    (tmp_path / "name_guard.json").write_text('{"name": "my-web-project"}', encoding="utf-8")
+    with pytest.raises(ModelLoadError, match=r"name_guard.json: not a name guard this lab can read \(KeyError"):
+        NameGuard.load(tmp_path / "name_guard.json")
 
 
 class EchoTranslator(Translator):

@@ -32,6 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from data.entities import EntityFinder, EntityPool
+from model.bounded_read import quoted, read_json
+from model.weights import ModelLoadError
 
 # a token holding a digit ("07:05", "3,50", "AB1234"; never a final stop), or a word ("don't", "Karl-Jürgen")
 WORD = re.compile(r"[^\W_]*\d(?:\w|[:.,/-](?=\w))*|[^\W\d_]+(?:['’-][^\W\d_]+)*")
@@ -63,6 +65,7 @@ RARE_ORDINARY = 2  # a listed name or place used more often than this as an ordi
 SHAPE_MARGIN = 3.0  # log-odds a name-shaped word needs where no cue announces a name
 STAND_INS_PER_KIND = 9
 MIN_PAIRS = 1000  # training pairs a run needs for its preparation to write a guard (python -m training guard: any)
+MAX_GUARD_BYTES = 64 << 20  # a guard file is under 1 MB for a corpus of 120,000 pairs
 MIN_STAND_IN = 10  # a stand-in is a name or number both sides of at least this many training pairs share
 
 
@@ -350,10 +353,18 @@ class NameGuard:
 
     @classmethod
     def load(cls, path: Path) -> NameGuard:
-        d = json.loads(Path(path).read_text(encoding="utf-8"))
-        stand_ins = {k: tuple(v) for k, v in d["stand_ins"].items()}
-        sets = (frozenset(d["translated"]), frozenset(d["accented"]), d["people"], frozenset(d["places"]))
-        return cls(d["lowercase"], d["capital"], d["initial"], *sets, stand_ins, d["shape"], d["lang"])
+        """The guard in ``path``; one written before a field existed reads it as empty ("accented"). A file that
+        is not a guard: ModelLoadError naming it and how to write it again."""
+        d = read_json(Path(path), ModelLoadError, MAX_GUARD_BYTES)
+        try:
+            stand_ins = {k: tuple(v) for k, v in d["stand_ins"].items()}
+            sets = (frozenset(d["translated"]), frozenset(d.get("accented", ())), d["people"], frozenset(d["places"]))
+            return cls(d["lowercase"], d["capital"], d["initial"], *sets, stand_ins, d["shape"], d["lang"])
+        except (KeyError, TypeError, AttributeError) as err:
+            raise ModelLoadError(
+                f"{path}: not a name guard this lab can read ({type(err).__name__}: {quoted(str(err))}); write it "
+                "again with python -m training guard --model DIR"
+            ) from None
 
 
 def source_counts(pairs: Iterable) -> tuple[Counter, Counter, Counter, frozenset[str], frozenset[str]]:

@@ -94,6 +94,6 @@ def test_the_page_says_a_request_waits_only_while_another_holds_the_slot(monkeyp
     with heavy_slot.slot(), heavy_slot.in_line("ranking"):
         pass
     assert shown == [
-        "Another visitor's request is running on this server's shared CPU; your ranking starts next.",
+        "Heavy tools run one at a time on this server: your ranking waits for another visitor's request, then runs.",
         "cleared",
     ]

@@ -55,8 +55,8 @@ def in_line(tool: str) -> Iterator[None]:
     note = st.empty()
     ahead = asking() - SLOTS + 1
     if ahead > 0:
-        who = "Another visitor's request is" if ahead == 1 else f"{ahead} requests are"
-        note.info(f"{who} running on this server's shared CPU; your {tool} starts next.")
+        who = "another visitor's request" if ahead == 1 else f"{ahead} requests"
+        note.info(f"Heavy tools run one at a time on this server: your {tool} waits for {who}, then runs.")
     try:
         yield
     finally:

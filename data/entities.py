@@ -137,8 +137,9 @@ class EntityFinder:
     people: dict[str, str] = field(default_factory=dict)
 
     @classmethod
-    def from_pairs(cls, pairs: list[Pair], pool: EntityPool) -> EntityFinder:
-        """Found in ``pairs``: which capitalised words are names, and which names are people (``pool``'s lists)."""
+    def from_pairs(cls, pairs: list[Pair], pool: EntityPool, english_source: bool = False) -> EntityFinder:
+        """Found in ``pairs``: which capitalised words are names, and which names are people (``pool``'s lists;
+        a name's gender from the English side's pronouns: the target, or the source with ``english_source``)."""
         capitalised, lowercase, he, she = Counter(), Counter(), Counter(), Counter()
         shared = set()
         for pair in pairs:
@@ -148,7 +149,7 @@ class EntityFinder:
             both = set(TITLE_WORD.findall(pair.src)) & set(TITLE_WORD.findall(pair.tgt))
             inner = {m.group() for side in (pair.src, pair.tgt) for m in TITLE_WORD.finditer(side) if m.start() > 2}
             shared |= both & inner  # capitalised after a sentence's start somewhere: "Oh" and "No" never are
-            words = set(pair.tgt.lower().split())
+            words = set((pair.src if english_source else pair.tgt).lower().split())
             for name in both:
                 he[name] += bool(words & HE)
                 she[name] += bool(words & SHE)

@@ -163,6 +163,13 @@ def test_a_guard_file_written_before_a_field_existed_still_loads_and_a_foreign_o
         NameGuard.load(tmp_path / "name_guard.json")
 
 
+def test_an_english_source_reads_a_stand_ins_gender_from_its_own_pronouns_not_from_the_spanish_he():
+    pairs = [Pair("I think Mary said she was hungry.", "Creo que Mary dijo que he comido.")] * 12
+    pairs += [Pair("I think Tom said he was hungry.", "Creo que Tom dijo que tenía hambre.")] * 12
+    guard = build(pairs, "en", LISTS, replace(EVERYONE, male=EVERYONE.male + ("Mary",)))  # the lists cannot say
+    assert guard.stand_ins["female"] == ("Mary",) and guard.stand_ins["male"] == ("Tom",)
+
+
 class EchoTranslator(Translator):
     """An engine that 'translates' by echoing its source, less the word ``drop``: the guard's control flow is what
     is tested here, not a model."""

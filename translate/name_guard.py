@@ -404,7 +404,7 @@ def build(pairs: list, lang: str, pool: EntityPool | None = None, everyone: Enti
     people = {plain(n): "female" for n in pool.female} | {plain(n): "male" for n in pool.male}
     places = frozenset(plain(p) for p in pool.places)
     every = everyone or EntityPool.build(held=None)  # who is a person, and of which gender: every first name
-    finder = EntityFinder.from_pairs(pairs, every)
+    finder = EntityFinder.from_pairs(pairs, every, english_source=lang == "en")
     shared = Counter(name for pair in pairs for name in finder.shared(pair))
     placed = Counter(
         m.group(1) for p in pairs for m in re.finditer(r"\b(?:in|to|from|at) ([A-Z]\w+)", p.tgt + " " + p.src)

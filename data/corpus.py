@@ -229,7 +229,7 @@ def pair_lines(pairs: list[Pair]) -> str:
     return "".join(f"{p.src}\t{p.tgt}\n" for p in pairs)
 
 
-MAX_PAIRS_FILE_BYTES = 1 << 30  # a run's training split is ~10 MB; a distilled file of a large corpus, a few hundred
+MAX_PAIRS_FILE_BYTES = 1 << 30  # a run's training split is ~10 MB; a distilled file of a large corpus, some hundred MB
 
 
 def read_pairs_file(path: Path) -> list[Pair]:

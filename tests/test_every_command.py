@@ -113,21 +113,33 @@ def one_refusal(status: int, err: str, argv: list[str]) -> None:
     )
 
 
+def refuses_every_one(
+    command: tuple[str, list[str]], slot: str, hostile: dict[str, Path], good: Path, tmp: Path
+) -> None:
+    """Each ``hostile`` path in ``slot`` of the command's arguments: one line, status 2, nothing written under
+    ``tmp``."""
+    main, template = command
+    before = snapshot(tmp)
+    for kind, path in hostile.items():
+        fill = {
+            slot: str(path),
+            "{pairs}": str(good / "splits" / "test.tsv"),
+            "{good}": str(good),
+            "{out}": str(tmp / "out"),
+        }
+        argv = [fill.get(a, a) for a in template]
+        status, err = run(main, argv)
+        one_refusal(status, err, [kind, *argv])
+        assert snapshot(tmp) == before, (kind, argv)
+
+
 @pytest.mark.parametrize("name", list(MODEL_COMMANDS))
 def test_every_command_refuses_a_hostile_model_folder_in_one_line(
     name: str, tiny_model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(Path(__file__).resolve().parents[1])
-    main, template = MODEL_COMMANDS[name]
     models = hostile_models(tmp_path / "in")
-    pairs = str(tiny_model_dir / "splits" / "test.tsv")
-    before = snapshot(tmp_path)
-    for kind, model in models.items():
-        fill = {"{model}": str(model), "{pairs}": pairs, "{good}": str(tiny_model_dir), "{out}": str(tmp_path / "out")}
-        argv = [fill.get(a, a) for a in template]
-        status, err = run(main, argv)
-        one_refusal(status, err, [kind, *argv])
-        assert snapshot(tmp_path) == before, (kind, argv)
+    refuses_every_one(MODEL_COMMANDS[name], "{model}", models, tiny_model_dir, tmp_path)
 
 
 @pytest.mark.parametrize("name", list(FILE_COMMANDS))
@@ -135,13 +147,5 @@ def test_every_command_refuses_a_hostile_file_in_one_line(
     name: str, tiny_model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(Path(__file__).resolve().parents[1])
-    main, template = FILE_COMMANDS[name]
     files = hostile_files(tmp_path / "in")
-    pairs = str(tiny_model_dir / "splits" / "test.tsv")
-    before = snapshot(tmp_path)
-    for kind, file in files.items():
-        fill = {"{file}": str(file), "{pairs}": pairs, "{good}": str(tiny_model_dir), "{out}": str(tmp_path / "out")}
-        argv = [fill.get(a, a) for a in template]
-        status, err = run(main, argv)
-        one_refusal(status, err, [kind, *argv])
-        assert snapshot(tmp_path) == before, (kind, argv)
+    refuses_every_one(FILE_COMMANDS[name], "{file}", files, tiny_model_dir, tmp_path)

@@ -251,6 +251,7 @@ class NameGuard:
     def _entities(self, text: str) -> list[tuple[int, int, str]]:
         """(start, end, kind) of every name run and number in ``text``, in order."""
         tokens = list(WORD.finditer(text))
+        accents = any(unicodedata.combining(c) or c in "¿¡" for c in unicodedata.normalize("NFD", text))  # written
         out: list[tuple[int, int, str]] = []
         i = 0
         while i < len(tokens):
@@ -268,7 +269,7 @@ class NameGuard:
             j = self._place_at(tokens, i, text)
             paired = bool(out) and i >= 2 and out[-1][1] == tokens[i - 2].end() and tokens[i - 1].group() in PAIRING
             if j < 0:
-                j = self._name_run(tokens, i, text, paired)
+                j = self._name_run(tokens, i, text, accents, paired)
             if j < 0:
                 i += 1
                 continue
@@ -311,9 +312,9 @@ class NameGuard:
                 return i + n - 1
         return -1
 
-    def _name_run(self, tokens: list[re.Match], i: int, text: str, paired: bool = False) -> int:
-        """The last token of the name run that begins at ``tokens[i]`` (``paired``: "y" joins it to a name before
-        it), or -1 when no name begins there."""
+    def _name_run(self, tokens: list[re.Match], i: int, text: str, accents: bool, paired: bool) -> int:
+        """The last token of the name run that begins at ``tokens[i]`` (in a text written with ``accents``;
+        ``paired``: "y" joins it to a name before it), or -1 when no name begins there."""
 
         def initial(k: int) -> bool:
             before = text[tokens[k - 1].end() : tokens[k].start()] if k else ""
@@ -327,7 +328,6 @@ class NameGuard:
 
         two_capitals = i + 1 < len(tokens) and capital(i) and capital(i + 1) and _spaced(text, tokens[i], tokens[i + 1])
         before = lambda k: tokens[k - 1].group() if k else ""  # noqa: E731
-        accents = any(unicodedata.combining(c) or c in "¿¡" for c in unicodedata.normalize("NFD", text))
         if not (self.is_name(tokens[i].group(), initial(i), before(i), accents, paired) or two_capitals):
             return -1
         j = i

@@ -36,7 +36,6 @@ from views.architecture import show_architecture_tab
 from views.arithmetic_tab import show_arithmetic
 from views.downloads import show_downloads
 from views.guarded_result import GUARD_KEY, guard_switch, show_guard
-from views.head_summary import show_head_summary
 from views.input_check import show_example_hint, show_input_check, show_view
 from views.maps import ROOM_FOR_MAPS, show_all_heads, show_maps
 from views.neighbours_tab import show_neighbours
@@ -301,7 +300,6 @@ def show_translation(request: Request, current: Request, langs: Languages, besid
         ("Where did it learn this?", partial(show_neighbours, translator, request, sentence, candidate, langs)),
         ("Teach a correction", partial(show_teach, translator, request, sentence.source, dec, head, words, langs)),
         ("Architecture", partial(show_architecture_tab, translator.model.config, display.layers)),
-        ("Head summary", partial(show_head_summary, maps, words, langs)),
         ("All heads", partial(show_all_heads, maps, display, langs)),
         ("Positional encoding", partial(show_positional, translator, maps)),
         (

@@ -137,7 +137,7 @@ def test_a_5000_character_input_sends_at_most_5_mb_of_charts(monkeypatch: pytest
         longest = int(at.main.get_by_key("sentences").dataframe[0].value["Spanish"].str.len().idxmax())
         for sentence in sorted({0, longest}):
             at.selectbox(key="sentence").select_index(sentence).run()
-            for tab in ("All heads", "Step by step", "Head summary", "Positional encoding", "Alignment"):
+            for tab in ("All heads", "Step by step", "Positional encoding", "Alignment"):
                 at.session_state["view"] = tab
                 at.run()
                 assert not at.exception
@@ -220,23 +220,12 @@ def test_decoder_tooltips_name_the_query_input_and_the_predicted_token(model_env
     assert {t["field"]: t["title"] for t in view(at, "encoder")["encoding"]["tooltip"]}["row_label"] == "query token"
 
 
-def test_cross_attention_head_summary_does_not_speak_of_self(model_env: Path) -> None:
-    at = translate(start(), "El gato rojo 3.")
-    at.session_state["view"] = "Head summary"
-    at.run()
-    at.radio(key="summary_kind").set_value("cross").run()
-    assert not at.exception
-    caption = next(c.value for c in at.caption if "Entropy" in c.value)
-    assert "self" not in caption and "first source token" in caption and "Spanish" not in caption
-
-
 @pytest.mark.parametrize(
     ("tab", "expected"),
     [
         ("All heads", "all heads"),
         ("Alignment", "Alignment"),
         ("Step by step", "Masked self-attention at this step"),
-        ("Head summary", "what each head does"),
         ("Positional encoding", "Positional encoding"),
     ],
 )
@@ -261,7 +250,7 @@ def test_alignment_tab_says_what_it_excludes_and_offers_both_readings(model_env:
     assert not at.exception and at.dataframe
 
 
-def test_step_slider_and_head_summary_choice(model_env: Path) -> None:
+def test_step_slider_shows_the_prefix_so_far(model_env: Path) -> None:
     at = translate(start(), "El gato rojo 3.")
     at.session_state["view"] = "Step by step"
     at.run()
@@ -269,10 +258,6 @@ def test_step_slider_and_head_summary_choice(model_env: Path) -> None:
     assert not at.exception
     generated = at.main.get_by_key("step_generated").code[0].value.split()
     assert generated[0] == "<s>" and len(generated) == 3
-    at.session_state["view"] = "Head summary"
-    at.run()
-    at.selectbox(key="summary_head").select((0, 1)).run()
-    assert not at.exception and titled(at, f"{KIND_TITLES['encoder']} — layer 1, head 2")
 
 
 def test_download_tab_offers_json_html_and_png(model_env: Path) -> None:

@@ -1,4 +1,4 @@
-"""The lab's numpy logic: word merging, alignments, head patterns, steps, checks — and the real model's maps."""
+"""The lab's numpy logic: word merging, alignments, steps, checks — and the real model's maps."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ from conftest import unpadded_maps
 
 from data.sentences import MAX_PIECE, fit, pieces, sentences
 from lab.alignment.links import align, hard_links, target_rows
-from lab.attention.head_patterns import BROAD, CONTENT, CROSS_PATTERNS, PATTERNS, pattern, row_entropy, summarize
 from lab.attention.map_views import MAX_GRID_CELLS, MAX_MAP_CELLS, MapView, grid_plan, map_view, too_big
 from lab.attention.sentence_maps import KINDS, SentenceMaps, pick, problems, to_json
 from lab.attention.translate_with_maps import (
@@ -188,54 +187,6 @@ def test_whole_word_links_keep_glued_punctuation_apart() -> None:
 def test_hard_links_with_every_column_excluded_gives_no_links() -> None:
     assert hard_links(np.ones((2, 1)), [True]) == []
     assert [link.source for link in hard_links(np.array([[0.1, 0.9], [0.7, 0.3]]), [False, True])] == [0, 0]
-
-
-# --- head summary ---
-
-
-def test_entropy_is_zero_for_one_key_and_log2_n_for_uniform() -> None:
-    w = np.array([[1.0, 0.0, 0.0, 0.0], [0.25, 0.25, 0.25, 0.25]])
-    np.testing.assert_allclose(row_entropy(w), [0.0, 2.0])
-
-
-@pytest.mark.parametrize(
-    ("name", "weights"),
-    [
-        ("self", np.eye(5)),
-        ("previous token", np.eye(5)[[0, 0, 1, 2, 3]]),
-        ("first token", np.eye(5)[[0, 0, 0, 0, 0]]),
-        ("last token", np.eye(5)[[4, 4, 4, 4, 4]]),
-        (BROAD, np.full((5, 5), 0.2)),
-        (CONTENT, np.eye(5)[[3, 0, 4, 1, 2]]),
-    ],
-)
-def test_pattern_labels(name: str, weights: np.ndarray) -> None:
-    label, share = pattern(weights, np.ones((5, 5), dtype=bool))
-    assert label == name
-    assert 0.5 <= share <= 1.0
-
-
-def test_cross_attention_heads_are_named_in_cross_attention_words() -> None:
-    eye = np.broadcast_to(np.eye(6), (1, 1, 6, 6))
-    no_mask = np.zeros((6, 6), dtype=bool)
-    assert summarize(eye, no_mask, cross=True)[0].label == "same position"
-    assert summarize(eye, no_mask)[0].label == "self"
-    last = np.broadcast_to(np.eye(6)[[5] * 6], (1, 1, 6, 6))
-    assert summarize(last, no_mask, cross=True)[0].label == "source </s>"
-    maps = synthetic_maps(seed=3)
-    for weights in (maps.cross, np.broadcast_to(np.eye(6)[[0, 0, 1, 2, 3, 4]], (1, 1, 6, 6))):
-        labels = {h.label for h in summarize(weights, maps.future("cross"), cross=True)}
-        assert not labels & set(PATTERNS)  # "self" / "previous token" belong to self-attention
-        assert labels <= {*CROSS_PATTERNS, BROAD, CONTENT}
-
-
-def test_summarize_covers_every_layer_and_head_and_respects_the_mask() -> None:
-    maps = synthetic_maps(layers=2, heads=3)
-    out = summarize(maps.decoder, maps.future("decoder"))
-    assert [(h.layer, h.head) for h in out] == [(layer, head) for layer in range(2) for head in range(3)]
-    assert all(h.entropy >= 0 for h in out)
-    causal_self = np.broadcast_to(np.eye(6), (1, 1, 6, 6))
-    assert summarize(causal_self, maps.future("decoder"))[0].label == "self"
 
 
 # --- checks before display (docs/attention-pitfalls.md §5) ---

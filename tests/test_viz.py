@@ -15,7 +15,6 @@ import vl_convert
 
 from viz.alignment_lines import MAX_WORDS_SHOWN, alignment_chart, alignment_frames
 from viz.chart_export import chart_html, chart_png, side_by_side
-from viz.heads import HEAD_SELECTION, heads_chart, heads_frame
 from viz.heatmap import (
     MASKED_COLOUR,
     MAX_AXIS_LABELS,
@@ -213,17 +212,6 @@ def test_alignment_with_no_links_still_draws() -> None:
     tokens, links = alignment_frames(["</s>"], [], [], "Spanish", "English")
     assert links.empty
     assert alignment_chart(tokens, links, "empty", "Spanish", "English").to_dict()["layer"]
-
-
-def test_head_summary_chart_is_clickable_and_labelled() -> None:
-    frame = heads_frame([(0, 0, 0.1, "self", 1.0), (0, 1, 2.3, "broad", 0.8), (1, 0, 0.5, "content", 0.7)])
-    assert list(frame.layer) == [1, 1, 2] and list(frame["head"]) == [1, 2, 1]
-    spec = heads_chart(frame, "heads").to_dict()
-    cells, labels = spec["layer"]
-    assert [p["name"] for p in spec["params"]] == [HEAD_SELECTION]
-    assert cells["encoding"]["opacity"]["condition"][0]["param"] == HEAD_SELECTION
-    assert cells["encoding"]["color"]["field"] == "entropy"
-    assert labels["mark"]["type"] == "text" and labels["encoding"]["text"]["field"] == "label"
 
 
 def test_positional_frame_and_chart() -> None:

@@ -12,7 +12,6 @@ from conftest import tiny_config
 from lab.whatif.attribution import MAX_IG_STEPS, MAX_IG_WORK, attribute
 from lab.whatif.forced_prefix import force
 from lab.whatif.head_ablation import Head, ablate, all_heads, head_effects, switched_off
-from lab.whatif.sampling import SamplingRule, reshaped, sample
 from lab.whatif.steering import Steered, output_log_probs, search
 from model.decode import beam_search, greedy
 from model.intervention import Intervention
@@ -143,37 +142,10 @@ def test_integrated_gradients_are_complete(contrast: int | None) -> None:
     assert 0.0 <= result.source_share() <= 1.0
 
 
-def test_sampling_is_reproducible_by_seed_and_top_k_1_is_greedy() -> None:
-    model = tiny_model(6)
-    rule = SamplingRule(temperature=1.5, top_k=0, top_p=0.95)
-    first = sample(model, SRC, rule, seed=7)
-    assert sample(model, SRC, rule, seed=7) == first
-    outputs = {tuple(sample(model, SRC, rule, seed=s).tokens) for s in range(6)}
-    assert len(outputs) > 1  # a flat distribution: different seeds draw different outputs
-    assert sample(model, SRC, SamplingRule(top_k=1), seed=0).tokens == greedy_tokens(model, SRC)
-    assert first.log_prob == pytest.approx(float(output_log_probs(model, SRC, first.tokens).sum()), abs=1e-5)
-
-
-def test_temperature_top_k_and_top_p_reshape_the_distribution_as_defined() -> None:
-    log_probs = torch.tensor([0.5, 0.3, 0.15, 0.05]).log()
-    tempered, kept = reshaped(log_probs, SamplingRule())
-    assert torch.allclose(tempered, log_probs.exp()) and torch.allclose(kept, tempered)
-    sharp, _ = reshaped(log_probs, SamplingRule(temperature=0.5))
-    assert sharp[0] > 0.5 and torch.allclose(sharp.sum(), torch.tensor(1.0))
-    _, top2 = reshaped(log_probs, SamplingRule(top_k=2))
-    assert torch.allclose(top2, torch.tensor([0.625, 0.375, 0.0, 0.0]))
-    _, nucleus = reshaped(log_probs, SamplingRule(top_p=0.8))  # 0.5 + 0.3 reaches 0.8: two tokens
-    assert (nucleus > 0).tolist() == [True, True, False, False]
-    _, least = reshaped(log_probs, SamplingRule(top_p=0.1))
-    assert least.tolist() == [1.0, 0.0, 0.0, 0.0]  # the most probable token is always kept
-
-
 def test_the_charts_are_built_from_tidy_frames() -> None:
     from viz.whatif_charts import (
         change_chart,
         change_frame,
-        distribution_chart,
-        distribution_frame,
         head_effect_chart,
         head_effect_frame,
         heat_rows_chart,
@@ -187,11 +159,9 @@ def test_the_charts_are_built_from_tidy_frames() -> None:
     assert len(frame) == 6 and frame["change"].sum() == 2.0
     effects = head_effect_frame(["encoder", "cross"], [0, 1], [0, 3], np.array([-0.5, 0.1]))
     assert list(effects["layer"]) == [1, 2] and list(effects["head"]) == [1, 4]  # shown 1-based
-    stages = [np.array([0.6, 0.4]), np.array([0.7, 0.3]), np.array([1.0, 0.0])]
     for chart in (
         heat_rows_chart(rows, "t", "x"),
         change_chart(frame, "t", "r", "c"),
         head_effect_chart(effects, "t"),
-        distribution_chart(distribution_frame(["a", "b"], stages), "t"),
     ):
         assert chart.to_dict()["$schema"]

@@ -153,7 +153,6 @@ def test_a_replacement_too_long_for_the_tools_is_refused_with_the_limit_named(pa
     [
         ("Switch heads off", "Which heads matter"),
         ("Attribution", "source"),
-        ("Sampling", "Step 1"),
     ],
 )
 def test_each_what_if_tool_draws_its_chart(page: AppTest, tool: str, chart: str) -> None:
@@ -163,17 +162,13 @@ def test_each_what_if_tool_draws_its_chart(page: AppTest, tool: str, chart: str)
     assert chart in chart_titles(at)
 
 
-def test_heads_off_and_coverage_show_their_results(page: AppTest) -> None:
+def test_heads_off_shows_its_result(page: AppTest) -> None:
     at = page
     at.radio(key="whatif_tool").set_value("Switch heads off").run()
     heads = at.multiselect(key="whatif_heads")
     heads.set_value(heads.options[:2]).run()
     assert not at.exception, [e.message for e in at.exception]
     assert shown(at, "whatif_ablated_output") is not None
-    at.radio(key="whatif_tool").set_value("Coverage").run()
-    assert not at.exception, [e.message for e in at.exception]
-    table = at.main.get_by_key("whatif_coverage").dataframe[0].value
-    assert "gato" in list(table["word"])
 
 
 def test_every_tool_runs_on_the_shipped_model(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -189,6 +184,6 @@ def test_every_tool_runs_on_the_shipped_model(monkeypatch: pytest.MonkeyPatch) -
     at.radio(key="whatif_edit").set_value("replace").run()
     at.text_input(key="whatif_new_word").set_value("perro").run()
     assert "dog" in shown(at, "whatif_edited_output")
-    for tool in ("Switch heads off", "Attribution", "Sampling", "Coverage"):
+    for tool in ("Switch heads off", "Attribution"):
         at.radio(key="whatif_tool").set_value(tool).run()
         assert not at.exception, (tool, [e.message for e in at.exception])

@@ -5,8 +5,6 @@ One tool runs at a time (the page's work stays bounded); each is computed by the
 
 from __future__ import annotations
 
-import html
-
 import streamlit as st
 
 from lab.attention.map_views import map_view
@@ -14,7 +12,6 @@ from lab.attention.sentence_maps import SentenceMaps, pick
 from lab.attention.translate_with_maps import maps_of
 from lab.page.direction import Languages
 from lab.page.request import Request
-from lab.whatif.coverage_hint import THRESHOLD, coverage
 from lab.whatif.forced_prefix import Forced, force, prefix_ids
 from lab.whatif.steering import MAX_SOURCE
 from lab.whatif.subject import Subject
@@ -22,10 +19,9 @@ from translate.translator import DecodeOptions, Translator
 from views.map_chart import heatmap
 from views.whatif_attribution import show_attribution
 from views.whatif_heads import show_heads
-from views.whatif_sampling import show_sampling
 from views.whatif_source import show_source_edit
 
-OTHER_TOOLS = ("Switch heads off", "Attribution", "Sampling", "Coverage")
+OTHER_TOOLS = ("Switch heads off", "Attribution")
 
 
 def tools(langs: Languages) -> tuple[str, ...]:
@@ -128,40 +124,6 @@ def show_forced(subject: Subject, langs: Languages) -> None:
     forced_cross_map(subject, result.tokens, langs)
 
 
-def show_coverage(subject: Subject, langs: Languages) -> None:
-    """Source words that received little cross-attention over the whole output."""
-    maps: SentenceMaps = subject.maps
-    threshold = st.slider(
-        "Threshold (attention units)",
-        0.05,
-        1.0,
-        THRESHOLD,
-        0.05,
-        key="whatif_coverage_threshold",
-        help="One output subword spends 1 unit of attention over the source.",
-    )
-    words = coverage(maps, subject.layer, threshold)
-    st.caption(
-        f"Total cross-attention each {langs.src} word received over all output subwords (layer {subject.layer + 1}, "
-        f"mean of heads; a word's subwords summed; source EOS left out). Marked: below {threshold:.2f}, i.e. less "
-        "than that share of one output subword's attention in total — the model may not have translated it "
-        "(NMTVis's coverage hint). Attention is not explanation: a word can reach the output through other layers."
-    )
-    low = [w.word for w in words if w.low]
-    marked = " ".join(f"<mark>{html.escape(w.word)}</mark>" if w.low else html.escape(w.word) for w in words)
-    with st.container(key="whatif_coverage"):
-        st.markdown(marked, unsafe_allow_html=True)
-        st.dataframe(
-            {
-                "word": [w.word for w in words],
-                "total attention": [round(w.total, 3) for w in words],
-                "low": [w.low for w in words],
-            },
-            hide_index=True,
-        )
-    st.caption(f"{len(low)} of {len(words)} words below the threshold." if low else "No word is below the threshold.")
-
-
 def show_whatif(
     translator: Translator,
     request: Request,
@@ -183,5 +145,5 @@ def show_whatif(
     subject = Subject(translator, request.model, tuple(src_ids), tuple(tokens), maps, options, dec)
     names = tools(langs)
     tool = st.radio("Tool", names, key="whatif_tool", horizontal=True)
-    shows = (show_forced, show_source_edit, show_heads, show_attribution, show_sampling, show_coverage)
+    shows = (show_forced, show_source_edit, show_heads, show_attribution)
     dict(zip(names, shows, strict=True)).get(tool or names[0], show_forced)(subject, langs)

@@ -140,35 +140,3 @@ def change_chart(frame: pd.DataFrame, title: str, row_title: str, col_title: str
         )
         .properties(height=map_height(len(rows)), autosize=FIT_X)
     )
-
-
-STAGES = ("model (T = 1)", "after temperature", "after top-k / top-p")
-
-
-def distribution_frame(tokens: Sequence[str], stages: Sequence[np.ndarray]) -> pd.DataFrame:
-    """The same tokens' probabilities at each stage of STAGES, long format."""
-    labels = unique_labels(tokens)
-    return pd.DataFrame(
-        [
-            {"token": label, "stage": stage, "probability": float(p)}
-            for stage, probs in zip(STAGES, stages, strict=True)
-            for label, p in zip(labels, probs, strict=True)
-        ]
-    )
-
-
-def distribution_chart(frame: pd.DataFrame, title: str) -> alt.Chart:
-    """Grouped horizontal bars on a 0–1 axis, one bar per stage for each token."""
-    tokens = list(dict.fromkeys(frame["token"]))
-    return (
-        alt.Chart(frame, title=title)
-        .mark_bar()
-        .encode(
-            y=alt.Y("token:N", sort=tokens, title="next token"),
-            yOffset=alt.YOffset("stage:N", sort=list(STAGES)),
-            x=alt.X("probability:Q", scale=alt.Scale(domain=[0, 1]), title="probability"),
-            color=alt.Color("stage:N", sort=list(STAGES), legend=alt.Legend(orient="bottom", title=None)),
-            tooltip=[alt.Tooltip("token:N"), alt.Tooltip("stage:N"), alt.Tooltip("probability:Q", format=".3f")],
-        )
-        .properties(height=max(120, 14 * len(frame)), autosize=FIT_X)
-    )

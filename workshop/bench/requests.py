@@ -40,12 +40,10 @@ from lab.ranking import BATCH as RANK_BATCH
 from lab.ranking import MAX_BYTES, MAX_LINES, Line, rank
 from lab.teaching.adapt import MAX_SECONDS, MAX_STEPS
 from lab.whatif.attribution import MAX_IG_STEPS, MAX_IG_WORK, attribute
-from lab.whatif.coverage_hint import coverage
 from lab.whatif.forced_prefix import force, prefix_ids
 from lab.whatif.head_ablation import MAX_SCANNED, ablate, all_heads, head_effects
-from lab.whatif.sampling import SamplingRule, sample, step_distribution
 from lab.whatif.source_edits import edit_and_compare, edited_ids, source_words
-from lab.whatif.steering import MAX_SOURCE, output_limit, output_log_probs
+from lab.whatif.steering import MAX_SOURCE, output_limit
 from model.run_dir import NEIGHBOURS_INDEX_FILE
 from translate.translator import DEFAULT_MODEL, DecodeOptions, Translation, Translator
 from workshop.bench.app_latency import PARAGRAPH, long_input
@@ -101,7 +99,6 @@ def whatif_rows(translator: Translator, piece: Translation, repeats: int) -> lis
     size = f"{len(src)} subwords → {len(out)}, beam 8"
     long_prefix = " ".join(PARAGRAPH) * 40  # far longer than any output: cut to the output limit
     heads = all_heads(model)
-    maps = maps_of(translator, src, out)
 
     def forced() -> None:
         result = force(model, src, prefix_ids(tok, long_prefix), out, BEAM)
@@ -110,14 +107,6 @@ def whatif_rows(translator: Translator, piece: Translation, repeats: int) -> lis
     def heads_off() -> None:
         ablate(model, src, out, heads, BEAM)
         head_effects(model, src, out)
-
-    def sampled(rule: SamplingRule) -> Callable[[], None]:
-        def run() -> None:
-            result = sample(model, src, rule, 0)
-            output_log_probs(model, src, out)
-            step_distribution(model, src, result.tokens, len(result.tokens) - 1, rule)
-
-        return run
 
     limit = f"output ≤ {output_limit(model, src, BEAM)} tokens"
     return [
@@ -128,19 +117,6 @@ def whatif_rows(translator: Translator, piece: Translation, repeats: int) -> lis
             seconds(heads_off, repeats),
             f"scan ≤ {MAX_SCANNED} heads",
         ),
-        (
-            "What if: sampling",
-            f"{size}, temperature 2, no cut",
-            seconds(sampled(SamplingRule(2.0, 0, 1.0)), repeats),
-            limit,
-        ),
-        (
-            "What if: sampling",
-            f"{size}, temperature 0.1, top-k 1, top-p 0.05",
-            seconds(sampled(SamplingRule(0.1, 1, 0.05)), repeats),
-            limit,
-        ),
-        ("What if: coverage", size, seconds(lambda: coverage(maps, 2), repeats), "none needed"),
     ]
 
 
@@ -225,8 +201,8 @@ def alignment_rows(translator: Translator, piece: Translation, repeats: int) -> 
     """The Alignment tab: attention links (cheap) and attribution links of the longest output it accepts."""
     model, src = translator.model, piece.src_ids
     maps = maps_of(translator, src, piece.best.tokens)
-    tokens = sample(model, src, SamplingRule(2.0, 0, 1.0), 0).tokens  # runs to the output limit: longer than the best
-    tokens = [*tokens[: MAX_TAB_TOKENS - 1], model.config.eos_id]
+    body = piece.best.tokens[:-1] * MAX_TAB_TOKENS  # the output repeated: as long as the tab accepts
+    tokens = [*body[: MAX_TAB_TOKENS - 1], model.config.eos_id]
     return [
         (
             "Alignment: attention",

@@ -15,7 +15,6 @@ import pytest
 from conftest import APP
 from streamlit.testing.v1 import AppTest
 
-from lab.alignment.attribution_aligner import AttributionMethod, attribute_gold
 from lab.alignment.bench_result import AlignmentFileError, load_alignment
 from lab.alignment.gold import DEFAULT_GOLD, GOLD_ENV, gold_path, offered, pair_for, source_text
 from lab.alignment.methods import Method, force_decode
@@ -26,6 +25,7 @@ from translate.translator import DEFAULT_MODEL, Translator
 from views.alignment_tab import NOT_ALIGNMENT, SCORES_DEFINED
 from viz.alignment_lines import AGREEMENT, ATTENTION, BOTH, PEOPLE, agreement_chart, agreement_frames
 from workshop.bench.alignment import GoldFile, save_alignment
+from workshop.bench.attribution_aligner import AttributionMethod
 
 GOLD = (  # English, Spanish, links (English index - Spanish index), as XL-WA writes them
     "The red cat 3 .\tEl gato rojo 3 .\t0-0 1-2 2-1 3-3 4-4\n"
@@ -223,33 +223,6 @@ def test_a_picked_gold_sentence_is_scored_as_the_bench_scores_it(app_env: Path, 
         drawn = gold_chart(at)  # the reference the score is computed on, drawn with people's links
         assert sorted(drawn["target"]) == sorted(table["English"]) and set(drawn["drawn by"]) <= set(AGREEMENT)
     assert at.main.get_by_key("scores_defined").caption[0].value == SCORES_DEFINED
-
-
-def test_the_links_can_be_read_off_attribution_and_are_scored_as_the_bench_scores_them(
-    app_env: Path, tmp_path: Path
-) -> None:
-    at = AppTest.from_file(APP, default_timeout=60).run()
-    at.selectbox(key="gold").select_index(0).run()
-    at = alignment_tab(translate(at))
-    at.radio(key="align_from").set_value("attribution").run()
-    assert not at.exception, [e.message for e in at.exception]
-    assert not [s for s in at.selectbox if s.key in ("align_layer", "align_head")]  # no layer or head to choose
-    assert len(at.main.get("vega_lite_chart")) >= 2  # the translation's links and the scored reference's
-    pair = read_gold(tmp_path / "gold.tsv")[0]
-    attributed = attribute_gold(Translator.load(app_env), pair)
-    for kind in ("grad_x_input_norm", "grad_x_input"):
-        at.selectbox(key="align_attribution").set_value(kind).run()
-        assert not at.exception
-        expected = AttributionMethod(kind, "predicts", "argmax").score_on(attributed, pair)  # type: ignore[arg-type]
-        shown = {m.label: m.value for m in at.main.get_by_key("gold_score").metric}
-        assert shown["AER"] == f"{expected.aer:.3f}" and shown["Precision"] == f"{expected.precision:.3f}"
-        assert (
-            at.main.get_by_key("gold_score")
-            .caption[0]
-            .value.startswith(
-                f"{expected.correct} of the {expected.predicted} links drawn at attribution (input × gradient"
-            )
-        )
 
 
 def test_a_picked_gold_sentence_is_translated_at_once_in_the_alignment_tab(app_env: Path) -> None:

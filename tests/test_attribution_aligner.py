@@ -9,19 +9,17 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import torch
 
-from lab.alignment.attribution_aligner import (
-    AttributionMethod,
-    attribute_gold,
-    translation_matrix,
-)
 from lab.alignment.bench_result import load_alignment
 from lab.alignment.methods import Method
 from lab.alignment.scoring import GoldPair, read_gold
 from lab.whatif.attribution import attribute, source_rows
 from translate.translator import Translator
 from workshop.bench.alignment import GoldFile, attribution_methods, save_alignment
+from workshop.bench.attribution_aligner import (
+    AttributionMethod,
+    attribute_gold,
+)
 
 GOLD = (  # English, Spanish, links (English index - Spanish index), as XL-WA writes them
     "The red cat 3 .\tEl gato rojo 3 .\t0-0 1-2 2-1 3-3 4-4\n"
@@ -77,16 +75,6 @@ def test_links_join_only_words_that_exist(translator: Translator) -> None:
             assert all(0 <= i < n_target and 0 <= j < n_source for i, j in links), method.name
     argmax = AttributionMethod("grad_x_input_norm", "predicts", "argmax")
     assert len(argmax.links(attributed)) == n_target  # one link per English word
-
-
-def test_the_tabs_matrix_is_laid_out_like_a_cross_attention_map(translator: Translator) -> None:
-    src, out = translator.tokenizer.encode_src("El gato rojo 3."), [5, 9, 7, 3]
-    matrix = translation_matrix(translator, src, out, "grad_x_input")
-    assert matrix.shape == (len(out), len(src)) and (matrix >= 0).all()
-    with pytest.raises(ValueError, match="input × gradient only"):
-        translation_matrix(translator, src, out, "integrated")
-    with torch.no_grad():
-        np.testing.assert_allclose(matrix, np.abs(source_rows(translator.model, src, out).grad_x_input))
 
 
 def test_bench_prints_the_attribution_rows_beside_attention(

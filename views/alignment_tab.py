@@ -11,42 +11,20 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-import numpy as np
 import streamlit as st
 
-from lab.alignment.attribution_aligner import (
-    KINDS,
-    MAX_TAB_TOKENS,
-    TAB_KINDS,
-    AttributedPair,
-    AttributionMethod,
-    attribute_gold,
-    translation_matrix,
-)
 from lab.alignment.bench_result import APP_EXTRACTION, AlignmentFileError, StoredAlignment, load_alignment
 from lab.alignment.gold import GOLD_ENV, fits, gold_path, offered, pair_for, reversed_gold, source_text
-from lab.alignment.links import READINGS, Alignment, align, align_matrix
+from lab.alignment.links import READINGS, Alignment, align
 from lab.alignment.methods import ForcedPair, Method, force_decode
 from lab.alignment.scoring import GoldPair, read_gold
 from lab.attention.sentence_maps import SentenceMaps
 from lab.page.direction import Languages
 from translate.translator import Translator
-from views.heavy_slot import Busy, in_line, slot
 from viz.alignment_lines import agreement_chart, agreement_frames, alignment_chart, alignment_frames
 
-ALIGNER_KEYS = (
-    "align_layer",
-    "align_head",
-    "reading",
-    "align_from",
-    "align_attribution",
-)  # reset when the model changes: each has its own best
+ALIGNER_KEYS = ("align_layer", "align_head", "reading")  # reset when the model changes: each has its own best
 GOLD_CREDIT = "XL-WA dev (Martelli et al. 2023, CC BY-NC-SA 4.0)"
-SOURCES = {
-    "attention": "Cross-attention (a layer and a head)",
-    "attribution": "Attribution (input × gradient of each output token over the source)",
-}
-Aligner = Method | AttributionMethod
 
 
 # --- gold sentences: picked beside the input, scored in the tab ---
@@ -111,24 +89,6 @@ def forced_gold(
     return force_decode(_translator, GoldPair(list(target), list(source), frozenset()))
 
 
-@st.cache_data(show_spinner="Attributing each output token…", max_entries=16)
-def attributed_gold(
-    directory: str, target: tuple[str, ...], source: tuple[str, ...], _translator: Translator
-) -> AttributedPair:
-    """The bench's attribution of one gold pair, input × gradient only (cached per model and pair)."""
-    with slot():
-        return attribute_gold(_translator, GoldPair(list(target), list(source), frozenset()))
-
-
-@st.cache_data(show_spinner="Attributing each output token…", max_entries=16)
-def attributed_translation(
-    directory: str, src_ids: tuple[int, ...], out_ids: tuple[int, ...], kind: str, _translator: Translator
-) -> np.ndarray:
-    """(T, S) |input × gradient| of the translation shown (cached per model, sentence and kind)."""
-    with slot():
-        return translation_matrix(_translator, list(src_ids), list(out_ids), kind)
-
-
 # --- the model's best aligner and the layer, head and reading shown ---
 
 
@@ -140,10 +100,8 @@ def stored_best(directory: str) -> StoredAlignment | None:
         return None
 
 
-def where(method: Aligner) -> str:
-    """ "layer 2, mean of heads" (1-based, as the selectors name them), or the kind of attribution."""
-    if isinstance(method, AttributionMethod):
-        return f"attribution ({KINDS[method.kind]})"
+def where(method: Method) -> str:
+    """ "layer 2, mean of heads" (1-based, as the selectors name them)."""
     return f"layer {method.layer + 1}, {'mean of heads' if method.head is None else f'head {method.head + 1}'}"
 
 
@@ -198,32 +156,12 @@ def follow_maps(dec: int, head: int | None) -> None:
 
 def aligner_choice(
     maps: SentenceMaps, directory: str, stored: StoredAlignment | None, dec: int, head: int | None
-) -> Aligner:
-    """Attention (layer, head, reading: the model's stored best by default) or attribution (kind, reading)."""
+) -> Method:
+    """Layer, head and reading of the alignment: the model's stored best by default, else the last layer's mean."""
     if st.session_state.get("align_model") != directory:  # another model: start from its own best
         for key in ALIGNER_KEYS:
             st.session_state.pop(key, None)
         st.session_state["align_model"] = directory
-    source = st.radio("Links read from", list(SOURCES), format_func=SOURCES.get, key="align_from", horizontal=True)
-    if source == "attribution":
-        return attribution_choice()
-    return attention_choice(maps, stored, dec, head)
-
-
-def attribution_choice() -> AttributionMethod:
-    """Kind (input × gradient: one backward pass per output token) and reading of an attribution alignment."""
-    kind = st.selectbox("Attribution", TAB_KINDS, format_func=KINDS.get, key="align_attribution")
-    reading = st.radio("Reading", list(READINGS), format_func=READINGS.get, key="reading")
-    st.caption(
-        "Each output token's log-probability is differentiated with respect to the source token vectors (one backward "
-        f"pass per token, at most {MAX_TAB_TOKENS} tokens); a source word's share of the total is its weight. "
-        "Integrated gradients, per token, are in the What-if tab. Attribution is not explanation either."
-    )
-    return AttributionMethod(kind or TAB_KINDS[0], reading, APP_EXTRACTION)
-
-
-def attention_choice(maps: SentenceMaps, stored: StoredAlignment | None, dec: int, head: int | None) -> Method:
-    """Layer, head and reading of the alignment: the model's stored best by default, else the last layer's mean."""
     n_layers, n_heads = maps.n_layers("cross"), maps.n_heads
     best = stored.best if stored else None
     if best is None or best.layer >= n_layers or (best.head or 0) >= n_heads:
@@ -279,44 +217,18 @@ def show_alignment(
             st.caption(SCORES_DEFINED)
     method = aligner_choice(maps, directory, stored, dec, head)
     words = st.toggle("Whole words", value=True, key="align_words", help="Join subwords into words (off: subwords).")
-    show_own_alignment(translator, directory, maps, method, words, langs)
+    show_own_alignment(maps, method, words, langs)
     if pair is not None:
         show_gold_score(translator, directory, pair, method, langs)
 
 
-def own_alignment(
-    translator: Translator, directory: str, maps: SentenceMaps, method: Aligner, words: bool
-) -> Alignment | None:
-    """The links of the translation shown above; None (and why, on the page) when attribution is out of bounds."""
-    if isinstance(method, Method):
-        return align(maps, method.layer, method.head, method.reading, words)
-    ids = maps.maps
-    try:
-        with in_line("attribution"):
-            matrix = attributed_translation(
-                directory, tuple(ids.src_ids), tuple(ids.tgt_out_ids), method.kind, _translator=translator
-            )
-    except (ValueError, Busy) as err:
-        st.info(f"No attribution alignment for this translation: {err}.")
-        return None
-    return align_matrix(maps, matrix, method.reading, words)
-
-
-def show_own_alignment(
-    translator: Translator, directory: str, maps: SentenceMaps, method: Aligner, words: bool, langs: Languages
-) -> None:
-    """The hard links of the translation shown above, read off the chosen layer, head and reading (or attribution)."""
-    read_off = (
-        "cross-attention of the decoder layer and head chosen here"
-        if isinstance(method, Method)
-        else f"{KINDS[method.kind]} attribution (the source unit that moved the output unit most)"
-    )
+def show_own_alignment(maps: SentenceMaps, method: Method, words: bool, langs: Languages) -> None:
+    """The hard links of the translation shown above, read off the chosen layer, head and reading."""
     st.caption(
-        f"Each {langs.tgt} unit of the translation above linked to the {langs.src} unit it attends to most, in the {read_off}."
+        f"Each {langs.tgt} unit of the translation above linked to the {langs.src} unit it attends to most, in the "
+        "cross-attention of the decoder layer and head chosen here."
     )
-    result = own_alignment(translator, directory, maps, method, words)
-    if result is None:
-        return
+    result: Alignment = align(maps, method.layer, method.head, method.reading, words)
     st.caption(
         f"Left out before the argmax: source {', '.join(result.excluded) or 'nothing'} (end-of-sentence and "
         f"padding soak up attention). The final </s> row has no {langs.tgt} word. The maps above are unchanged."
@@ -339,14 +251,12 @@ def gold_pair(text: str, langs: Languages) -> GoldPair | None:
     return pair_for(pairs, text) if pairs else None
 
 
-def show_gold_score(translator: Translator, directory: str, pair: GoldPair, method: Aligner, langs: Languages) -> None:
+def show_gold_score(translator: Translator, directory: str, pair: GoldPair, method: Method, langs: Languages) -> None:
     """For a gold sentence: the alignment scored (the model forced to write the reference) drawn beside people's
     links, and precision, recall and AER of ``method`` on it, as ``workshop.bench.alignment`` scores it."""
     try:
-        read = attributed_gold if isinstance(method, AttributionMethod) else forced_gold
-        with in_line("attribution"):
-            forced = read(directory, tuple(pair.target), tuple(pair.source), _translator=translator)
-    except (ValueError, Busy) as err:
+        forced = forced_gold(directory, tuple(pair.target), tuple(pair.source), _translator=translator)
+    except ValueError as err:
         st.info(f"This gold sentence is not scored: {err}")
         return
     found = method.score_on(forced, pair)

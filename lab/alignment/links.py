@@ -68,7 +68,7 @@ def align_matrix(
     maps: SentenceMaps, matrix: np.ndarray, reading: Reading = "predicts", words: bool = False
 ) -> Alignment:
     """Alignment from any (T, S) matrix laid out like one cross-attention map of ``maps`` (rows computed at the
-    decoder inputs, columns the source subwords): attention, or attribution (lab/alignment/attribution_aligner.py)."""
+    decoder inputs, columns the source subwords): attention, or attribution (workshop/bench/attribution_aligner.py)."""
     rows = target_rows(matrix, reading)  # (T-1, S)
     target, target_special = maps.tgt_out[:-1], maps.tgt_out_special[:-1]
     source, excluded = list(maps.src), list(maps.src_special)

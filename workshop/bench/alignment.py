@@ -6,7 +6,7 @@ the row that outputs the word; "shift": the row where it is the decoder input), 
 intersection and grow-diag-final-and, and by Shift-Att (Chen et al. 2020). ``--dev`` picks each extraction's
 layer / head / reading / threshold; ``--gold`` is only scored. Beside them: the diagonal baseline, and eflomal
 trained on the model's training corpus (or ``--corpus``) plus the gold sentences, tokenised like the gold.
-Attribution rows (lab/alignment/attribution_aligner.py): the same extractions read off input × gradient of every
+Attribution rows (workshop/bench/attribution_aligner.py): the same extractions read off input × gradient of every
 output token over the source (|x·g| and ‖x ⊙ g‖), and integrated gradients with ``--ig-steps`` points (off by
 default: each point costs as much again as input × gradient), kind / reading / threshold chosen on ``--dev`` too.
 A model trained with guided alignment (``optim.guided_alignment``) also gets a row for the head it taught, read
@@ -36,13 +36,6 @@ from tqdm import tqdm
 from data.alignments import eflomal_links
 from data.corpus import read_corpus
 from data.readers import Reading
-from lab.alignment.attribution_aligner import (
-    ATTRIBUTION_EXTRACTIONS,
-    KINDS,
-    AttributedPair,
-    AttributionMethod,
-    attribute_gold,
-)
 from lab.alignment.bench_result import EFLOMAL
 from lab.alignment.links import READINGS
 from lab.alignment.methods import EXTRACTIONS, Extraction, ForcedPair, Method, force_decode
@@ -50,6 +43,13 @@ from lab.alignment.scoring import CLOSERS, OPENERS, QUOTES, GoldPair, Link, Scor
 from model.run_dir import ALIGNMENT_FILE, TRAIN_CONFIG_FILE
 from training.train_config import read_saved_config
 from translate.translator import DEFAULT_MODEL, Translator
+from workshop.bench.attribution_aligner import (
+    ATTRIBUTION_EXTRACTIONS,
+    KINDS,
+    AttributedPair,
+    AttributionMethod,
+    attribute_gold,
+)
 
 Extract = Callable[[ForcedPair], set[Link]]
 

@@ -28,7 +28,6 @@ import torch
 
 from data.sentences import MAX_PIECE
 from data.tokenizer import Tokenizer
-from lab.alignment.attribution_aligner import MAX_TAB_TOKENS, translation_matrix
 from lab.alignment.links import align
 from lab.attention.beam_trace import beam_trace
 from lab.attention.step_choices import choices, next_token_log_probs, prefix_with
@@ -198,23 +197,15 @@ def step_rows(translator: Translator, piece: Translation, repeats: int) -> list[
 
 
 def alignment_rows(translator: Translator, piece: Translation, repeats: int) -> list[Row]:
-    """The Alignment tab: attention links (cheap) and attribution links of the longest output it accepts."""
-    model, src = translator.model, piece.src_ids
+    """The Alignment tab: attention links."""
+    src = piece.src_ids
     maps = maps_of(translator, src, piece.best.tokens)
-    body = piece.best.tokens[:-1] * MAX_TAB_TOKENS  # the output repeated: as long as the tab accepts
-    tokens = [*body[: MAX_TAB_TOKENS - 1], model.config.eos_id]
     return [
         (
             "Alignment: attention",
             f"{len(src)} → {len(piece.best.tokens)} subwords",
             seconds(lambda: align(maps, 2, None, "predicts", True), repeats),
             "none needed",
-        ),
-        (
-            "Alignment: attribution",
-            f"{len(src)} → {len(tokens)} subwords, ‖x ⊙ g‖",
-            seconds(lambda: translation_matrix(translator, src, tokens, "grad_x_input_norm"), repeats),
-            f"output ≤ {MAX_TAB_TOKENS} tokens",
         ),
     ]
 

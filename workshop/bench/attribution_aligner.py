@@ -116,21 +116,3 @@ class AttributionMethod:
     def score_on(self, pair: AttributedPair, gold: GoldPair) -> Score:
         """Precision, recall and AER of this method on one gold pair, counted as the bench counts a whole set."""
         return score([self.links(pair)], [gold.links])
-
-
-TAB_KINDS: tuple[AttributionKind, ...] = ("grad_x_input_norm", "grad_x_input")  # one backward pass per output token
-MAX_TAB_TOKENS = 64  # output tokens the alignment tab attributes for one sentence (≈ 2 s per 40 on 2 CPU cores)
-
-
-def translation_matrix(
-    translator: Translator, src_ids: list[int], out_ids: list[int], kind: AttributionKind
-) -> np.ndarray:
-    """(T, S) |input × gradient| of every output token over the source subwords (source EOS included), laid out like
-    one cross-attention map of the same pass (``lab.alignment.links.align_matrix`` reads it)."""
-    if kind not in TAB_KINDS:
-        raise ValueError(f"{kind!r}: the tab reads input × gradient only ({', '.join(TAB_KINDS)})")
-    if len(out_ids) > MAX_TAB_TOKENS:
-        raise ValueError(f"{len(out_ids)} output tokens: the tab attributes at most {MAX_TAB_TOKENS}")
-    with torch.no_grad():
-        rows = source_rows(translator.model, src_ids, out_ids)
-    return np.abs(getattr(rows, kind))

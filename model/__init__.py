@@ -8,7 +8,6 @@
                     pass or one step at a time with the cache), the output projection
     loss.py         label-smoothed cross-entropy at the real target positions (training, teaching, the toy task)
     decode.py       greedy and beam search
-    ensemble.py     several models decoding as one (the mean of their log-probabilities per step)
     attention_maps.py  every attention map of one (source, output) pair, from one teacher-forced pass
     intervention.py what a "what if?" pass changes: heads switched off, token vectors given directly
     weights.py      weights I/O: model.safetensors, shapes checked from the file's header before anything is

@@ -18,7 +18,7 @@ TGT_TOKENIZER_FILE = "spm.tgt.model"
 MODEL_CARD_FILE = "MODEL_CARD.md"
 NAME_GUARD_FILE = "name_guard.json"  # the name guard's word counts, lists and stand-ins (translate/name_guard.py)
 ALIGNMENT_FILE = "alignment.json"  # figures on gold alignments (workshop bench alignment --save)
-CT2_DIR = "ctranslate2"  # its CTranslate2 export (translate/ct2.py)
+CT2_DIR = "ctranslate2"  # its CTranslate2 export (python -m workshop ct2-export)
 NEIGHBOURS_INDEX_FILE = "sentence_index.npz"  # the neighbours view's index of the training pairs (lab/neighbours)
 DOUBT_FILE = "doubt.json"  # the page's unsure threshold and how often it is right, on the dev split (bench uncertainty)
 

@@ -1,4 +1,5 @@
-"""The CTranslate2 export decodes exactly like our PyTorch model; the CLIs use it; bad exports are clear errors."""
+"""The CTranslate2 export (workshop/ct2.py) decodes exactly like our PyTorch model; distillation uses it; bad exports
+are clear errors."""
 
 from __future__ import annotations
 
@@ -9,16 +10,17 @@ from pathlib import Path
 import pytest
 import torch
 
+from data.corpus import read_pairs_file
 from model.weights import ModelLoadError, save_model
-from training.evaluate import main as evaluate_main
-from training.export import main as export_main
-from translate import ct2
-from translate.cli import main as translate_main
+from training.evaluate import score
 from translate.model_dir import load_model
 from translate.translator import DecodeOptions, Translator
+from workshop import ct2
+from workshop.__main__ import main as workshop_main
+from workshop.ct2 import main as export_main
 from workshop.distill import main as distill_main
 
-pytest.importorskip("ctranslate2")  # model.ct2 imports it only when used
+pytest.importorskip("ctranslate2")  # workshop/ct2.py imports it only when used
 INFERENCE_FILES = ("config.json", "model.safetensors", "spm.model")
 
 
@@ -49,7 +51,7 @@ def exported(
     """PyTorch and CTranslate2 (float32, default place inside the model directory) translators of one model."""
     run = tiny_model_dir if request.param == "pre-norm" else request.getfixturevalue("post_norm_model_dir")
     model_dir = inference_copy(run, tmp_path_factory.mktemp("ct2") / "model")
-    assert export_main(["--run", str(model_dir), "--format", "ctranslate2"]) == 0
+    assert workshop_main(["ct2-export", "--model", str(model_dir)]) == 0
     assert (model_dir / ct2.CT2_DIR / "model.bin").is_file()
     return Translator.load(model_dir), ct2.CT2Translator.load(model_dir)
 
@@ -121,23 +123,12 @@ def test_maps_come_from_the_pytorch_model(exported: tuple[Translator, ct2.CT2Tra
     assert torch.equal(maps_a.cross, maps_b.cross) and torch.equal(maps_a.encoder, maps_b.encoder)
 
 
-def test_translate_and_evaluate_command_lines_use_the_export(
-    exported: tuple[Translator, ct2.CT2Translator], tiny_model_dir: Path, tmp_path: Path, capsys
+def test_the_export_scores_as_pytorch_does(
+    exported: tuple[Translator, ct2.CT2Translator], tiny_model_dir: Path
 ) -> None:
     pytorch, ctranslate2 = exported
-    model_dir = str(ctranslate2.ct2_dir.parent)
-    sentences = ["El gato rojo 3.", "El perro azul 7."]
-    assert translate_main(["--model", model_dir, "--engine", "ctranslate2", *sentences]) == 0
-    assert capsys.readouterr().out.splitlines() == [pytorch.translate(s).text for s in sentences]
-    reports = {}
-    for engine in ("pytorch", "ctranslate2"):
-        reports[engine] = tmp_path / f"{engine}.json"
-        pairs = str(tiny_model_dir / "splits" / "test.tsv")
-        args = ["--model", model_dir, "--pairs", pairs, "--device", "cpu", "--no-typed", "--engine", engine]
-        assert evaluate_main([*args, "--json", str(reports[engine])]) == 0
-    scores = {engine: json.loads(path.read_text()) for engine, path in reports.items()}
-    assert scores["ctranslate2"]["engine"] == "ctranslate2"
-    assert scores["ctranslate2"]["bleu"] == scores["pytorch"]["bleu"]
+    pairs = read_pairs_file(tiny_model_dir / "splits" / "test.tsv")
+    assert score(ctranslate2, pairs)["bleu"] == score(pytorch, pairs)["bleu"]
 
 
 def test_distillation_with_the_export_writes_what_pytorch_decodes(
@@ -160,8 +151,8 @@ def test_distillation_with_the_export_writes_what_pytorch_decodes(
 
 def test_int8_export_is_smaller_and_translates(tiny_model_dir: Path, tmp_path: Path) -> None:
     float32, int8 = tmp_path / "f32", tmp_path / "i8"
-    assert export_main(["--run", str(tiny_model_dir), "--format", "ctranslate2", "--out", str(float32)]) == 0
-    args = ["--run", str(tiny_model_dir), "--format", "ctranslate2", "--out", str(int8), "--quantization", "int8"]
+    assert export_main(["--model", str(tiny_model_dir), "--out", str(float32)]) == 0
+    args = ["--model", str(tiny_model_dir), "--out", str(int8), "--quantization", "int8"]
     assert export_main(args) == 0
     assert (int8 / "model.bin").stat().st_size < (float32 / "model.bin").stat().st_size
     assert json.loads((int8 / ct2.INFO_FILE).read_text())["quantization"] == "int8"
@@ -171,9 +162,21 @@ def test_int8_export_is_smaller_and_translates(tiny_model_dir: Path, tmp_path: P
 
 def test_missing_or_stale_export_is_a_clear_error(tiny_model_dir: Path, tmp_path: Path, capsys) -> None:
     model_dir = inference_copy(tiny_model_dir, tmp_path / "model")
-    with pytest.raises(ModelLoadError, match=r"no CTranslate2 export found .*--format ctranslate2"):
+    with pytest.raises(ModelLoadError, match=r"no CTranslate2 export found .*workshop ct2-export"):
         ct2.CT2Translator.load(model_dir)
-    assert translate_main(["--model", str(model_dir), "--engine", "ctranslate2", "Hola"]) == 2
+    pairs = tmp_path / "train.tsv"
+    pairs.write_text("Hola\tx\n", encoding="utf-8")
+    args = [
+        "--teacher",
+        str(model_dir),
+        "--pairs",
+        str(pairs),
+        "--out",
+        str(tmp_path / "d.tsv"),
+        "--engine",
+        "ctranslate2",
+    ]
+    assert distill_main(args) == 2
     assert "ctranslate2: no CTranslate2 export found" in capsys.readouterr().err
     ct2.export(model_dir)
     loaded = load_model(model_dir)
@@ -181,13 +184,13 @@ def test_missing_or_stale_export_is_a_clear_error(tiny_model_dir: Path, tmp_path
         loaded.model.output.weight.mul_(1.01)
     save_model(loaded.model, model_dir)  # weights changed after the export
     with pytest.raises(
-        ModelLoadError, match=r"exported from other weights .*\(re-export with: python -m training.export"
+        ModelLoadError, match=r"exported from other weights .*\(re-export with: python -m workshop ct2-export"
     ):
         ct2.CT2Translator.load(model_dir)
 
 
 def test_export_never_replaces_a_directory_that_is_not_an_export(tiny_model_dir: Path, tmp_path: Path, capsys) -> None:
     model_dir = inference_copy(tiny_model_dir, tmp_path / "model")
-    assert export_main(["--run", str(model_dir), "--format", "ctranslate2", "--out", str(model_dir)]) == 2
+    assert export_main(["--model", str(model_dir), "--out", str(model_dir)]) == 2
     assert "is not a CTranslate2 export" in capsys.readouterr().err
     assert sorted(p.name for p in model_dir.iterdir()) == sorted(INFERENCE_FILES)

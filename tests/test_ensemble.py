@@ -1,5 +1,5 @@
-"""Ensemble decoding: an ensemble of one, or of two copies of a model, decodes exactly as the model (greedy and
-beam); members must share a vocabulary; the command lines take several --model directories."""
+"""Ensemble decoding (workshop/ensemble.py): an ensemble of one, or of two copies of a model, decodes exactly as the
+model (greedy and beam); members must share a vocabulary; distillation takes several --teacher directories."""
 
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ from conftest import tiny_config
 
 from model.config import ConfigError
 from model.decode import beam_search, greedy
-from model.ensemble import Ensemble
 from model.transformer import Transformer
 from model.weights import ModelLoadError
-from translate.cli import main
 from translate.translator import Translator
+from workshop.distill import main as distill
+from workshop.ensemble import Ensemble, load_ensemble
 
 
 def model(seed: int, **changes: object) -> Transformer:
@@ -62,13 +62,20 @@ def test_members_must_share_a_vocabulary() -> None:
         Ensemble([])
 
 
-def test_the_command_line_takes_several_models(tiny_model_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_distillation_takes_several_teachers(
+    tiny_model_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     sentence = "El gato rojo 3."
-    assert main(["--model", str(tiny_model_dir), "--model", str(tiny_model_dir), sentence]) == 0
-    assert capsys.readouterr().out.strip() == Translator.load(tiny_model_dir).translate(sentence).text
-    assert main(["--model", str(tiny_model_dir), "--model", str(tiny_model_dir), "--engine", "ctranslate2", "x"]) == 2
+    pairs, out = tmp_path / "train.tsv", tmp_path / "distilled.tsv"
+    pairs.write_text(f"{sentence}\tx\n", encoding="utf-8")
+    teachers = ["--teacher", str(tiny_model_dir), "--teacher", str(tiny_model_dir)]
+    assert distill([*teachers, "--pairs", str(pairs), "--out", str(out), "--beam", "1"]) == 0
+    one = Translator.load(tiny_model_dir).translate(sentence).text
+    assert out.read_text(encoding="utf-8") == f"{sentence}\t{' '.join(one.split())}\n"
+    refused = [*teachers, "--pairs", str(pairs), "--out", str(tmp_path / "other.tsv"), "--engine", "ctranslate2"]
+    assert distill(refused) == 2
     assert "pytorch engine only" in capsys.readouterr().err
-    ensemble = Translator.load_ensemble([tiny_model_dir, tiny_model_dir])
+    ensemble = load_ensemble([tiny_model_dir, tiny_model_dir])
     with pytest.raises(ValueError, match="no attention maps"):
         ensemble.attention(ensemble.translate(sentence))
 
@@ -85,5 +92,5 @@ def test_members_with_other_tokenizers_are_refused(tiny_model_dir: Path, tmp_pat
     spm.pieces[-1].score -= 1.0  # another vocabulary, same size
     (other / "spm.model").write_bytes(spm.SerializeToString())
     with pytest.raises(ModelLoadError, match="tokenizer differs"):
-        Translator.load_ensemble([tiny_model_dir, other])
-    assert dataclasses.is_dataclass(Translator.load_ensemble([tiny_model_dir]).model.config)
+        load_ensemble([tiny_model_dir, other])
+    assert dataclasses.is_dataclass(load_ensemble([tiny_model_dir]).model.config)

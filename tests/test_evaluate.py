@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -152,3 +153,13 @@ def test_bench_quality_prints_clean_and_typed_with_signatures_and_writes_json(
     assert report["sentences"] == 5 and report["bleu_signature"].startswith("nrefs:1|")
     assert [r["system"] for r in report["rows"]] == [r["system"] for r in report["typed_rows"]]
     assert report["everyday"]["phrases"] == 1
+
+
+@pytest.mark.skipif(
+    shutil.which("apertium") is None, reason="Apertium is not installed (apt-get install apertium apertium-eng-spa)"
+)
+def test_the_bench_s_real_apertium_translates_one_line_per_source() -> None:
+    from workshop.bench import apertium
+
+    out = apertium.translate(["El gato negro duerme.", "Hola mundo"])
+    assert out is not None and len(out) == 2 and all(out)

@@ -11,9 +11,8 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from model.run_dir import ALIGNMENT_FILE, MODEL_CARD_FILE
+from model.run_dir import ALIGNMENT_FILE, CT2_DIR, MODEL_CARD_FILE
 from training.export import main
-from translate.ct2 import CT2_DIR
 from translate.translator import Translator
 
 

@@ -18,7 +18,7 @@ commands:
 Run python -m training COMMAND --help for the options of a command.
 
 the lab's other doors:
-  python -m translate TEXT    translate with a model (--help for beams, n-best, ensembles)
+  python -m translate TEXT    translate with a model (--help for beams, n-best)
   python -m data.download     fetch the Tatoeba Spanish-English corpus
   streamlit run app.py        the app: the Translate and Train pages
 

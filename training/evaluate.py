@@ -20,7 +20,6 @@ from model.weights import ModelLoadError
 from training.distributed import resolve_device
 from training.outputs import OutputError, check_file
 from translate.cli import add_decode_arguments, decode_options
-from translate.ct2 import add_engine_arguments, load_translator
 from translate.translator import DecodeOptions, Translator
 
 LOOP = re.compile(r"\b(\w+)(?:\W+\1\b){3,}", re.IGNORECASE)  # a word four or more times in a row
@@ -118,15 +117,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         prog="python -m training.evaluate",
         description="Translate a test set and score it with sacrebleu BLEU and chrF.",
     )
-    parser.add_argument(
-        "--model", type=Path, action="append", required=True, help="model (or run) directory; repeat for an ensemble"
-    )
+    parser.add_argument("--model", type=Path, required=True, help="model (or run) directory")
     parser.add_argument("--src", type=Path, help="source sentences, one per line")
     parser.add_argument("--ref", type=Path, help="reference translations, line-aligned with --src")
     parser.add_argument("--pairs", type=Path, help="instead of --src/--ref: a source<TAB>reference file")
     add_decode_arguments(parser)
     parser.add_argument("--device", default="auto", help="auto (CUDA > MPS > CPU), cpu, cuda, ...")
-    add_engine_arguments(parser)
     parser.add_argument("--hyp", type=Path, help="write the translations here, one per line")
     parser.add_argument("--json", type=Path, help="write a JSON report (scores, signatures, speed) here")
     parser.add_argument(
@@ -146,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
     options = decode_options(args)
     try:
         pairs = read_test_set(args.src, args.ref, args.pairs)
-        translator = load_translator(args.model, str(resolve_device(args.device)), args.engine, args.ct2_model)
+        translator = Translator.load(args.model, str(resolve_device(args.device)))
         for option, path in (("--hyp", args.hyp), ("--json", args.json)):
             if path is not None:
                 check_file(path, option)  # before the work: a report is never lost after it
@@ -176,14 +172,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         report = {
             **result,  # the test set as written, at the top level
-            "model": ", ".join(map(str, args.model)),
+            "model": str(args.model),
             "src": str(args.pairs or args.src),
             "ref": str(args.pairs or args.ref),
             "beam_size": args.beam,
             "length_penalty": args.length_penalty,
             "batch_size": args.batch_size,
             "device": str(translator.device),
-            "engine": args.engine,
         }
         if "typed" in results:
             report["typed"] = {k: v for k, v in results["typed"].items() if k != "hypotheses"}

@@ -2,8 +2,7 @@
 
 Only what inference and the model card need: config, tokenizer, weights (optionally in half precision),
 the training config (to regenerate the split), the data report and the final metrics. No corpus text,
-no snapshots, no optimizer state. With ``--format ctranslate2``: write the CTranslate2 form of any model
-directory (translate/ct2.py), by default into its ``ctranslate2/`` folder, where ``--engine ctranslate2`` looks.
+no snapshots, no optimizer state.
 
 Export never destroys: ``--out`` may not be the run, lie inside it or contain it, and the model directory is built
 in a new folder beside ``--out`` and renamed into place only when complete and loadable. An existing ``--out`` is
@@ -30,7 +29,7 @@ from model.run_dir import CONFIG_FILE, DATA_REPORT_FILE, NAME_GUARD_FILE, RESULT
 from model.weights import ModelLoadError, save_model, staged_dir
 from training.outputs import OutputError, check_model_dir
 from training.prepare import model_data, model_split
-from translate import ct2, name_guard
+from translate import name_guard
 from translate.model_dir import load_model
 from translate.settings import REPO_ROOT
 
@@ -39,16 +38,20 @@ DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.
 EXTRA_FILES = (TRAIN_CONFIG_FILE, DATA_REPORT_FILE, SPLIT_RECORD_FILE, RESULT_FILE, NAME_GUARD_FILE)
 
 
+class ExportError(ValueError):
+    """The export may not be written where asked; the message names the directory."""
+
+
 def check_destination(run_dir: Path, out: Path) -> None:
     """Raise ExportError (or OutputError), before anything is written, if writing ``out`` could destroy a run or
     unrelated files."""
     run, dest = run_dir.resolve(), out.resolve()
     if dest == run:
-        raise ct2.ExportError(f"--out {out} is the run directory itself; export to a new directory")
+        raise ExportError(f"--out {out} is the run directory itself; export to a new directory")
     if run in dest.parents:
-        raise ct2.ExportError(f"--out {out} is inside the run directory {run_dir}; export to a directory outside it")
+        raise ExportError(f"--out {out} is inside the run directory {run_dir}; export to a directory outside it")
     if dest in run.parents:
-        raise ct2.ExportError(f"--out {out} contains the run directory {run_dir}; replacing it would delete the run")
+        raise ExportError(f"--out {out} contains the run directory {run_dir}; replacing it would delete the run")
     check_model_dir(out)  # a run, or someone's files, are never replaced
 
 
@@ -98,34 +101,23 @@ def export(run_dir: Path, out: Path, dtype: torch.dtype) -> Path:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m training.export", description=__doc__)
     parser.add_argument("--run", "--model", type=Path, required=True, help="finished run (or any model) directory")
-    parser.add_argument(
-        "--out", type=Path, help="directory to write, e.g. checkpoints/es-en (ctranslate2 default: RUN/ctranslate2)"
-    )
-    parser.add_argument("--format", choices=("model", "ctranslate2"), default="model", help="what to write")
+    parser.add_argument("--out", type=Path, required=True, help="directory to write, e.g. checkpoints/es-en")
     parser.add_argument("--dtype", choices=sorted(DTYPES), default="float16", help="weight precision on disk")
-    parser.add_argument("--quantization", choices=ct2.QUANTIZATIONS, default="float32", help="ctranslate2 weights")
     parser.add_argument(
         "--force", action="store_true", help=f"replace a model in {CHECKPOINTS} even if the run fails the gate"
     )
     args = parser.parse_args(argv)
-    if args.format == "model" and args.out is None:
-        parser.error("--out is required with --format model")
-    model_dir = args.format == "model" and args.out.is_dir()
-    before = {p.name for p in args.out.iterdir()} if model_dir else set()
+    before = {p.name for p in args.out.iterdir()} if args.out.is_dir() else set()
     try:
-        if args.format == "ctranslate2":
-            args.out = ct2.export(args.run, args.out, args.quantization)
-        else:
-            check_destination(args.run, args.out)  # before the gate: its minutes never end in a refusal
-            if not args.force and (refused := gate_refuses(args.run, args.out)):
-                raise ct2.ExportError(refused)
-            export(args.run, args.out, DTYPES[args.dtype])
-    except (ModelLoadError, ct2.ExportError, OutputError) as err:
+        check_destination(args.run, args.out)  # before the gate: its minutes never end in a refusal
+        if not args.force and (refused := gate_refuses(args.run, args.out)):
+            raise ExportError(refused)
+        export(args.run, args.out, DTYPES[args.dtype])
+    except (ModelLoadError, ExportError, OutputError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     except OSError as err:
-        unchanged = f"; {args.out} is unchanged" if args.format == "model" else ""
-        print(f"error: writing {args.out} failed ({err}){unchanged}", file=sys.stderr)
+        print(f"error: writing {args.out} failed ({err}); {args.out} is unchanged", file=sys.stderr)
         return 2
     size = sum(f.stat().st_size for f in args.out.iterdir() if f.is_file())
     print(f"wrote {args.out} ({size / 1e6:.1f} MB)")

@@ -1,9 +1,9 @@
 """``python -m training.reference_points --run DIR``: is this score good, and may it be the default? The run's model
 beside reference points on the same dev sentences: a floor (the source copied as the translation), the current default
 model of the run's direction (``--default``; the shipped model when the directions match: it may have trained on
-some of these sentences, a yardstick, not a contest) and Apertium, the rule-based translator, where it is installed
-(``translate/apertium.py``). Each model's outputs that loop are counted, and its canary sentences scored where the
-lab has a list for the direction (``training.phrases.canary_list``). Writes ``REFERENCES_FILE`` into the run folder.
+some of these sentences, a yardstick, not a contest). Each model's outputs that loop are counted, and its canary
+sentences scored where the lab has a list for the direction (``training.phrases.canary_list``). Writes
+``REFERENCES_FILE`` into the run folder.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from model.weights import ModelLoadError
 from training.evaluate import corpus_scores, loops, score
 from training.phrases import canary_list, read_phrases, score_phrases
 from training.prepare import model_data
-from translate import apertium
 from translate.translator import DEFAULT_MODEL, Translator
 
 REFERENCES_FILE = "reference_points.json"
@@ -46,9 +45,6 @@ def reference_points(run_dir: Path, default: Path | None, n: int = MAX_SENTENCES
     rows: dict[str, dict[str, Any]] = {name: score(model, dev) for name, model in models.items()}
     rows[FLOOR] = corpus_scores([p.src for p in dev], [p.tgt for p in dev])
     direction = direction_of(run_dir)
-    rule_based = apertium.translate([p.src for p in dev]) if direction == apertium.PAIR else None
-    if rule_based is not None:
-        rows["Apertium spa-eng (rule-based)"] = corpus_scores(rule_based, [p.tgt for p in dev])
     scores = {
         name: {"bleu": row["bleu"], "chrf": row["chrf"], "loops": loops(row.get("hypotheses", []))}
         for name, row in rows.items()

@@ -1,5 +1,4 @@
-"""``python -m translate``: translate arguments or standard input with a model directory (or an ensemble of them),
-with the PyTorch or the CTranslate2 engine."""
+"""``python -m translate``: translate arguments or standard input with a model directory."""
 
 from __future__ import annotations
 
@@ -10,7 +9,6 @@ from itertools import islice
 from pathlib import Path
 
 from model.weights import ModelLoadError
-from translate.ct2 import add_engine_arguments, load_translator
 from translate.translator import DEFAULT_MODEL, DecodeOptions, Translation, Translator
 
 CHUNK_LINES = 2000  # standard input is read, translated and written this many lines at a time
@@ -53,19 +51,13 @@ def main(argv: list[str] | None = None) -> int:
         "a long line is translated sentence by sentence, as the app does.",
     )
     parser.add_argument("text", nargs="*", help="sentences to translate (default: read standard input line by line)")
-    parser.add_argument(
-        "--model",
-        type=Path,
-        action="append",
-        help=f"model directory (default: {DEFAULT_MODEL}); repeat it to decode with an ensemble of models",
-    )
+    parser.add_argument("--model", type=Path, default=DEFAULT_MODEL, help=f"model directory (default: {DEFAULT_MODEL})")
     add_decode_arguments(parser, n_best=True)
     parser.add_argument("--device", default="cpu")
-    add_engine_arguments(parser)
     args = parser.parse_args(argv)
     options = decode_options(args)
     try:
-        translator = load_translator(args.model or [DEFAULT_MODEL], args.device, args.engine, args.ct2_model)
+        translator = Translator.load(args.model, args.device)
     except ModelLoadError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

@@ -1,5 +1,4 @@
-"""Translator: text in -> tokens + translation (+ attention maps), with the PyTorch engine (translate/ct2.py: the
-CTranslate2 one)."""
+"""Translator: text in -> tokens + translation (+ attention maps)."""
 
 from __future__ import annotations
 
@@ -12,12 +11,9 @@ from data.batch import truncate
 from data.sentences import MAX_PIECE, pieces
 from data.tokenizer import Tokenizer
 from model.attention_maps import AttentionMaps, inspect
-from model.config import ConfigError
 from model.decode import Hypothesis, beam_search, greedy
-from model.ensemble import Ensemble
 from model.run_dir import NAME_GUARD_FILE
 from model.transformer import Transformer
-from model.weights import ModelLoadError
 from translate.model_dir import load_model
 from translate.name_guard import Guarded, NameGuard
 from translate.settings import REPO_ROOT
@@ -76,23 +72,6 @@ class Translator:
     def load(cls, directory: Path = DEFAULT_MODEL, device: str = "cpu") -> Translator:
         loaded = load_model(directory, device)
         return cls(loaded.model, loaded.tokenizer, load_guard(Path(directory)))
-
-    @classmethod
-    def load_ensemble(cls, directories: list[Path], device: str = "cpu") -> Translator:
-        """One model directory: that model; several: an ``Ensemble`` of them, which must share one tokenizer."""
-        if len(directories) == 1:
-            return cls.load(directories[0], device)
-        loaded = [load_model(d, device) for d in directories]
-        first = loaded[0].tokenizer
-        for directory, other in zip(directories[1:], loaded[1:], strict=True):
-            if other.tokenizer.proto() != first.proto():
-                raise ModelLoadError(
-                    f"{directory}: its tokenizer differs from {directories[0]}'s (an ensemble shares one)"
-                )
-        try:
-            return cls(Ensemble([item.model for item in loaded]), first, load_guard(directories[0]))
-        except ConfigError as err:
-            raise ModelLoadError(f"{', '.join(map(str, directories))}: {err}") from None
 
     @property
     def max_src_len(self) -> int:
@@ -167,8 +146,6 @@ class Translator:
 
     def attention(self, translation: Translation, hypothesis: int = 0) -> AttentionMaps:
         """Maps of one hypothesis from a forced pass over exactly that hypothesis (docs/attention-pitfalls.md §6)."""
-        if isinstance(self.model, Ensemble):
-            raise ValueError("an ensemble has no attention maps of its own: open one of its models")
         return inspect(self.model, translation.src_ids, translation.candidates[hypothesis].tokens)
 
     def translate_all(

@@ -73,15 +73,15 @@ def scored_points(run_dir: Path) -> dict[str, Any] | None:
 
 
 def show_reference_points(run_dir: Path) -> None:
-    """The run's dev score beside a floor (the source copied), its direction's default model and Apertium, scored
-    when asked."""
+    """The run's dev score beside a floor (the source copied) and its direction's default model, scored when
+    asked."""
     points = scored_points(run_dir)
     if points is None:
         scored_when_asked(
             "Compare with reference points",
             "references",
-            "The same dev sentences translated by this model, by the default model of its direction and by Apertium "
-            "(es→en, where installed), and copied unchanged (the floor)",
+            "The same dev sentences translated by this model and by the default model of its direction, and copied "
+            "unchanged (the floor)",
             "Translating the dev sentences with each model…",
             lambda: score_reference_points(run_dir, current_default(run_dir)),
             "No reference points: the other models could not translate this run's dev sentences.",

@@ -13,6 +13,7 @@ COMMANDS = {
     "phrases": ("workshop.everyday", "the everyday phrase list, scored by exact match"),
     "copy-check": ("workshop.copy_check", "does a model carry names, places and numbers it never saw?"),
     "distill": ("workshop.distill", "a teacher re-translates every training source (sequence-level distillation)"),
+    "ct2-export": ("workshop.ct2", "a model's CTranslate2 export, for the fast engine of distill and the benches"),
     "student": ("workshop.student", "a training run that also learns from a teacher's translations (distillation)"),
     "average": ("workshop.average", "one model whose weights are the mean of several models' weights"),
     "deepen": ("workshop.deepen", "a model grown deeper without training, computing what its parent computes"),

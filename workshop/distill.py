@@ -4,8 +4,9 @@ student learns from those translations (``python -m workshop student``).
 ``python -m workshop distill --teacher DIR [--teacher DIR2 …] --pairs RUN/splits/train.tsv --out FILE`` writes
 ``source<TAB>teacher's translation`` lines in the order of ``--pairs`` and, beside them, ``FILE.json``: the teacher
 (its directories and weights' sha256), the beam, the pairs file's sha256 and the minutes it took. It is resumable:
-run it again and it continues after the last line written; an existing file without that side-car is refused. Several ``--teacher`` directories decode as one
-ensemble (model/ensemble.py); ``--engine ctranslate2`` decodes one teacher with its CTranslate2 export (~3× faster).
+run it again and it continues after the last line written; an existing file without that side-car is refused.
+Several ``--teacher`` directories decode as one ensemble (workshop/ensemble.py); ``--engine ctranslate2`` decodes one
+teacher with its CTranslate2 export (workshop/ct2.py, ~3× faster).
 """
 
 from __future__ import annotations
@@ -24,10 +25,12 @@ from model.run_dir import WEIGHTS_FILE
 from model.weights import ModelLoadError
 from training.outputs import OutputError, check_file
 from translate.cli import add_decode_arguments, decode_options
-from translate.ct2 import add_engine_arguments, load_translator
 from translate.translator import DecodeOptions, Translator
+from workshop.ct2 import CT2_DIR, CT2Translator
+from workshop.ensemble import load_ensemble
 
 CHUNK = 1024  # sentences translated, then appended and flushed, at a time
+ENGINES = ("pytorch", "ctranslate2")
 
 
 def identity(teachers: list[Path], pairs: Path, options: DecodeOptions, engine: str) -> dict:
@@ -54,6 +57,16 @@ def side_car(path: Path) -> dict:
     return found
 
 
+def load_teacher(teachers: list[Path], device: str, engine: str, ct2_dir: Path | None) -> Translator:
+    """The teacher's Translator: PyTorch (several directories: an ensemble) or one model's CTranslate2 export; a
+    missing or stale export raises ModelLoadError naming it."""
+    if engine == "pytorch":
+        return load_ensemble(teachers, device)
+    if len(teachers) > 1:
+        raise ModelLoadError("an ensemble decodes with the pytorch engine only (--engine pytorch)")
+    return CT2Translator.load(teachers[0], device, ct2_dir)
+
+
 def distill(translator: Translator, pairs: list[Pair], out: Path, options: DecodeOptions, batch_size: int) -> float:
     """Append the teacher's translation of every pair's source not yet in ``out``; returns the seconds it took."""
     done = len(out.read_text(encoding="utf-8").splitlines()) if out.is_file() else 0
@@ -78,7 +91,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, required=True, help="distilled pairs file to write (or continue)")
     add_decode_arguments(parser, beam=4)  # Kim & Rush: beam search's best
     parser.add_argument("--device", default="cpu")
-    add_engine_arguments(parser)
+    parser.add_argument("--engine", choices=ENGINES, default="pytorch", help="ctranslate2: the teacher's export")
+    parser.add_argument("--ct2-model", type=Path, help=f"CTranslate2 export (default: TEACHER/{CT2_DIR})")
     args = parser.parse_args(argv)
     options = decode_options(args)
     meta_file = args.out.with_name(args.out.name + ".json")
@@ -99,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
                     f"{args.out}: was begun with another teacher, beam or pairs file ({meta_file}); "
                     "remove it, or choose another --out"
                 )
-        translator = load_translator(args.teacher, args.device, args.engine, args.ct2_model)
+        translator = load_teacher(args.teacher, args.device, args.engine, args.ct2_model)
     except (CorpusError, ModelLoadError, OutputError, OSError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

@@ -41,8 +41,9 @@ from training.export import main as export
 from training.prepare import load_and_split
 from training.train import main as train
 from training.train_config import read_saved_config
-from translate.ct2 import CT2_DIR
 from workshop.average import main as average
+from workshop.ct2 import CT2_DIR
+from workshop.ct2 import main as ct2_export
 from workshop.distill import main as distill
 from workshop.student import Mix, train_student
 
@@ -191,7 +192,7 @@ class Steps:
     def _distill(self, step: Step) -> int:
         teachers = [self.path(m) for m in step.models]
         if step.engine == "ctranslate2" and not (teachers[0] / CT2_DIR).is_dir():
-            status = export(["--run", str(teachers[0]), "--format", "ctranslate2", "--quantization", "int8"])
+            status = ct2_export(["--model", str(teachers[0]), "--quantization", "int8"])
             if status != 0:
                 return status
         args = [a for t in teachers for a in ("--teacher", str(t))]

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import torch
 
-from translate.ct2 import CT2Translator
 from translate.translator import Translator
+from workshop.ct2 import CT2Translator
 
 CASES = [  # (torch threads while CTranslate2 decodes, CTranslate2 inter_threads, intra_threads); 0 = all cores
     (0, 1, 0),  # one worker using every core (intra-op threads)
@@ -82,7 +82,7 @@ def main(argv: list[str] | None = None) -> None:
         sources = Path(sources_file).read_text(encoding="utf-8").splitlines()
         print(json.dumps(measure(args.model, Path(ct2_dir), sources, tuple(case), args.latency_sentences)))
         return
-    from translate import ct2
+    from workshop import ct2
     from workshop.bench.model_speed import engine_pairs
 
     sources = [p.src for p in engine_pairs(args.model, args.pairs, args.limit)]

@@ -36,8 +36,8 @@ from model.run_dir import CONFIG_FILE, split_file
 from model.transformer import Transformer
 from training.evaluate import corpus_scores, read_test_set
 from training.trainer import TranslationLoss
-from translate import ct2
 from translate.translator import DEFAULT_MODEL, DecodeOptions, Translator
+from workshop import ct2
 
 SIZES = {
     "small": dict(d_model=256, n_heads=4, d_ff=1024, n_encoder_layers=3, n_decoder_layers=3),

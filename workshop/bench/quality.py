@@ -29,8 +29,8 @@ from model.run_dir import DATA_REPORT_FILE, TRAIN_CONFIG_FILE
 from training.phrases import read_phrases, score_phrases
 from training.prepare import load_and_split, model_split, split_fingerprint
 from training.train_config import read_saved_config
-from translate import apertium
 from translate.translator import DEFAULT_MODEL, DecodeOptions, Translator
+from workshop.bench import apertium
 from workshop.everyday import everyday_list
 
 

@@ -1,16 +1,13 @@
 """Apertium, the rule-based translator, as a reference point: ``apertium -u spa-eng`` over a list of sentences.
 
 Installed by the system's package manager (``apt-get install apertium apertium-eng-spa``), never by this project;
-``translate`` returns None where it is missing, and the callers say so. Used by ``workshop.bench.quality`` and the Train
-page's reference points (``training.reference_points``).
+``translate`` returns None where it is missing, and the caller (``workshop.bench.quality``) says so.
 """
 
 from __future__ import annotations
 
 import shutil
 import subprocess
-
-PAIR = ("es", "en")  # the only pair it is asked for here: spa-eng
 
 
 def translate(sources: list[str]) -> list[str] | None:

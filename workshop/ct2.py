@@ -1,4 +1,8 @@
-"""Our Transformer in CTranslate2: the export (spec + weights + vocabularies) and a Translator that decodes with it.
+"""Our Transformer in CTranslate2: the export (spec + weights + vocabularies) and a Translator that decodes with it,
+for the workshop's fast decoding (distillation's teacher, the engine benches).
+
+``python -m workshop ct2-export --model DIR [--out DIR] [--quantization int8]`` writes the export, by default into
+``DIR/ctranslate2``.
 
 The export re-expresses ``model/transformer.py`` exactly: embeddings scaled by √d_model plus our own position
 table (interleaved sin/cos, not CTranslate2's concatenated default); pre- or post-norm sublayers, with the final
@@ -11,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +26,7 @@ from torch import nn
 from data.split_record import file_sha256
 from data.tokenizer import Tokenizer
 from model.decode import Hypothesis, max_output_lengths
-from model.run_dir import CT2_DIR as CT2_DIR  # re-exported: the default place of the export in a model directory
+from model.run_dir import CT2_DIR
 from model.transformer import Transformer
 from model.weights import WEIGHTS_FILE, ModelLoadError, staged_dir
 from translate.model_dir import load_model
@@ -30,7 +35,6 @@ from translate.translator import DEFAULT_MODEL, DecodeOptions, Translation, Tran
 
 INFO_FILE = "export_info.json"  # which model.safetensors the export was made from
 QUANTIZATIONS = ("float32", "int8")
-ENGINES = ("pytorch", "ctranslate2")
 GREEDY = DecodeOptions()
 
 
@@ -47,7 +51,7 @@ def _ctranslate2() -> Any:
 
 
 def _export_command(model_dir: Path) -> str:
-    return f"python -m training.export --format ctranslate2 --run {model_dir}"
+    return f"python -m workshop ct2-export --model {model_dir}"
 
 
 def build_spec(model: Transformer, tokenizer: Tokenizer) -> Any:
@@ -64,7 +68,7 @@ def build_spec(model: Transformer, tokenizer: Tokenizer) -> Any:
 
     def w(name: str) -> np.ndarray:
         if name not in tensors:
-            raise ExportError(f"model has no tensor {name!r}: translate/ct2.py's names do not fit model/transformer.py")
+            raise ExportError(f"model has no tensor {name!r}: workshop/ct2.py's names do not fit model/transformer.py")
         return tensors[name].detach().float().cpu().numpy()
 
     def linear(target: Any, name: str, rows: slice = slice(None)) -> None:
@@ -255,25 +259,20 @@ class CT2Translator(Translator):
         return Hypothesis(ids, log_prob, normalised, truncated=True)
 
 
-def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--engine`` and ``--ct2-model``, for the command lines that translate."""
-    parser.add_argument(
-        "--engine",
-        choices=ENGINES,
-        default="pytorch",
-        help="decode with PyTorch, or with the CTranslate2 export (python -m training.export --format ctranslate2)",
-    )
-    parser.add_argument("--ct2-model", type=Path, help=f"CTranslate2 export (default: MODEL/{CT2_DIR})")
-
-
-def load_translator(
-    directory: Path | list[Path], device: str, engine: str = "pytorch", ct2_dir: Path | None = None
-) -> Translator:
-    """The Translator of ``engine`` (several directories: an ensemble, PyTorch only); a missing or stale export
-    raises ModelLoadError naming it."""
-    directories = directory if isinstance(directory, list) else [directory]
-    if engine == "ctranslate2":
-        if len(directories) > 1:
-            raise ModelLoadError("an ensemble decodes with the pytorch engine only (--engine pytorch)")
-        return CT2Translator.load(directories[0], device, ct2_dir)
-    return Translator.load_ensemble(directories, device)
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m workshop ct2-export", description=export.__doc__)
+    parser.add_argument("--model", "--run", type=Path, required=True, help="model (or run) directory")
+    parser.add_argument("--out", type=Path, help=f"directory to write (default: MODEL/{CT2_DIR})")
+    parser.add_argument("--quantization", choices=QUANTIZATIONS, default="float32", help="the export's weights")
+    args = parser.parse_args(argv)
+    try:
+        out = export(args.model, args.out, args.quantization)
+    except (ModelLoadError, ExportError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    except OSError as err:
+        print(f"error: writing {args.out or args.model / CT2_DIR} failed ({err})", file=sys.stderr)
+        return 2
+    size = sum(f.stat().st_size for f in out.iterdir() if f.is_file())
+    print(f"wrote {out} ({size / 1e6:.1f} MB)")
+    return 0

@@ -1,4 +1,5 @@
-"""Several models decoding as one: at each step the average of their log-probabilities (then renormalised).
+"""Several models decoding as one: at each step the average of their log-probabilities (then renormalised); a
+teacher for distillation (``workshop/distill.py``).
 
 ``Ensemble`` offers what ``model/decode.py`` asks of a model (``config``, ``encode``, ``start_caches``,
 ``decode_step``), so greedy and beam search run unchanged over it. The members must share one vocabulary and its
@@ -9,13 +10,18 @@ exactly as its member; two copies of a model decode exactly as the model.
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import torch
 from torch import Tensor, nn
 
+from model.attention_maps import AttentionMaps
 from model.config import ConfigError, ModelConfig
 from model.layers import KVCache
 from model.transformer import Encoded, Step, Transformer
+from model.weights import ModelLoadError
+from translate.model_dir import load_model
+from translate.translator import Translation, Translator, load_guard
 
 SHARED = ("src_vocab_size", "tgt_vocab_size", "pad_id", "unk_id", "bos_id", "eos_id")  # what members must agree on
 
@@ -67,3 +73,25 @@ class Ensemble(nn.Module):
             log_probs.append(step.logits.float().log_softmax(-1))
             start += n
         return Step(torch.stack(log_probs).mean(0), caches, None, None)
+
+
+class EnsembleTranslator(Translator):
+    """A Translator whose model is an ``Ensemble``: it translates; its maps would belong to no one model."""
+
+    def attention(self, translation: Translation, hypothesis: int = 0) -> AttentionMaps:
+        raise ValueError("an ensemble has no attention maps of its own: open one of its models")
+
+
+def load_ensemble(directories: list[Path], device: str = "cpu") -> Translator:
+    """One model directory: that model; several: an ``Ensemble`` of them, which must share one tokenizer."""
+    if len(directories) == 1:
+        return Translator.load(directories[0], device)
+    loaded = [load_model(d, device) for d in directories]
+    first = loaded[0].tokenizer
+    for directory, other in zip(directories[1:], loaded[1:], strict=True):
+        if other.tokenizer.proto() != first.proto():
+            raise ModelLoadError(f"{directory}: its tokenizer differs from {directories[0]}'s (an ensemble shares one)")
+    try:
+        return EnsembleTranslator(Ensemble([item.model for item in loaded]), first, load_guard(directories[0]))
+    except ConfigError as err:
+        raise ModelLoadError(f"{', '.join(map(str, directories))}: {err}") from None

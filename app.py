@@ -34,7 +34,6 @@ from translate.translator import DecodeOptions, Translator
 from views.alignment_tab import gold_picker, show_alignment
 from views.architecture import show_architecture_tab
 from views.arithmetic_tab import show_arithmetic
-from views.downloads import show_downloads
 from views.guarded_result import GUARD_KEY, guard_switch, show_guard
 from views.input_check import show_example_hint, show_input_check, show_view
 from views.maps import ROOM_FOR_MAPS, show_all_heads, show_maps
@@ -274,7 +273,7 @@ def show_translation(request: Request, current: Request, langs: Languages, besid
     maps = attention(request.model, version, tuple(sentence.src_ids), tuple(candidate.tokens))
     for problem in problems(maps):
         st.error(f"Broken attention invariant: {problem}")
-    display, charts, under = show_maps(maps, langs)  # a layer and a head per kind; other tabs follow cross's
+    display, under = show_maps(maps, langs)  # a layer and a head per kind; other tabs follow cross's
     enc, dec, head, words = display.layers["encoder"], display.layers["cross"], display.heads["cross"], display.words
     with under:  # right under the maps it speaks of
         show_example_hint(result, translator, request.model, langs)
@@ -307,7 +306,6 @@ def show_translation(request: Request, current: Request, langs: Languages, besid
             partial(show_ranking, translator, request, partial(open_source, request=request)),
         ),
         ("Watch it learn", show_toy),
-        ("Download", partial(show_downloads, sentence, candidate, maps, charts)),
     )
     shown = st.tabs([title for title, _ in tabs], key="view", on_change="rerun")
     for tab, (_, view) in zip(shown, tabs, strict=True):

@@ -260,15 +260,6 @@ def test_step_slider_shows_the_prefix_so_far(model_env: Path) -> None:
     assert generated[0] == "<s>" and len(generated) == 3
 
 
-def test_download_tab_offers_json_html_and_png(model_env: Path) -> None:
-    at = translate(start(), "El gato rojo 3.")
-    at.session_state["view"] = "Download"
-    at.run()
-    assert not at.exception
-    labels = [b.proto.label for b in at.get("download_button")]
-    assert labels == ["Attention maps (JSON)", "Charts (HTML)", "Charts (PNG)"]
-
-
 def test_missing_model_gives_a_friendly_message(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("LAB_MODEL_DIR", str(tmp_path / "checkpoints" / "es-en"))
     monkeypatch.setenv("LAB_RUNS_DIR", str(tmp_path / "runs"))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -13,7 +12,7 @@ from conftest import unpadded_maps
 from data.sentences import MAX_PIECE, fit, pieces, sentences
 from lab.alignment.links import align, hard_links, target_rows
 from lab.attention.map_views import MAX_GRID_CELLS, MAX_MAP_CELLS, MapView, grid_plan, map_view, too_big
-from lab.attention.sentence_maps import KINDS, SentenceMaps, pick, problems, to_json
+from lab.attention.sentence_maps import KINDS, SentenceMaps, pick, problems
 from lab.attention.translate_with_maps import (
     EMPTY,
     TextTranslation,
@@ -202,15 +201,6 @@ def test_problems_catch_future_weight_padding_weight_and_bad_row_sums() -> None:
     assert any("padding" in p for p in problems(padded))
     bad = maps.encoder * 0.5
     assert any("sum to 1" in p for p in problems(replace(maps, encoder=bad)))
-
-
-def test_json_download_round_trips_tokens_shapes_and_exact_zeros() -> None:
-    maps = synthetic_maps()
-    doc = json.loads(to_json(maps, "El gato rojo.", "The red cat."))
-    assert doc["src_tokens"] == SRC and doc["tgt_in_tokens"] == TGT_IN and doc["tgt_out_tokens"] == TGT_OUT
-    assert doc["shapes"]["cross"] == list(maps.cross.shape)
-    assert np.asarray(doc["decoder"]).shape == maps.decoder.shape
-    assert np.asarray(doc["decoder"])[0, 0, 0, 1] == 0.0
 
 
 # --- the real (tiny) model ---

@@ -36,11 +36,9 @@ TABS = (
     "Arithmetic of a weight",
     "What if",
     "Teach a correction",
-    "Head summary",
     "Positional encoding",
     "Find the bad translations",
     "All heads",
-    "Download",
 )
 
 

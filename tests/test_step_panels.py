@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 import pytest
 
 from lab.attention.beam_trace import NOT_YET, Beam, BeamStep, step_table
 from viz.arithmetic import weight_text
-from viz.chart_export import STEM_CHARACTERS, file_stem, side_by_side
 from viz.choices import choice_chart, choice_frame
 from viz.positional import MAX_HEIGHT, MIN_HEIGHT, positional_chart, positional_frame
 from viz.positional_curves import curves_frame, positional_curves
@@ -37,21 +34,6 @@ def test_a_weight_below_1_never_prints_as_1_nor_a_positive_one_as_0(value: float
     assert (shown == 1.0) == (value == 1.0) and (shown == 0.0) == (value == 0.0)
     assert shown == pytest.approx(value, rel=1e-2)
     assert len(text) <= 14  # never a wall of digits
-
-
-def test_downloads_are_named_after_the_sentence() -> None:
-    assert file_stem("¿Dónde está la estación de tren?", "attention") == "attention_donde-esta-la-estacion-de-tren"
-    assert file_stem("!!! 😀", "attention_maps") == "attention_maps"  # nothing nameable: the prefix alone
-    long = file_stem("palabra " * 50, "attention")
-    assert re.fullmatch(r"attention_[a-z0-9-]+", long) and len(long) <= len("attention_") + STEM_CHARACTERS
-    assert not long.endswith("-")
-
-
-def test_downloaded_charts_are_titled_with_the_sentence() -> None:
-    chart = choice_chart(choice_frame([("a", 0.6)], "a", 0.6), "Step 1")
-    spec = side_by_side(chart, chart, source="El gato rojo.", translation="The red cat.").to_dict()
-    assert "El gato rojo." in spec["title"] and "The red cat." in spec["title"]
-    assert "title" not in side_by_side(chart).to_dict()
 
 
 def sinusoids(n_positions: int, d_model: int = 32) -> np.ndarray:

@@ -14,7 +14,6 @@ import pytest
 import vl_convert
 
 from viz.alignment_lines import MAX_WORDS_SHOWN, alignment_chart, alignment_frames
-from viz.chart_export import chart_html, chart_png, side_by_side
 from viz.heatmap import (
     MASKED_COLOUR,
     MAX_AXIS_LABELS,
@@ -229,16 +228,6 @@ def test_token_text_is_data_never_markup() -> None:
     spec = attention_heatmap(frame, "t", "r", "c").to_dict()
     assert spec["encoding"]["y"]["sort"] == nasty  # carried as plain strings in the data
     json.dumps(spec)
-
-
-def test_charts_export_to_offline_html_and_png() -> None:
-    w, future = causal_weights()
-    chart = attention_heatmap(attention_frame(w, ROWS, COLS, future), "Decoder", "predicts", "input")
-    both = side_by_side(chart, chart)
-    assert len(both.to_dict()["hconcat"]) == 2
-    html = chart_html(both)
-    assert "vega" in html and "cdn.jsdelivr" not in html  # opens without network
-    assert chart_png(chart).startswith(b"\x89PNG")
 
 
 def test_frames_are_plain_pandas() -> None:

@@ -6,7 +6,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import partial
 
-import altair as alt
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
@@ -94,10 +93,10 @@ def shared_scale() -> bool:
     return bool(st.session_state.get("shared_scale", True))
 
 
-def show_maps(maps: SentenceMaps, langs: Languages) -> tuple[Display, list[alt.Chart], DeltaGenerator]:
+def show_maps(maps: SentenceMaps, langs: Languages) -> tuple[Display, DeltaGenerator]:
     """The three kinds of attention side by side where they fit, each under its layer and head; below them the word,
-    scale and follow controls, the token legend and the one disclaimer. Returns what is shown, the charts (for
-    download) and an empty place right under the maps (for what to look for in them)."""
+    scale and follow controls, the token legend and the one disclaimer. Returns what is shown and an empty
+    place right under the maps (for what to look for in them)."""
     st.caption(how_to_read(langs))
     with st.container(key="views"):  # three maps side by side, on a 1280-px screen too: the cells shrink to fit
         columns = st.columns(len(KINDS), gap="xsmall")
@@ -107,22 +106,19 @@ def show_maps(maps: SentenceMaps, langs: Languages) -> tuple[Display, list[alt.C
     show_legend(maps, langs)
     st.caption(DISCLAIMER)
     display = Display({k: c[0] for k, c in chosen.items()}, {k: c[1] for k, c in chosen.items()}, words, followed)
-    charts = []
     for column, kind in zip(columns, KINDS, strict=True):
         with column:
-            chart = draw_map(maps, kind, display, langs)
-            if chart is not None:
-                charts.append(chart)
+            draw_map(maps, kind, display, langs)
             st.caption(captions(langs, words)[kind])  # below the map, so that the three titles line up
-    return display, charts, under
+    return display, under
 
 
-def draw_map(maps: SentenceMaps, kind: Kind, display: Display, langs: Languages) -> alt.Chart | None:
-    """One kind's map at its layer and head, clickable; None (and why) when it is too big to draw."""
+def draw_map(maps: SentenceMaps, kind: Kind, display: Display, langs: Languages) -> None:
+    """One kind's map at its layer and head, clickable; why not, when it is too big to draw."""
     view = map_view(maps, kind, display.words)
     if too_big(view):
         st.info(too_big(view))
-        return None
+        return
     lit = focus(maps, kind, display.followed, display.words)
     weights = pick(view.weights, display.layers[kind], display.heads[kind])
     chart = heatmap(view, weights, KIND_TITLES[kind], display.which(kind), langs, lit, shared_scale())
@@ -133,7 +129,6 @@ def draw_map(maps: SentenceMaps, kind: Kind, display: Display, langs: Languages)
         on_select=partial(cell_clicked, maps, kind, display.words),
         selection_mode=CELL_SELECTION,
     )
-    return chart
 
 
 def panel_clicked(kind: Kind) -> None:

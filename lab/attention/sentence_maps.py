@@ -6,7 +6,6 @@ padding. The weights are read as numpy arrays sharing the record's memory, never
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
 import numpy as np
@@ -104,26 +103,3 @@ def problems(maps: SentenceMaps) -> list[str]:
         if columns.any() and np.any(maps.weights(kind)[..., columns] != 0.0):
             found.append(f"{KIND_TITLES[kind]}: weight on padding")
     return found
-
-
-def to_json(maps: SentenceMaps, source: str, translation: str, digits: int = 6) -> str:
-    """Every map of the sentence with its token labels, as a JSON document for download."""
-
-    def rounded(a: np.ndarray) -> list:
-        return np.round(a.astype(np.float64), digits).tolist()
-
-    return json.dumps(
-        {
-            "source": source,
-            "translation": translation,
-            "note": "decoder and cross rows predict tgt_out[i]; decoder columns are tgt_in (BOS first)",
-            "src_tokens": maps.src,
-            "tgt_in_tokens": maps.tgt_in,
-            "tgt_out_tokens": maps.tgt_out,
-            "shapes": {kind: list(maps.weights(kind).shape) for kind in KINDS},
-            "encoder": rounded(maps.encoder),
-            "decoder": rounded(maps.decoder),
-            "cross": rounded(maps.cross),
-        },
-        ensure_ascii=False,
-    )

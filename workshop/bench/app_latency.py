@@ -168,7 +168,7 @@ def page_chart_bytes(model: Path) -> None:
         for sentence in sorted({0, longest}):
             if n > 1:
                 at.selectbox(key="sentence").select_index(sentence).run()
-            for tab in ("All heads", "Step by step", "Positional encoding", "Download", "Alignment"):
+            for tab in ("All heads", "Step by step", "Positional encoding", "Alignment"):
                 at.session_state["view"] = tab
                 at.run()
                 runs[f"{tab} (piece {sentence + 1})"] = sum(c.proto.ByteSize() for c in at.get("vega_lite_chart"))

@@ -13,13 +13,10 @@ import pytest
 from lab.alignment.bench_result import load_alignment
 from lab.alignment.methods import Method
 from lab.alignment.scoring import GoldPair, read_gold
-from lab.whatif.attribution import attribute, source_rows
+from lab.whatif.attribution import attribute
 from translate.translator import Translator
 from workshop.bench.alignment import GoldFile, attribution_methods, save_alignment
-from workshop.bench.attribution_aligner import (
-    AttributionMethod,
-    attribute_gold,
-)
+from workshop.bench.attribution_aligner import AttributionMethod, attribute_gold, source_rows
 
 GOLD = (  # English, Spanish, links (English index - Spanish index), as XL-WA writes them
     "The red cat 3 .\tEl gato rojo 3 .\t0-0 1-2 2-1 3-3 4-4\n"

@@ -15,12 +15,81 @@ from typing import Any, Literal
 
 import numpy as np
 import torch
+from torch import Tensor
 
 from lab.alignment.links import READINGS, Reading, target_rows
 from lab.alignment.methods import Extraction, extract, gold_ids
 from lab.alignment.scoring import GoldPair, Link, Score, score, word_matrix
-from lab.whatif.attribution import SourceRows, source_rows
+from lab.whatif.attribution import MAX_IG_STEPS, token_vectors
+from model.intervention import Intervention
+from model.transformer import Transformer
 from translate.translator import Translator
+
+# --- every output step at once: one source row per output token ---
+
+ROW_BATCH = 32  # sequences per batched pass: bounds memory when every step (× integration points) is attributed
+
+
+@dataclass(frozen=True)
+class SourceRows:
+    """Attribution over the source subwords x1 … xS </s> of every output token: row t is ``attribute(..., t)``'s."""
+
+    grad_x_input: np.ndarray  # (T, S) x·g, as ``Attribution.src_grad_x_input``
+    grad_x_input_norm: np.ndarray  # (T, S) ‖x ⊙ g‖₂ over d_model: the size of the contribution, whatever its sign
+    integrated: np.ndarray | None  # (T, S) as ``Attribution.src_integrated``; None when no steps were asked for
+    steps: int  # integration points (0: integrated gradients not computed)
+
+
+def _row_source_gradients(
+    model: Transformer, ids: tuple[Tensor, Tensor], vectors: tuple[Tensor, Tensor], at: Tensor, tokens: Tensor
+) -> Tensor:
+    """(B, S, d_model): gradient of sequence b's log p(tokens[b]) at decoder position at[b] w.r.t. its source
+    vectors. The B sequences are independent, so one backward of the sum gives every row its own gradient."""
+    src, tgt_in = ids
+    b = at.numel()
+    with torch.enable_grad():
+        src_v = vectors[0].detach().requires_grad_(True)  # (B, S, d_model)
+        what = Intervention(src_vectors=src_v, tgt_vectors=vectors[1])
+        memory, src_mask, _ = model.encode(src.expand(b, -1), intervention=what)
+        hidden = model.decode(tgt_in.expand(b, -1), memory, src_mask, intervention=what).hidden  # (B, T, d_model)
+        log_probs = model.output(hidden[torch.arange(b), at]).float().log_softmax(-1)  # (B, V)
+        (grad,) = torch.autograd.grad(log_probs.gather(1, tokens[:, None]).sum(), [src_v])
+    return grad
+
+
+def source_rows(model: Transformer, src_ids: list[int], out_ids: list[int], steps: int = 0) -> SourceRows:
+    """Input × gradient (and, for ``steps`` > 0, integrated gradients on ``steps`` points, the same path and zero
+    baseline as ``attribute``) of every output token ``out_ids[t]`` over the source, batched across steps.
+
+    Each step t is its own sequence, reading position t of the teacher-forced input <s> y1 … (causal masking makes
+    the later positions irrelevant, as ``attribute``'s shorter prefix does): T·(1 + steps) passes, ``ROW_BATCH``
+    at a time."""
+    steps = max(0, min(steps, MAX_IG_STEPS))
+    device = next(model.parameters()).device
+    src, tgt_in, x_src, x_tgt = token_vectors(model, src_ids, out_ids[:-1])  # tgt_in: (1, T)
+    n = len(out_ids)
+    alphas = [1.0] + [(k + 0.5) / steps for k in range(steps)]  # the input itself, then the path's midpoints
+    jobs = [(t, a) for a in range(len(alphas)) for t in range(n)]  # (output step, point), in order of steps
+    grads = torch.zeros(len(alphas), n, *x_src.shape[1:], dtype=x_src.dtype, device=device)  # (P, T, S, d_model)
+    for start in range(0, len(jobs), ROW_BATCH):
+        chunk = jobs[start : start + ROW_BATCH]
+        at = torch.tensor([t for t, _ in chunk], device=device)  # (B,)
+        alpha = torch.tensor([alphas[a] for _, a in chunk], device=device, dtype=x_src.dtype)[:, None, None]
+        upto = int(at.max()) + 1  # later decoder positions cannot matter: leave them out
+        vectors = (alpha * x_src, alpha * x_tgt[:, :upto])  # (B, S, d_model), (B, upto, d_model)
+        tokens = torch.tensor([out_ids[t] for t, _ in chunk], device=device)
+        grad = _row_source_gradients(model, (src, tgt_in[:, :upto]), vectors, at, tokens)
+        for (t, a), g in zip(chunk, grad, strict=True):
+            grads[a, t] = g
+    products = x_src * grads  # (P, T, S, d_model)
+    integrated = products[1:].mean(0).sum(-1).double().cpu().numpy() if steps else None
+    return SourceRows(
+        products[0].sum(-1).double().cpu().numpy(),
+        products[0].norm(dim=-1).double().cpu().numpy(),
+        integrated,
+        steps,
+    )
+
 
 AttributionKind = Literal["grad_x_input", "grad_x_input_norm", "integrated"]
 KINDS: dict[AttributionKind, str] = {

@@ -8,7 +8,6 @@ import pytest
 from lab.attention.beam_trace import NOT_YET, Beam, BeamStep, step_table
 from viz.arithmetic import weight_text
 from viz.choices import choice_chart, choice_frame
-from viz.positional import MAX_HEIGHT, MIN_HEIGHT, positional_chart, positional_frame
 from viz.positional_curves import curves_frame, positional_curves
 
 
@@ -39,13 +38,6 @@ def test_a_weight_below_1_never_prints_as_1_nor_a_positive_one_as_0(value: float
 def sinusoids(n_positions: int, d_model: int = 32) -> np.ndarray:
     positions, dims = np.arange(n_positions)[:, None], np.arange(d_model)[None, :]
     return np.sin(positions / 10000 ** (dims / d_model))
-
-
-@pytest.mark.parametrize("n_positions", [7, 64, 256])
-def test_the_positional_map_is_tall_enough_to_read_and_bounded(n_positions: int) -> None:
-    spec = positional_chart(positional_frame(sinusoids(n_positions, 16)), "Positional encoding").to_dict()
-    assert MIN_HEIGHT <= spec["height"] <= MAX_HEIGHT
-    assert len(spec["encoding"]["y"]["axis"]["values"]) <= 40  # position labels thinned, never one per row
 
 
 def test_positional_curves_shade_the_sentence_and_drop_the_dots_on_long_curves() -> None:

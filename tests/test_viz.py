@@ -26,7 +26,6 @@ from viz.heatmap import (
     unique_labels,
     weight_expression,
 )
-from viz.positional import positional_chart, positional_frame
 from viz.whatif_charts import change_chart, change_frame
 
 ROWS = ["▁The", "▁cat", "▁the", "</s>"]  # what each row predicts
@@ -211,15 +210,6 @@ def test_alignment_with_no_links_still_draws() -> None:
     tokens, links = alignment_frames(["</s>"], [], [], "Spanish", "English")
     assert links.empty
     assert alignment_chart(tokens, links, "empty", "Spanish", "English").to_dict()["layer"]
-
-
-def test_positional_frame_and_chart() -> None:
-    table = np.sin(np.arange(12, dtype=float).reshape(3, 4))
-    frame = positional_frame(table)
-    assert len(frame) == 12 and frame.position.max() == 2 and frame.dimension.max() == 3
-    assert frame[(frame.position == 1) & (frame.dimension == 2)].value.iloc[0] == pytest.approx(table[1, 2])
-    spec = positional_chart(frame, "PE").to_dict()
-    assert spec["encoding"]["y"]["field"] == "position" and spec["encoding"]["x"]["field"] == "dimension"
 
 
 def test_token_text_is_data_never_markup() -> None:

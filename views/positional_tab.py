@@ -1,4 +1,4 @@
-"""The positional encoding tab: the signal added to each token's embedding, as a map and as curves."""
+"""The positional encoding tab: the signal added to each token's embedding, one curve per dimension."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ import streamlit as st
 from lab.attention.sentence_maps import SentenceMaps
 from lab.attention.translate_with_maps import positional_table
 from translate.translator import Translator
-from viz.positional import positional_chart, positional_frame
 from viz.positional_curves import curves_frame, default_dimensions, positional_curves
 
 POSITIONS_SHOWN = 64  # at least this many positions (the model's limit permitting): enough to see the slow waves
@@ -17,14 +16,11 @@ POSITIONS_SHOWN = 64  # at least this many positions (the model's limit permitti
 def show_positional(translator: Translator, maps: SentenceMaps) -> None:
     n = len(maps.src)
     st.caption(
-        "The position signal added to each token's embedding before the first layer, one row per position: slow "
+        "The position signal added to each token's embedding before the first layer: slow "
         "and fast waves let the model tell positions apart and compare distances. Positions count from 0 as in the "
         "formula sin(pos / 10000^(2i/d_model)): position 0 is the token the maps number 1."
     )
     table = positional_table(translator, max(n, POSITIONS_SHOWN))
-    shown = f"positions 0–{len(table) - 1} (this sentence: 0–{min(n, len(table)) - 1})"
-    chart = positional_chart(positional_frame(table), f"Positional encoding, {shown}")
-    st.altair_chart(chart, key="positional", width="stretch")
     show_positional_curves(table, min(n, len(table)))
 
 

@@ -4,7 +4,7 @@
    rerun (the page caches each result; a first request pays all of it), each at the worst input the page lets
    through: 5,000 characters without punctuation, beam 8 and n-best 8; the what-if tools on the 40-subword piece
    (``data.sentences.MAX_PIECE``) of that text with the longest output; every head off; integrated gradients at the
-   most points; temperature 2 without a cut. Wall and CPU seconds (all threads): the machine is shared, and on 2 idle
+   most points. Wall and CPU seconds (all threads): the machine is shared, and on 2 idle
    cores a request takes at most its CPU time. Target: CPU ≤ 10 s, or refused before it starts.
 2. ``--sessions N``: ``streamlit run app.py`` and N browser sessions (Playwright, Debian's Chromium), each
    translating a new long sentence and opening "Switch heads off" (a re-decode and the one-pass-per-head scan) in a

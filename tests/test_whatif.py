@@ -9,6 +9,7 @@ import pytest
 import torch
 from conftest import tiny_config
 
+from lab.whatif import attribution
 from lab.whatif.attribution import MAX_IG_STEPS, MAX_IG_WORK, attribute
 from lab.whatif.forced_prefix import force
 from lab.whatif.head_ablation import Head, ablate, all_heads, head_effects, switched_off
@@ -140,6 +141,16 @@ def test_integrated_gradients_are_complete(contrast: int | None) -> None:
     difference = result.value - result.baseline_value
     assert abs(result.completeness_gap) <= IG_TOLERANCE * abs(difference) + 1e-3
     assert 0.0 <= result.source_share() <= 1.0
+
+
+def test_integration_points_taken_in_batches_give_the_same_attribution(monkeypatch: pytest.MonkeyPatch) -> None:
+    model = tiny_model(5)
+    out = greedy_tokens(model, SRC)
+    whole = attribute(model, SRC, out, 1, steps=37)  # 37 points: more than a batch, not a multiple of one
+    monkeypatch.setattr(attribution, "POINT_BATCH", 5)
+    batched = attribute(model, SRC, out, 1, steps=37)
+    np.testing.assert_allclose(batched.src_integrated, whole.src_integrated, rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(batched.tgt_integrated, whole.tgt_integrated, rtol=1e-5, atol=1e-7)
 
 
 def test_the_charts_are_built_from_tidy_frames() -> None:

@@ -97,3 +97,34 @@ def test_the_page_says_a_request_waits_only_while_another_holds_the_slot(monkeyp
         "Heavy tools run one at a time on this server: your ranking waits for another visitor's request, then runs.",
         "cleared",
     ]
+
+
+def test_share_lets_a_waiting_request_run_before_the_holder_goes_on() -> None:
+    order: list[str] = []
+    holder_in, holder_may_share = threading.Event(), threading.Event()
+
+    def holder() -> None:  # an index build: one slot held across batches
+        with heavy_slot.slot():
+            holder_in.set()
+            heavy_slot.share()  # nobody waits: the slot is kept
+            order.append("batch 1")
+            holder_may_share.wait(10)
+            heavy_slot.share()
+            order.append("batch 2")
+
+    def request() -> None:
+        with heavy_slot.slot():
+            order.append("request")
+
+    a = threading.Thread(target=holder)
+    a.start()
+    holder_in.wait(10)
+    b = threading.Thread(target=request)
+    b.start()
+    wait_until(lambda: heavy_slot.asking() == 2)
+    assert order == ["batch 1"]  # the request waits while the holder works
+    holder_may_share.set()
+    a.join(10)
+    b.join(10)
+    assert order == ["batch 1", "request", "batch 2"]
+    assert heavy_slot.asking() == 0

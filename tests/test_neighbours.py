@@ -32,7 +32,7 @@ from lab.neighbours.sentence_index import (
 from lab.neighbours.training_pairs import SPLIT_RECORD_FILE, NeighboursError, capped, training_pairs
 from model.run_dir import SPLITS_DIR, TRAIN_CONFIG_FILE, WEIGHTS_FILE, split_file
 from translate.translator import DEFAULT_MODEL, Translator
-from views import neighbours_tab
+from views import heavy_slot, neighbours_tab
 
 
 @pytest.fixture(scope="module")
@@ -263,6 +263,29 @@ def test_the_page_keeps_one_build_per_model_and_cancels_the_ones_it_drops(
         b.cancel()
     assert all(b.wait(timeout=5) for b in known.values())
     known.clear()
+
+
+def test_a_page_build_holds_a_heavy_slot_and_lets_a_request_in_between_batches(
+    translator: Translator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(index_build_module, "load_or_build", endless)
+    neighbours_tab.builds()[1].clear()
+    build = neighbours_tab.index_build(str(tmp_path / "a"), translator)
+    deadline = time.monotonic() + 10
+    while build.done < 3:
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    assert heavy_slot.asking() == 1  # the build holds the server's one slot
+    ran = threading.Event()
+    with heavy_slot.slot():  # another visitor's request: it gets in between two batches
+        ran.set()
+        during = build.done
+        time.sleep(0.05)
+        assert build.done == during  # the build waits while the request runs
+    assert ran.is_set() and not build.finished
+    build.cancel()
+    assert build.wait(timeout=5) and build.error == CANCELLED and heavy_slot.asking() == 0
+    neighbours_tab.builds()[1].clear()
 
 
 def test_the_shipped_model_ships_its_index_built_from_its_weights() -> None:

@@ -1,11 +1,13 @@
-"""One small server-wide pool for the heavy tools (attribution, the head scan, ranking, teaching, the toy task): each
-holds a slot while it computes, and a request that finds none free waits in line and is told so, so five visitors
-asking at once hold one tool's memory and CPU, not five. ``LAB_HEAVY_SLOTS`` sets the pool's size (1 on 2 cores)."""
+"""One small server-wide pool for the heavy tools (attribution, the head scan, ranking, teaching, the toy task, an
+index build): each holds a slot while it computes, and a request that finds none free waits in line and is told so,
+so five visitors asking at once hold one tool's memory and CPU, not five. ``LAB_HEAVY_SLOTS`` sets the pool's size
+(1 on 2 cores)."""
 
 from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -13,6 +15,7 @@ import streamlit as st
 
 SLOTS = max(1, int(os.environ.get("LAB_HEAVY_SLOTS", "1")))
 MAX_WAIT_SECONDS = 120.0  # a request waits at most this long in line, then is refused in one line
+HANDOVER_S = 0.05  # ``share``'s pause: time for the request its release woke to take the slot
 
 _pool = threading.BoundedSemaphore(SLOTS)
 _count = threading.Lock()
@@ -47,6 +50,15 @@ def slot() -> Iterator[None]:
     finally:
         with _count:
             _asking -= 1
+
+
+def share() -> None:
+    """Between two pieces of a long holder's work (an index build's batches): when another request waits, let it
+    take the slot and run, then take the slot back (the holder waits as long as the line is)."""
+    if _asking > SLOTS:
+        _pool.release()
+        time.sleep(HANDOVER_S)
+        _pool.acquire()
 
 
 @contextmanager

@@ -22,6 +22,7 @@ from lab.page.direction import Languages
 from lab.page.request import Request
 from translate.settings import runs_folder
 from translate.translator import Candidate, Translation, Translator
+from views import heavy_slot
 
 POLL_S = 2.0  # the progress bar's refresh while the index is built
 LOAD_S = 3.0  # how long a new build is waited for before the progress bar is shown (loading a file takes < 1 s)
@@ -62,7 +63,8 @@ def index_build(directory: str, translator: Translator) -> IndexBuild:
             build.cancel()
         while len(known) >= KEPT:
             known.pop(next(iter(known))).cancel()
-        known[directory] = IndexBuild(translator, Path(directory), runs_folder(), after=build).start()
+        slot = (heavy_slot.slot, heavy_slot.share)  # the build is a heavy tool that lets others in between batches
+        known[directory] = IndexBuild(translator, Path(directory), runs_folder(), build, slot).start()
         return known[directory]
 
 

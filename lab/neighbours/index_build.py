@@ -1,10 +1,13 @@
 """An index loaded, or built and saved, in a background thread, so the page never waits for it: the page polls
-``progress`` and shows the index once ``index`` is set. ``cancel`` stops a build at its next batch."""
+``progress`` and shows the index once ``index`` is set. ``cancel`` stops a build at its next batch. ``hold`` is the
+server's heavy-tool slot, held for the build; between batches ``share`` lets a waiting request in first."""
 
 from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 
 from lab.neighbours.sentence_index import SentenceIndex, load_or_build
@@ -17,7 +20,14 @@ CANCELLED = "cancelled, as other models were asked for since: open this tab agai
 class IndexBuild:
     """One model's index in the making; the thread is the only writer of its fields, the page only reads them."""
 
-    def __init__(self, translator: Translator, model_dir: Path, runs: Path, after: IndexBuild | None = None) -> None:
+    def __init__(
+        self,
+        translator: Translator,
+        model_dir: Path,
+        runs: Path,
+        after: IndexBuild | None = None,
+        slot: tuple[Callable[[], AbstractContextManager], Callable[[], None]] = (nullcontext, lambda: None),
+    ) -> None:
         self.translator = translator  # the model it indexes (the page's cache holds one per weights version)
         self.model_dir, self.runs = Path(model_dir), Path(runs)
         self.done, self.total = 0, 0
@@ -26,7 +36,7 @@ class IndexBuild:
         self.error: str | None = None
         self.started = self.counting = time.perf_counter()  # counting: when the pairs began to be encoded
         self._after = after  # a cancelled build of the same model: it ends before this one starts
-        self._cancel = threading.Event()
+        self._cancel, (self._hold, self._share) = threading.Event(), slot
         self._thread = threading.Thread(target=self._run, name=f"neighbours {self.model_dir.name}", daemon=True)
 
     def start(self) -> IndexBuild:
@@ -39,6 +49,7 @@ class IndexBuild:
     def _progress(self, done: int, total: int) -> None:
         if self._cancel.is_set():
             raise InterruptedError(CANCELLED)  # inside the build: nothing is saved
+        self._share()
         if done == 0:
             self.counting = time.perf_counter()
         self.done, self.total = done, total
@@ -47,8 +58,9 @@ class IndexBuild:
         try:
             if self._after is not None:
                 self._after.wait()
-            self._progress(0, 0)
-            self.index, self.loaded = load_or_build(self.translator, self.model_dir, self.runs, self._progress)
+            with self._hold():
+                self._progress(0, 0)
+                self.index, self.loaded = load_or_build(self.translator, self.model_dir, self.runs, self._progress)
         except (NeighboursError, OSError) as err:  # InterruptedError, the cancel, is an OSError
             self.error = str(err)
         except Exception as err:  # anything else too: the page would otherwise wait for it for ever

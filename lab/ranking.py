@@ -2,8 +2,8 @@
 
 Each line gets three figures from the model and, where the line has one, its reference:
 - confidence: the mean log-probability per output token (EOS included) of the greedy or best beam hypothesis;
-- low coverage: the share of its source words whose summed cross-attention is below the coverage hint's threshold
-  (``lab/whatif/coverage_hint``, last decoder layer, mean of heads);
+- low coverage (NMTVis's "might not be translated"): the share of its source words whose cross-attention summed
+  over the whole output (last decoder layer, mean of heads, subwords joined) is below ``THRESHOLD``;
 - chrF: sacrebleu's sentence chrF against the reference, with the metric ``training/evaluate`` uses.
 None of them proves a translation wrong: a confident output can be wrong, and attention is not explanation.
 """
@@ -14,17 +14,20 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import sacrebleu
 
 from data.readers import CorpusError, read_tsv
+from lab.attention.sentence_maps import SentenceMaps
 from lab.attention.translate_with_maps import maps_of
-from lab.whatif.coverage_hint import THRESHOLD, coverage
+from lab.attention.words import merge_columns, word_groups, word_labels
 from model.run_dir import split_file
 from translate.translator import DecodeOptions, Translation, Translator
 
 MAX_LINES = 500  # lines ranked at once: about 6 s on one CPU thread with the shipped model (docs/views.md)
 MAX_BYTES = 256_000  # an uploaded file's size: 500 lines of 500 characters
 BATCH = 32  # lines per call to translate_all: the progress bar moves once per batch
+THRESHOLD = 0.3  # units of one output subword's attention (each output row spends 1 over the source)
 MAX_WORK = 8_000  # source subwords × beam size ranked at once: 500 dev lines greedy, ~7 s on one thread (docs/views.md)
 
 
@@ -99,11 +102,20 @@ def mean_log_prob(translation: Translation) -> float:
     return best.log_prob / max(1, len(best.tokens))
 
 
+def word_totals(maps: SentenceMaps, layer: int) -> tuple[list[str], np.ndarray]:
+    """Every source word but EOS and padding, and the cross-attention it received over all output rows at ``layer``
+    (mean of heads; a word's subwords summed)."""
+    groups = word_groups(maps.src, maps.src_special)
+    totals = merge_columns(maps.cross[layer].mean(axis=0), groups).sum(axis=0)
+    kept = [i for i, group in enumerate(groups) if not all(maps.src_special[j] for j in group)]
+    return [word_labels(maps.src, groups)[i] for i in kept], np.asarray(totals)[kept]
+
+
 def low_coverage(translator: Translator, translation: Translation) -> float:
-    """Share of the source words whose summed cross-attention (last layer) is below the coverage hint's threshold."""
+    """Share of the source words whose summed cross-attention (last layer) is below ``THRESHOLD``."""
     maps = maps_of(translator, translation.src_ids, translation.best.tokens)
-    words = coverage(maps, maps.n_layers("cross") - 1, THRESHOLD)
-    return sum(w.low for w in words) / max(1, len(words))
+    _, totals = word_totals(maps, maps.n_layers("cross") - 1)
+    return float((totals < THRESHOLD).mean()) if len(totals) else 0.0
 
 
 def sentence_chrf(hypothesis: str, reference: str | None) -> float | None:

@@ -15,17 +15,21 @@ from streamlit.testing.v1 import AppTest
 from streamlit.testing.v1.element_tree import Dataframe
 
 from data.readers import read_tsv
+from lab.attention.translate_with_maps import maps_of
 from lab.ranking import (
     MAX_BYTES,
     MAX_LINES,
     MAX_WORK,
+    THRESHOLD,
     Line,
     LinesError,
     corpus_scores,
     dev_lines,
+    low_coverage,
     rank,
     read_lines,
     read_upload,
+    word_totals,
 )
 from model.run_dir import split_file
 from training.evaluate import score
@@ -86,6 +90,18 @@ def test_ranked_scores_equal_evaluate_and_the_model(tiny_model_dir: Path) -> Non
         logits = translator.model(torch.tensor([result.src_ids]), torch.tensor([[c.bos_id, *tokens[:-1]]]))
     log_probs = logits.log_softmax(-1)[0, torch.arange(len(tokens)), torch.tensor(tokens)]
     assert worst.confidence == pytest.approx(float(log_probs.mean()), abs=1e-4)
+
+
+def test_coverage_totals_account_for_every_output_row(tiny_model_dir: Path) -> None:
+    translator = Translator.load(tiny_model_dir)
+    result = translator.translate("El gato rojo 3.")
+    maps = maps_of(translator, result.src_ids, result.best.tokens)
+    words, totals = word_totals(maps, 0)
+    eos_total = float(maps.cross[0].mean(0)[:, -1].sum())  # each output row spends 1 over the source, EOS included
+    assert float(totals.sum()) + eos_total == pytest.approx(len(maps.tgt_out), abs=1e-4)
+    assert "gato" in words and "</s>" not in words and len(words) == len(totals)
+    last, low = word_totals(maps, maps.n_layers("cross") - 1)[1], low_coverage(translator, result)
+    assert low == pytest.approx(float((last < THRESHOLD).mean()))
 
 
 def test_a_ranking_over_the_work_budget_is_refused_before_any_decoding(tiny_model_dir: Path) -> None:

@@ -1,4 +1,4 @@
-"""The What if tab on a trained model: source edits, the coverage hint, and every tool driven through AppTest."""
+"""The What if tab on a trained model: source edits and every tool driven through AppTest."""
 
 from __future__ import annotations
 
@@ -10,9 +10,7 @@ import pytest
 from conftest import translated
 from streamlit.testing.v1 import AppTest
 
-from lab.attention.translate_with_maps import maps_of
 from lab.whatif.attribution import attribute
-from lab.whatif.coverage_hint import coverage
 from lab.whatif.source_edits import edit_and_compare, edited_ids, source_words, word_diff
 from lab.whatif.steering import MAX_SOURCE, output_log_probs
 from translate.translator import DEFAULT_MODEL, DecodeOptions, Translator
@@ -59,16 +57,6 @@ def test_word_diff_keeps_both_outputs_in_order() -> None:
     assert [w for w, s in diff if s != "added"] == ["The", "red", "cat", "3."]
     assert [w for w, s in diff if s != "removed"] == ["The", "blue", "cat", "3."]
     assert ("red", "removed") in diff and ("blue", "added") in diff
-
-
-def test_coverage_totals_account_for_every_output_row(tiny: Translator) -> None:
-    result = tiny.translate(TEXT)
-    maps = maps_of(tiny, result.src_ids, result.best.tokens)
-    words = coverage(maps, 0, threshold=0.3)
-    eos_total = float(maps.cross[0].mean(0)[:, -1].sum())
-    assert sum(w.total for w in words) + eos_total == pytest.approx(len(maps.tgt_out), abs=1e-4)
-    assert "gato" in [w.word for w in words] and "</s>" not in [w.word for w in words]
-    assert all(w.low == (w.total < 0.3) for w in words)
 
 
 def test_integrated_gradients_are_complete_on_the_shipped_model() -> None:

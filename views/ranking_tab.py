@@ -14,6 +14,7 @@ from lab.page.request import Request
 from lab.ranking import (
     MAX_BYTES,
     MAX_LINES,
+    THRESHOLD,
     Line,
     LinesError,
     Ranked,
@@ -24,7 +25,6 @@ from lab.ranking import (
     read_lines,
     read_upload,
 )
-from lab.whatif.coverage_hint import THRESHOLD
 from translate.translator import DecodeOptions, Translator
 from views.heavy_slot import Busy, in_line, slot
 

@@ -7,12 +7,13 @@
    most points. Wall and CPU seconds (all threads): the machine is shared, and on 2 idle
    cores a request takes at most its CPU time. Target: CPU ≤ 10 s, or refused before it starts.
 2. ``--sessions N``: ``streamlit run app.py`` and N browser sessions (Playwright, Debian's Chromium), each
-   translating a new long sentence and opening "Switch heads off" (a re-decode and the one-pass-per-head scan) in a
-   loop for ``--seconds``; median and worst latency from the Translate click to the head chart drawn, and the
-   server's RSS before and after.
+   translating a new long sentence with a What-if tool open in a loop for ``--seconds``: ``--tool heads`` (a
+   re-decode and the one-pass-per-head scan) or ``--tool attribution`` (integrated gradients, the heaviest); median
+   and worst latency from the Translate click to the tool's chart drawn, and the server's RSS before and after.
 
     python -m workshop bench requests                       # the table, 2 threads
     python -m workshop bench requests --sessions 5 --seconds 60
+    python -m workshop bench requests --sessions 5 --tool attribution
 """
 
 from __future__ import annotations
@@ -274,10 +275,14 @@ def python_table(model: Path, repeats: int, ranking: bool) -> None:
 
 # --- N browser sessions at once ---
 
-HEADS_DRAWN = """expected => {
+TOOLS = {  # --tool: the What-if tool each session opens, and a text its panel shows once it has computed
+    "heads": ("Switch heads off", "One teacher-forced pass"),
+    "attribution": ("Attribution", "share of |attribution|"),  # integrated gradients, 64 points: the heaviest
+}
+TOOL_DRAWN = """([expected, marker]) => {
     const code = document.querySelector('.st-key-translation code');
     const panel = Array.from(document.querySelectorAll('[role="tabpanel"]')).find(p => !p.hidden && p.offsetParent);
-    return code && code.innerText.trim() === expected && panel && panel.innerText.includes('One teacher-forced pass')
+    return code && code.innerText.trim() === expected && panel && panel.innerText.includes(marker)
         && panel.querySelector('[data-testid="stVegaLiteChart"] canvas, [data-testid="stVegaLiteChart"] svg') !== null
         && document.querySelectorAll('[data-stale="true"]').length === 0
         && document.querySelector('[data-testid="stStatusWidget"] button') === null;
@@ -296,9 +301,10 @@ def session_sentences(translator: Translator, session: int, n: int) -> list[tupl
     return out
 
 
-async def one_session(browser, url: str, sentences: list[tuple[str, str]], deadline: float) -> list[float]:
-    """Translate each sentence in turn with the What if tab on "Switch heads off", until ``deadline``: seconds
-    from each Translate click to the head chart drawn (the first, which opens the tab, left out)."""
+async def one_session(browser, url: str, sentences: list[tuple[str, str]], deadline: float, tool: str) -> list[float]:
+    """Translate each sentence in turn with the What if tab on ``tool`` (a key of TOOLS), until ``deadline``:
+    seconds from each Translate click to the tool's chart drawn (the first, which opens the tab, left out)."""
+    label, marker = TOOLS[tool]
     from playwright.async_api import TimeoutError as PlaywrightTimeout
 
     page = await (await browser.new_context(viewport={"width": 1600, "height": 1000})).new_page()
@@ -315,9 +321,9 @@ async def one_session(browser, url: str, sentences: list[tuple[str, str]], deadl
         if i == 0:  # open the tab and the tool once: they stay open for the session's later translations
             await page.locator(".st-key-translation code").first.wait_for(timeout=120_000)
             await page.get_by_role("tab", name="What if").click()
-            await page.get_by_text("Switch heads off", exact=True).click()
+            await page.get_by_text(label, exact=True).click()
         try:
-            await page.wait_for_function(HEADS_DRAWN, arg=expected, timeout=120_000)
+            await page.wait_for_function(TOOL_DRAWN, arg=[expected, marker], timeout=120_000)
         except PlaywrightTimeout:
             latencies.append(float("inf"))
             continue
@@ -340,7 +346,7 @@ def server_rss_mb() -> tuple[float, float]:
     raise RuntimeError("the streamlit server is not running")
 
 
-def concurrent_sessions(model: Path, sessions: int, duration: float, threads: int) -> None:
+def concurrent_sessions(model: Path, sessions: int, duration: float, threads: int, tool: str) -> None:
     import asyncio
 
     from playwright.async_api import async_playwright
@@ -355,7 +361,7 @@ def concurrent_sessions(model: Path, sessions: int, duration: float, threads: in
         async with async_playwright() as p:
             browser = await p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
             deadline = time.monotonic() + duration
-            found = await asyncio.gather(*(one_session(browser, url, plan, deadline) for plan in plans))
+            found = await asyncio.gather(*(one_session(browser, url, plan, deadline, tool) for plan in plans))
             await browser.close()
             return found
 
@@ -370,7 +376,7 @@ def concurrent_sessions(model: Path, sessions: int, duration: float, threads: in
     kept = [t for t in times if t != float("inf")] or [float("nan")]
     print(
         f"{sessions} sessions for {took:.0f} s (load average {os.getloadavg()[0]:.2f}), server {threads} threads: "
-        f"{len(kept)} translations + head scans, Translate click -> head chart drawn: median "
+        f"{len(kept)} translations + {TOOLS[tool][0].lower()}, Translate click -> its chart drawn: median "
         f"{statistics.median(kept):.1f} s, worst {max(kept):.1f} s; {len(times) - len(kept)} not drawn within 120 s"
     )
     print(
@@ -387,10 +393,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-ranking", action="store_true", help="skip ranking 500 lines (the slowest row)")
     parser.add_argument("--sessions", type=int, default=0, help="browser sessions at once (0: the table only)")
     parser.add_argument("--seconds", type=float, default=60.0, help="how long the sessions run")
+    parser.add_argument("--tool", choices=list(TOOLS), default="heads", help="the What-if tool the sessions open")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     if args.sessions:
-        concurrent_sessions(args.model, args.sessions, args.seconds, args.threads)
+        concurrent_sessions(args.model, args.sessions, args.seconds, args.threads, args.tool)
         return 0
     python_table(args.model, args.repeats, not args.no_ranking)
     return 0

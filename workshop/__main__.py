@@ -35,6 +35,7 @@ BENCHES = {
     "uncertainty": 'how well the page\'s "unsure" warning finds wrong translations',
     "gpu_candidates": "(bash, on a GPU) several recipes side by side; the best ones exported",
     "gpu_teacher": "(bash, on a GPU) the distilled recipe's wider teacher, and its translations",
+    "gpu_en_es": "(bash, on a GPU) the en-es recipe's first step at 4× the batch: its everyday figures and weights",
 }
 
 

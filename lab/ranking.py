@@ -108,7 +108,8 @@ def word_totals(maps: SentenceMaps, layer: int) -> tuple[list[str], np.ndarray]:
     groups = word_groups(maps.src, maps.src_special)
     totals = merge_columns(maps.cross[layer].mean(axis=0), groups).sum(axis=0)
     kept = [i for i, group in enumerate(groups) if not all(maps.src_special[j] for j in group)]
-    return [word_labels(maps.src, groups)[i] for i in kept], np.asarray(totals)[kept]
+    labels = word_labels(maps.src, groups)
+    return [labels[i] for i in kept], np.asarray(totals)[kept]
 
 
 def low_coverage(translator: Translator, translation: Translation) -> float:

@@ -18,6 +18,7 @@ from lab.neighbours import index_build as index_build_module
 from lab.neighbours.hidden_states import query_states
 from lab.neighbours.index_build import CANCELLED, IndexBuild
 from lab.neighbours.lookup import candidates, marked, sentence_neighbours, token_neighbours
+from lab.neighbours.projection import project
 from lab.neighbours.sentence_index import (
     NEIGHBOURS_INDEX_FILE,
     Progress,
@@ -33,6 +34,7 @@ from lab.neighbours.training_pairs import SPLIT_RECORD_FILE, NeighboursError, ca
 from model.run_dir import SPLITS_DIR, TRAIN_CONFIG_FILE, WEIGHTS_FILE, split_file
 from translate.translator import DEFAULT_MODEL, Translator
 from views import heavy_slot, neighbours_tab
+from viz.training_map import map_frame, training_map
 
 
 @pytest.fixture(scope="module")
@@ -295,3 +297,26 @@ def test_the_shipped_model_ships_its_index_built_from_its_weights() -> None:
     assert index.info.weights_sha256 == weights_sha256(DEFAULT_MODEL) and index.info.pairs == len(index.sources)
     assert index.info.pairs == index.info.available == 118_825 and index.codes.shape == (118_825, 64)
     assert path.stat().st_size < 12_000_000
+
+
+def test_a_training_pair_lands_on_its_own_point_of_the_map(translator: Translator, tiny_model_dir: Path) -> None:
+    index, _ = build(translator, tiny_model_dir, no_progress)
+    fit = project(index)
+    assert len(fit.rows) == index.info.pairs and fit.points.shape == (index.info.pairs, 2)  # few pairs: all drawn
+    assert 0 < fit.explained <= 1 and np.allclose(fit.of_rows(index, fit.rows), fit.points, atol=1e-5)
+    spread = float(np.ptp(fit.points, axis=0).max())
+    for row in fit.rows[:: max(1, len(fit.rows) // 8)]:  # its source read as a new sentence: its own point
+        translation = translator.translate(index.sources[row])
+        vector, _ = query_states(translator.model, translation.src_ids, translation.best.tokens)
+        assert np.linalg.norm(fit.place(index, vector) - fit.points[row]) < 0.02 * spread  # up to int8 rounding
+
+
+def test_the_map_draws_a_fixed_sample_of_at_most_its_bound(translator: Translator, tiny_model_dir: Path) -> None:
+    index, _ = build(translator, tiny_model_dir, no_progress)
+    small, again = project(index, max_points=10, seed=3), project(index, max_points=10, seed=3)
+    assert len(small.rows) == 10 and np.array_equal(small.rows, again.rows) and np.all(np.diff(small.rows) > 0)
+    assert np.allclose(small.axes, project(index).axes)  # the axes are fitted on every pair, not on the sample
+    assert np.allclose(small.points, project(index).points[small.rows])
+    frame = map_frame(small.points, [index.sources[r] for r in small.rows], [index.targets[r] for r in small.rows])
+    layers = training_map(frame, "map", "Spanish", "English").to_dict()["layer"]
+    assert len(layers) == 3 and list(frame["words"]) == [len(index.sources[r].split()) for r in small.rows]

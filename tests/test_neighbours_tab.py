@@ -68,6 +68,8 @@ def test_the_tab_builds_its_index_in_the_background_and_shows_neighbours(
     sentences = at.main.get_by_key("neighbours_sentence").dataframe[0].value
     assert list(sentences.columns) == ["similarity", "Spanish", "English"] and 0 < len(sentences) <= 8
     assert list(sentences["similarity"]) == sorted(sentences["similarity"], reverse=True)
+    (spec,) = [c.proto.spec for c in at.get("vega_lite_chart") if "main direction 1" in c.proto.spec]
+    assert "indexed pairs (sample seed 0)" in spec  # the training set as a map, the sentence on it
     token = at.selectbox(key="neighbours_token")
     token.set_value(len(token.options) - 1).run()  # the last word piece
     assert not at.exception, [e.message for e in at.exception]

@@ -16,6 +16,8 @@ import streamlit as st
 from lab.neighbours import lookup
 from lab.neighbours.hidden_states import query_states
 from lab.neighbours.index_build import IndexBuild
+from lab.neighbours.projection import SEED as SAMPLE_SEED
+from lab.neighbours.projection import Projection, project
 from lab.neighbours.sentence_index import SentenceIndex
 from lab.neighbours.training_pairs import MAX_PAIRS
 from lab.page.direction import Languages
@@ -23,6 +25,7 @@ from lab.page.request import Request
 from translate.settings import runs_folder
 from translate.translator import Candidate, Translation, Translator
 from views import heavy_slot
+from viz.training_map import NEAREST, SENTENCE, map_frame, training_map
 
 POLL_S = 2.0  # the progress bar's refresh while the index is built
 LOAD_S = 3.0  # how long a new build is waited for before the progress bar is shown (loading a file takes < 1 s)
@@ -115,7 +118,7 @@ def describe(build: IndexBuild, index: SentenceIndex) -> str:
 
 
 def show_found(
-    build: IndexBuild, translator: Translator, src_ids: list[int], tokens: list[int], langs: Languages
+    build: IndexBuild, translator: Translator, sentence: Translation, tokens: list[int], langs: Languages
 ) -> None:
     """The two neighbour tables for the translation on screen."""
     index = build.index
@@ -123,8 +126,8 @@ def show_found(
     st.caption(describe(build, index))
     position = token_choice(translator, tokens)
     start = time.perf_counter()
-    vector, forced = query_states(translator.model, src_ids, tokens)
-    found = sentence_candidates(index, translator, src_ids, vector)
+    vector, forced = query_states(translator.model, sentence.src_ids, tokens)
+    found = sentence_candidates(index, translator, sentence.src_ids, vector)
     sentences, states = lookup.sentence_neighbours(found, vector), lookup.token_neighbours(found, forced[position])
     seconds = time.perf_counter() - start
     st.markdown("**Nearest training pairs by the encoder: the whole sentence**")
@@ -137,6 +140,39 @@ def show_found(
         st.dataframe(table(index, states, translator, langs), hide_index=True)
     st.caption(f"Both looked up in {seconds:.2f} s ({lookup.CANDIDATES} pairs teacher-forced once for this sentence).")
     st.caption(CAVEAT)
+    show_map(index, sentences, vector, sentence.source, langs)
+
+
+@st.cache_resource(max_entries=KEPT)
+def projection(sha256: str, _index: SentenceIndex) -> Projection:
+    """One map per index (its weights' sha256): fitted on every pair, about a second for the shipped model's."""
+    return project(_index)
+
+
+def show_map(
+    index: SentenceIndex, nearest: list[lookup.Neighbour], vector: np.ndarray, source: str, langs: Languages
+) -> None:
+    """The training set as a map, the sentence and its nearest pairs on it."""
+    fit = projection(index.info.weights_sha256, index)
+    rows = [n.pair for n in nearest]
+    pick = [index.sources[r] for r in rows], [index.targets[r] for r in rows]
+    frame = pd.concat(
+        [
+            map_frame(fit.points, [index.sources[r] for r in fit.rows], [index.targets[r] for r in fit.rows]),
+            map_frame(fit.of_rows(index, np.array(rows, int)), *pick, kind=NEAREST),
+            map_frame(fit.place(index, vector)[None], [source], ["(this translation)"], kind=SENTENCE),
+        ],
+        ignore_index=True,
+    )
+    st.markdown("**Where the sentence sits among the training sentences**")
+    title = f"{len(fit.rows):,} of {index.info.pairs:,} indexed pairs (sample seed {SAMPLE_SEED})"
+    st.altair_chart(training_map(frame, title, langs.src, langs.tgt), key="training_map", width="stretch")
+    st.caption(
+        f"Each dot is a training pair's encoder vector on the two directions along which they vary most (a PCA of the "
+        f"index); the two keep {fit.explained:.0%} of the variance, so near on the map is not near in the model: the "
+        "tables above measure that. Colour: the source's length in words. The cross is your sentence, placed as its "
+        "pair would be; red rings, the nearest pairs by the encoder. Hover a point for its pair."
+    )
 
 
 def sentence_candidates(
@@ -178,4 +214,4 @@ def show_neighbours(
         )
         st.fragment(run_every=POLL_S)(show_progress)(build)
         return
-    show_found(build, translator, sentence.src_ids, candidate.tokens, langs)
+    show_found(build, translator, sentence, candidate.tokens, langs)

@@ -10,6 +10,7 @@ The Train page is ``pages/1_Train.py`` and needs nothing from here.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
@@ -24,19 +25,27 @@ from lab.attention.translate_with_maps import TextTranslation, maps_of, set_thre
 from lab.page.direction import Languages, languages
 from lab.page.examples import GuidedExample, by_source, examples_for, no_examples_note
 from lab.page.labels import placeholder, source_label, title
-from lab.page.model_choices import ModelChoice, default_index, find_models, other_shipped, shipped_model
+from lab.page.model_choices import (
+    KEPT_MODEL,
+    ModelChoice,
+    default_index,
+    find_models,
+    other_shipped,
+    shipped_model,
+)
 from lab.page.request import Request
 from model.run_dir import WEIGHTS_FILE
 from model.weights import ModelLoadError
 from translate.model_dir import weights_dir
 from translate.settings import runs_folder
-from translate.translator import DecodeOptions, Translator
+from translate.translator import Candidate, DecodeOptions, Translation, Translator
 from views.alignment_tab import gold_picker, show_alignment
 from views.architecture import show_architecture_tab
 from views.arithmetic_tab import show_arithmetic
+from views.compare_tab import ASKED, COMPARE_VIEW, TRANSLATE_PAGE, show_compare
 from views.guarded_result import GUARD_KEY, guard_switch, show_guard
 from views.input_check import show_example_hint, show_input_check, show_view
-from views.maps import ROOM_FOR_MAPS, show_all_heads, show_maps
+from views.maps import ROOM_FOR_MAPS, Display, show_all_heads, show_maps
 from views.neighbours_tab import show_neighbours
 from views.positional_tab import show_positional
 from views.ranking_tab import show_ranking
@@ -81,9 +90,6 @@ def attention(directory: str, version: int, src_ids: tuple[int, ...], tokens: tu
     return maps_of(load_translator(directory), list(src_ids), list(tokens))
 
 
-KEPT_MODEL = "kept_model"  # the picked model's folder, kept while the Train page runs
-
-
 def model_changed() -> None:
     """A model that reads another language: the text typed for the old one and its result go (the new model would
     translate them as if they were in its language, and the page would judge them so)."""
@@ -96,13 +102,17 @@ def model_changed() -> None:
         st.session_state["source"] = st.session_state[KEPT_SOURCE] = ""
 
 
-def model_picker() -> ModelChoice:
-    """The shipped default (LAB_MODEL_DIR overrides it) and every finished or stopped run (not one training now);
-    the Train page may have made one of them the default (after the regression gate). The pick outlives a visit to
-    the Train page."""
+def model_choices() -> list[ModelChoice]:
+    """The shipped default (LAB_MODEL_DIR overrides it) and every finished or stopped run (not one training now)."""
     runs = runs_folder()  # LAB_RUNS_DIR, read as the Train page reads it
-    choices = find_models(shipped_model(), runs, {path.name for path, _ in live_runs(runs)}, other_shipped())
-    index = default_index(choices, runs)
+    return find_models(shipped_model(), runs, {path.name for path, _ in live_runs(runs)}, other_shipped())
+
+
+def model_picker() -> ModelChoice:
+    """One of ``model_choices``; the Train page may have made one of them the default (after the regression gate).
+    The pick outlives a visit to the Train page."""
+    choices = model_choices()
+    index = default_index(choices, runs_folder())
     if "model" not in st.session_state and KEPT_MODEL in st.session_state:  # back from another page
         index = next((i for i, c in enumerate(choices) if str(c.path) == st.session_state[KEPT_MODEL]), index)
     choice = st.sidebar.selectbox(
@@ -239,6 +249,9 @@ def translate_page() -> None:
     st.title(title(langs))
     settings = decoding_settings()
     guard_switch(choice.path)
+    if st.session_state.pop(ASKED, False) and choice.available:  # the Train page's "Compare with the default"
+        sentence = st.session_state.get(KEPT_SOURCE) or next((e.source for e in examples_for(langs)), "")
+        open_text(sentence, choice, settings, COMPARE_VIEW)
     first_visit = not {"request", "source", KEPT_SOURCE} & set(st.session_state)
     if first_visit and choice.available and examples_for(langs):  # the first screen opens on a worked example
         open_example(examples_for(langs)[0], choice, settings)
@@ -274,10 +287,28 @@ def show_translation(request: Request, current: Request, langs: Languages, besid
     for problem in problems(maps):
         st.error(f"Broken attention invariant: {problem}")
     display, under = show_maps(maps, langs)  # a layer and a head per kind; other tabs follow cross's
-    enc, dec, head, words = display.layers["encoder"], display.layers["cross"], display.heads["cross"], display.words
     with under:  # right under the maps it speaks of
         show_example_hint(result, translator, request.model, langs)
-    tabs = (  # (tab title, view): the all-heads grid is heavy, so not first
+    tabs = views(translator, request, sentence, candidate, maps, display, langs)
+    shown = st.tabs([title for title, _ in tabs], key="view", on_change="rerun")
+    for tab, (_, view) in zip(shown, tabs, strict=True):
+        if tab.open:  # only the open tab runs: the all-heads grid is computed only when asked for
+            with tab:
+                view()
+
+
+def views(
+    translator: Translator,
+    request: Request,
+    sentence: Translation,
+    candidate: Candidate,
+    maps: SentenceMaps,
+    display: Display,
+    langs: Languages,
+) -> tuple[tuple[str, Callable[[], None]], ...]:
+    """The tabs under the maps, (title, view) in order; a view runs only when its tab is open."""
+    enc, dec, head, words = display.layers["encoder"], display.layers["cross"], display.heads["cross"], display.words
+    return (  # (tab title, view): the all-heads grid is heavy, so not first
         ("Alignment", partial(show_alignment, translator, request.model, request.text, maps, dec, head, words, langs)),
         (
             "Step by step",
@@ -298,6 +329,21 @@ def show_translation(request: Request, current: Request, langs: Languages, besid
         ("What if", partial(show_whatif, translator, request, sentence.src_ids, candidate.tokens, maps, dec, langs)),
         ("Where did it learn this?", partial(show_neighbours, translator, request, sentence, candidate, langs)),
         ("Teach a correction", partial(show_teach, translator, request, sentence.source, dec, head, words, langs)),
+        (
+            COMPARE_VIEW,
+            partial(
+                show_compare,
+                translator,
+                request,
+                sentence,
+                candidate,
+                maps,
+                display,
+                model_choices,
+                load_translator,
+                langs,
+            ),
+        ),
         ("Architecture", partial(show_architecture_tab, translator.model.config, display.layers)),
         ("All heads", partial(show_all_heads, maps, display, langs)),
         ("Positional encoding", partial(show_positional, translator, maps)),
@@ -307,20 +353,13 @@ def show_translation(request: Request, current: Request, langs: Languages, besid
         ),
         ("Watch it learn", show_toy),
     )
-    shown = st.tabs([title for title, _ in tabs], key="view", on_change="rerun")
-    for tab, (_, view) in zip(shown, tabs, strict=True):
-        if tab.open:  # only the open tab runs: the all-heads grid is computed only when asked for
-            with tab:
-                view()
 
 
 def main() -> None:
     """Two pages, named in the sidebar: Translate (this file, the default) and Train."""
-    pages = [
-        st.Page(translate_page, title="Translate", default=True),  # no icons: they are fetched from the internet
-        st.Page("pages/1_Train.py", title="Train"),
-    ]
-    st.navigation(pages).run()
+    translate = st.Page(translate_page, title="Translate", default=True)  # no icons: fetched from the internet
+    st.session_state[TRANSLATE_PAGE] = translate  # for the Train page's "Compare with the default"
+    st.navigation([translate, st.Page("pages/1_Train.py", title="Train")]).run()
 
 
 main()

@@ -18,6 +18,7 @@ from jobs.stopped_run import checkpoint_step, fresh, score_stopped, stopped_scor
 from lab.page.direction import languages
 from lab.page.model_choices import direction_default, is_usable, last_step, record_default, shipped_of, stopped_label
 from training.reference_points import REFERENCES_FILE
+from views.compare_tab import ask
 from views.refusal import refuse
 from views.train_estimate import show_outcome
 
@@ -42,6 +43,13 @@ def show_result(run_dir: Path) -> None:
     show_outcome(run_dir)
     show_reference_points(run_dir)
     st.success(f"Pick “run: {run_dir.name}” in the model picker of the Translate page to use this model.")
+    default = current_default(run_dir)
+    if default not in (None, run_dir) and st.button(
+        "Compare with the default",
+        key="compare_default",
+        help=f"The Translate page with the default ({default.name}) as A and this run as B, side by side",
+    ):
+        ask(default, run_dir)
     default_model_gate(run_dir)
 
 

@@ -30,6 +30,17 @@ DIVERGING_KEY = f"{NEGATIVE_COLOUR.capitalize()} is negative, {POSITIVE_COLOUR} 
 FIT_X = alt.AutoSizeParams(type="fit-x", contains="padding")  # fill the page's column, keep the given height
 
 
+# under the map, its title beside the gradient: the cells keep the map's whole width
+LEGEND = alt.Legend(
+    orient="bottom",
+    direction="horizontal",
+    gradientLength=80,
+    gradientThickness=8,
+    offset=6,
+    titleFontSize=10,
+    titleOrient="left",
+    titleAnchor="middle",
+)
 WEIGHT_TEXT = "weight_text"  # the field the tooltips print a weight from (``weight_expression``)
 
 
@@ -160,22 +171,7 @@ def _encodings(frame: pd.DataFrame, row_title: str, col_title: str, show_axes: b
     cols = [str(x) for x in frame["col_label"].cat.categories]
     x_axis, x_title = token_axis(cols, col_title, x=True, show=show_axes)
     y_axis, y_title = token_axis(rows, row_title, x=False, show=show_axes)
-    weight = alt.Color(
-        "weight:Q",
-        title="attention weight",
-        scale=alt.Scale(scheme=SCHEME, domainMin=0),
-        # under the map, its title beside the gradient: the cells keep the map's whole width
-        legend=alt.Legend(
-            orient="bottom",
-            direction="horizontal",
-            gradientLength=80,
-            gradientThickness=8,
-            offset=6,
-            titleFontSize=10,
-            titleOrient="left",
-            titleAnchor="middle",
-        ),
-    )
+    weight = alt.Color("weight:Q", title="attention weight", scale=alt.Scale(scheme=SCHEME, domainMin=0), legend=LEGEND)
     return {
         "x": alt.X("col_label:N", sort=cols, title=x_title, axis=x_axis),
         "y": alt.Y("row_label:N", sort=rows, title=y_title, axis=y_axis),
@@ -186,14 +182,33 @@ def _encodings(frame: pd.DataFrame, row_title: str, col_title: str, show_axes: b
 
 def attention_heatmap(frame: pd.DataFrame, title: str, row_title: str, col_title: str, subtitle: str = "") -> alt.Chart:
     """One map from ``attention_frame``: row i at the top is the first query; width follows the container."""
+    return _map(frame, title, subtitle, weight_expression(), _encodings(frame, row_title, col_title))
+
+
+def _map(frame: pd.DataFrame, title: str, subtitle: str, weight_text: str, encodings: dict) -> alt.Chart:
     n_rows = len(frame["row_label"].cat.categories)
     return (
         alt.Chart(frame, title=alt.TitleParams(title, subtitle=subtitle or alt.Undefined, anchor="start", offset=4))
-        .transform_calculate(**{WEIGHT_TEXT: weight_expression()})
+        .transform_calculate(**{WEIGHT_TEXT: weight_text})
         .mark_rect()
-        .encode(**_encodings(frame, row_title, col_title))
+        .encode(**encodings)
         .properties(height=map_height(n_rows), autosize=FIT_X)
     )
+
+
+def difference_heatmap(
+    frame: pd.DataFrame, title: str, row_title: str, col_title: str, subtitle: str = ""
+) -> alt.Chart:
+    """A map of B − A from ``attention_frame`` (its ``weight`` the change): on one fixed −1 … 1 diverging scale, so
+    the same colour is the same change in every such map (blue: B attends more); the tooltip prints the sign."""
+    encodings = _encodings(frame, row_title, col_title)
+    change = alt.Color("weight:Q", title="B − A", scale=diverging_scale(1.0), legend=LEGEND)
+    encodings["color"] = alt.when(alt.datum.masked).then(alt.value(MASKED_COLOUR)).otherwise(change)
+    weight_tip = f"{WEIGHT_TEXT}:N"
+    encodings["tooltip"] = [
+        alt.Tooltip(weight_tip, title="B − A") if t.shorthand == weight_tip else t for t in encodings["tooltip"]
+    ]
+    return _map(frame, title, subtitle, "format(datum.weight, '+.3f')", encodings)
 
 
 def heads_grid(frame: pd.DataFrame, title: str, row_title: str, col_title: str) -> alt.FacetChart:

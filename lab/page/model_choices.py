@@ -18,6 +18,7 @@ from translate.model_dir import holds_network, network_config, weights_dir
 from translate.settings import REPO_ROOT
 from translate.translator import DEFAULT_MODEL
 
+KEPT_MODEL = "kept_model"  # the page's session key for the picked model's folder, kept while the Train page runs
 TAIL_BYTES = 16_384  # of metrics.jsonl: enough for its last records, however long the run
 SHIPPED_DIR = REPO_ROOT / "checkpoints"  # the shipped models, one per direction (es-en, en-es)
 

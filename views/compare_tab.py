@@ -1,0 +1,95 @@
+"""Compare two models: the model picked in the sidebar (A) and another of its direction (B) on the sentence shown,
+both translations, then for one kind of attention A's map, B's map of the same tokens and B − A, and how far apart
+each layer is (``lab.attention.model_comparison``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from lab.attention.map_views import too_big
+from lab.attention.model_comparison import compare
+from lab.attention.sentence_maps import KIND_TITLES, KINDS, SentenceMaps, pick
+from lab.page.direction import Languages, languages
+from lab.page.labels import axis_titles
+from lab.page.model_choices import KEPT_MODEL, ModelChoice
+from lab.page.request import Request
+from translate.translator import Candidate, DecodeOptions, Translation, Translator
+from views.map_chart import heatmap
+from views.maps import Display
+from viz.heatmap import attention_frame, difference_heatmap
+
+COMPARE_VIEW = "Compare two models"  # the tab's title, opened by the Train page's "Compare with the default"
+MODEL_B = "compare_b"  # model B's folder; the Train page's result sets it to its run
+ASKED = "compare_asked"  # set by ``ask``: the Translate page opens this tab on its next run
+TRANSLATE_PAGE = "translate_page"  # the Translate page (st.Page), kept by app.py for ``ask`` to switch to
+
+
+def ask(a: Path, b: Path) -> None:
+    """The Train page's "Compare with the default": the Translate page with model A picked and the tab open on B
+    (the sentence in the box, or the first guided example)."""
+    st.session_state.pop("model", None)
+    st.session_state.update({ASKED: True, KEPT_MODEL: str(a), MODEL_B: str(b)})
+    st.switch_page(st.session_state[TRANSLATE_PAGE])
+
+
+def show_compare(
+    translator: Translator,
+    request: Request,
+    sentence: Translation,
+    candidate: Candidate,
+    maps: SentenceMaps,
+    display: Display,
+    choices: Callable[[], Sequence[ModelChoice]],
+    load: Callable[[str], Translator],
+    langs: Languages,
+) -> None:
+    same_way = {str(c.path): c.label for c in choices() if c.available and not c.refused and languages(c.path) == langs}
+    if st.session_state.get(MODEL_B) not in same_way:  # at first, and after the model or its direction changed
+        st.session_state[MODEL_B] = next((p for p in same_way if p != request.model), request.model)
+    st.caption(
+        f"A is the model picked in the sidebar ({request.model_label}); pick B among the models that translate "
+        f"{langs.src} → {langs.tgt}: a finished run, a stopped run's best checkpoint, or A itself (then B − A is 0 "
+        "everywhere). B reads A's source and A's translation (one forced pass), so each cell is the same pair of "
+        "tokens in both maps."
+    )
+    picked = st.selectbox("Model B", list(same_way), key=MODEL_B, format_func=same_way.get)
+    other = load(picked)
+    options = DecodeOptions(request.beam_size, request.length_penalty, name_guard=request.name_guard)
+    own = other.translate(sentence.source, options).text
+    a_side, b_side = st.columns(2)
+    a_side.markdown(f"**A** · {request.model_label}")
+    a_side.write(candidate.text)
+    b_side.markdown(f"**B** · {same_way[picked]}")
+    b_side.write(own)
+    if own != candidate.text:
+        b_side.caption("B translates it otherwise: its maps below are of A's translation, forced, not of its own.")
+    comparison = compare(translator, other, maps, sentence.src_ids, candidate.tokens)
+    if comparison.b is None:
+        st.info(f"No difference map: {comparison.why_not}.")
+        return
+    kind = st.radio("Kind", KINDS, index=2, format_func=KIND_TITLES.get, horizontal=True, key="compare_kind")
+    a_view, b_view, change = comparison.views(kind, display.words)
+    if too_big(a_view):
+        st.info(too_big(a_view))
+        return
+    layer, head, which = display.layers[kind], display.heads[kind], display.which(kind)
+    columns = st.columns(3, gap="xsmall")
+    for column, name, view in zip(columns, "AB", (a_view, b_view), strict=False):
+        chart = heatmap(view, pick(view.weights, layer, head), f"{name}: {KIND_TITLES[kind]}", which, langs)
+        column.altair_chart(chart, width="stretch")
+    frame = attention_frame(pick(change.weights, layer, head), change.row_labels, change.cols, change.future)
+    columns[2].altair_chart(difference_heatmap(frame, "B − A", which, *axis_titles(kind, langs)), width="stretch")
+    st.caption(
+        "The layer and head are those chosen above the maps. Blue: B puts more weight there than A; red: less. "
+        "A difference says the two models attend otherwise, not why they translate otherwise (attention is not "
+        "explanation)."
+    )
+    changes = comparison.layer_changes()
+    table = pd.DataFrame({KIND_TITLES[k]: pd.Series(v, index=range(1, len(v) + 1)) for k, v in changes.items()})
+    st.markdown("**How far apart, layer by layer** (0: the same weights; 1: no key in common)")
+    st.dataframe(table.rename_axis("layer"), width="content", column_config=None)
+    st.caption("The mean over heads and rows of the total variation distance ½ Σ |B − A| between a row of each.")

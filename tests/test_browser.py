@@ -144,7 +144,13 @@ def test_in_step_by_step_the_next_button_and_the_top_5_chart_share_one_screen(ap
     assert bottom - top <= FIRST_SCREEN["height"], boxes
 
 
-NEW_VIEWS = ("Where did it learn this?", "Teach a correction", "Find the bad translations", "Watch it learn")
+NEW_VIEWS = (
+    "Where did it learn this?",
+    "Compare two models",
+    "Teach a correction",
+    "Find the bad translations",
+    "Watch it learn",
+)
 
 
 def open_tab(page, name: str) -> bool:  # page: playwright's Page

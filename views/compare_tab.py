@@ -82,14 +82,19 @@ def show_compare(
         chart = heatmap(view, pick(view.weights, layer, head), f"{name}: {KIND_TITLES[kind]}", which, langs)
         column.altair_chart(chart, width="stretch")
     frame = attention_frame(pick(change.weights, layer, head), change.row_labels, change.cols, change.future)
-    columns[2].altair_chart(difference_heatmap(frame, "B − A", which, *axis_titles(kind, langs)), width="stretch")
+    columns[2].altair_chart(difference_heatmap(frame, "B − A", *axis_titles(kind, langs), which), width="stretch")
     st.caption(
         "The layer and head are those chosen above the maps. Blue: B puts more weight there than A; red: less. "
         "A difference says the two models attend otherwise, not why they translate otherwise (attention is not "
         "explanation)."
     )
     changes = comparison.layer_changes()
-    table = pd.DataFrame({KIND_TITLES[k]: pd.Series(v, index=range(1, len(v) + 1)) for k, v in changes.items()})
+    depth = max(len(v) for v in changes.values())
+    table = pd.DataFrame(
+        [[f"{d:.3f}" for d in v] + ["–"] * (depth - len(v)) for v in changes.values()],
+        index=[KIND_TITLES[k] for k in changes],
+        columns=[f"layer {i + 1}" for i in range(depth)],
+    )
     st.markdown("**How far apart, layer by layer** (0: the same weights; 1: no key in common)")
-    st.dataframe(table.rename_axis("layer"), width="content", column_config=None)
+    st.dataframe(table, width="content")
     st.caption("The mean over heads and rows of the total variation distance ½ Σ |B − A| between a row of each.")

@@ -12,6 +12,7 @@ COMMANDS = {
     "gate": ("workshop.gate", "may a model replace the shipped one? the regression gate"),
     "phrases": ("workshop.everyday", "the everyday phrase list, scored by exact match"),
     "copy-check": ("workshop.copy_check", "does a model carry names, places and numbers it never saw?"),
+    "behaviour": ("workshop.checklist", "behaviour tests: names, numbers, pronouns, typing, negation, plurals"),
     "distill": ("workshop.distill", "a teacher re-translates every training source (sequence-level distillation)"),
     "ct2-export": ("workshop.ct2", "a model's CTranslate2 export, for the fast engine of distill and the benches"),
     "student": ("workshop.student", "a training run that also learns from a teacher's translations (distillation)"),

@@ -42,6 +42,7 @@ from translate.translator import Candidate, DecodeOptions, Translation, Translat
 from views.alignment_tab import gold_picker, show_alignment
 from views.architecture import show_architecture_tab
 from views.arithmetic_tab import show_arithmetic
+from views.behaviour_tab import show_behaviour
 from views.compare_tab import ASKED, COMPARE_VIEW, TRANSLATE_PAGE, show_compare
 from views.guarded_result import GUARD_KEY, guard_switch, show_guard
 from views.input_check import show_example_hint, show_input_check, show_view
@@ -351,6 +352,7 @@ def views(
             "Find the bad translations",
             partial(show_ranking, translator, request, partial(open_source, request=request)),
         ),
+        ("Behaviour tests", partial(show_behaviour, translator, request, partial(open_source, request=request), langs)),
         ("Watch it learn", show_toy),
     )
 

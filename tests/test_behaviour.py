@@ -109,10 +109,11 @@ def test_the_runner_reports_exactly_a_hand_made_model_failure() -> None:
     assert seen[-1] == (len(sent), len(sent)) and len(seen) == len(calls)
 
 
-def behaviour_page(lost: str) -> None:
+def behaviour_page(lost: str, source: str = "es") -> None:
     """The tab with a fake model that copies its source but drops ``lost``; an opened case is kept in the state."""
     import streamlit as st
 
+    from lab.page.direction import Languages
     from lab.page.request import Request
     from views.behaviour_tab import show_behaviour
 
@@ -125,7 +126,8 @@ def behaviour_page(lost: str) -> None:
     def open_source(text: str) -> None:
         st.session_state["opened"] = text
 
-    show_behaviour(Copying(), Request("fake", "fake", "", 1, 1.0, 1), open_source)  # type: ignore[arg-type]
+    langs = Languages(source, "en" if source == "es" else "es", "Spanish", "English")
+    show_behaviour(Copying(), Request("fake", "fake", "", 1, 1.0, 1), open_source, langs)  # type: ignore[arg-type]
 
 
 def select_row(at: AppTest, table: Dataframe, row: int) -> None:
@@ -152,6 +154,11 @@ def test_tab_lists_each_test_and_a_failing_case_opens_in_the_lab() -> None:
     select_row(at, table, 0)
     assert not at.exception, [e.message for e in at.exception]
     assert at.session_state["opened"] == failing["changed"].iloc[0]
+
+
+def test_a_model_of_another_source_language_is_told_the_tests_are_spanish() -> None:
+    at = AppTest.from_function(behaviour_page, args=("Lucía", "en"), default_timeout=30).run()
+    assert not at.exception and not at.button and "are Spanish sentences" in at.info[0].value
 
 
 def test_the_workshop_table_has_a_row_per_test_with_one_failing_case() -> None:

@@ -149,6 +149,7 @@ NEW_VIEWS = (
     "Compare two models",
     "Teach a correction",
     "Find the bad translations",
+    "Behaviour tests",
     "Watch it learn",
 )
 

@@ -30,6 +30,7 @@ MODEL_COMMANDS: dict[str, tuple[str, list[str]]] = {
     "workshop gate": ("gate", ["--candidate", "{model}", "--baseline", "{good}"]),
     "workshop phrases": ("phrases", ["--model", "{model}"]),
     "workshop copy-check": ("copy-check", ["--model", "{model}"]),
+    "workshop behaviour": ("behaviour", ["--model", "{model}"]),
     "workshop distill": ("distill", ["--teacher", "{model}", "--pairs", "{pairs}", "--out", "{out}"]),
     "workshop average": ("average", ["--model", "{model}", "--model", "{good}", "--out", "{out}"]),
     "workshop deepen": (

@@ -12,6 +12,7 @@ import streamlit as st
 
 from lab.behaviour.cases import CASES, SEED, TESTS
 from lab.behaviour.runner import Outcome, TestResult, model_translate, run
+from lab.page.direction import Languages
 from lab.page.request import Request
 from translate.translator import Translator
 from views.heavy_slot import Busy, in_line, slot
@@ -99,9 +100,14 @@ def show_results(results: list[TestResult], seconds: float, open_source: Callabl
             )
 
 
-def show_behaviour(translator: Translator, request: Request, open_source: Callable[[str], None]) -> None:
+def show_behaviour(
+    translator: Translator, request: Request, open_source: Callable[[str], None], langs: Languages
+) -> None:
     """The guard switch, Run, and the results of the last run for this model and switch."""
     st.caption(ABOUT)
+    if langs.src_code != "es":
+        st.info(f"The behaviour tests are Spanish sentences: this model reads {langs.src}.")
+        return
     has_guard = translator.guard is not None
     guard = st.toggle(
         "Name guard",

@@ -12,7 +12,7 @@ import streamlit as st
 
 from lab.attention.map_views import too_big
 from lab.attention.model_comparison import compare
-from lab.attention.sentence_maps import KIND_TITLES, KINDS, SentenceMaps, pick
+from lab.attention.sentence_maps import KIND_TITLES, KINDS, Kind, SentenceMaps, pick
 from lab.page.direction import Languages, languages
 from lab.page.labels import axis_titles
 from lab.page.model_choices import KEPT_MODEL, ModelChoice
@@ -88,7 +88,11 @@ def show_compare(
         "A difference says the two models attend otherwise, not why they translate otherwise (attention is not "
         "explanation)."
     )
-    changes = comparison.layer_changes()
+    show_layer_changes(comparison.layer_changes())
+
+
+def show_layer_changes(changes: dict[Kind, list[float]]) -> None:
+    """How far B is from A, one row per kind, one column per layer."""
     depth = max(len(v) for v in changes.values())
     table = pd.DataFrame(
         [[f"{d:.3f}" for d in v] + ["–"] * (depth - len(v)) for v in changes.values()],

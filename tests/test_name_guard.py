@@ -67,7 +67,7 @@ def test_the_stand_ins_are_the_corpus_own_most_shared_names_by_kind(guard):
         ("José Luis Ortiz vive en Buenos Aires.", ["José Luis Ortiz", "Buenos Aires"]),
         ("vivo en santa cruz de tenerife", ["santa cruz de tenerife"]),
         ("Mi número es 91 234 56 78.", ["91 234 56 78"]),
-        ("Tengo 25 libros y 1987 gatos.", ["1987"]),  # one or two digits: the model copies those
+        ("Tengo 25 libros y 1987 gatos.", ["25", "1987"]),  # short or long: rare in the corpus
         ("El tren sale a las 07:05.", ["07:05"]),
         ("Cuesta 3,50 euros.", ["3,50"]),
         ("Mi código es AB1234.", ["AB1234"]),
@@ -83,7 +83,7 @@ def test_names_places_and_numbers_the_model_cannot_know_are_swapped(guard, text,
 
 @pytest.mark.parametrize(
     "text",
-    ["Tom vive en Boston.", "La rosa es roja.", "Hola mundo", "Mary y John van a Chicago."],
+    ["Tom vive en Boston.", "La rosa es roja.", "Hola mundo", "Mary y John van a Chicago.", "Tom vive con 30 gatos."],
 )
 def test_what_the_model_knows_is_left_to_it(guard, text):
     assert guard.protect(text).swaps == ()

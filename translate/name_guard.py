@@ -283,10 +283,9 @@ class NameGuard:
         return out
 
     def _unknown_number(self, token: str) -> bool:
-        """Whether the model cannot be trusted to copy ``token``: not one or two digits ("25": it copies those)
-        nor a form its corpus holds KNOWN_NUMBER times ("2013", "5:00")."""
-        short = token.isdigit() and len(token) <= 2
-        return not short and self.lowercase.get(plain(token), 0) < KNOWN_NUMBER
+        """Whether the model cannot be trusted to copy ``token``: a form its corpus holds fewer than KNOWN_NUMBER
+        times, short ones too ("38" → "388th", "22" → "222" alone; "10", "2013", "5:00" are left to it)."""
+        return self.lowercase.get(plain(token), 0) < KNOWN_NUMBER
 
     def _joins(self, before: re.Match, name: re.Match, text: str) -> bool:
         """Whether the capitalised word ``before`` a name is its first name: written as a name in the corpus."""

@@ -251,7 +251,7 @@ class NameGuard:
     def _entities(self, text: str) -> list[tuple[int, int, str]]:
         """(start, end, kind) of every name run and number in ``text``, in order."""
         tokens = list(WORD.finditer(text))
-        accents = any(unicodedata.combining(c) or c in "¿¡" for c in unicodedata.normalize("NFD", text))  # written
+        accents = any(unicodedata.combining(c) for c in unicodedata.normalize("NFD", text))  # written
         out: list[tuple[int, int, str]] = []
         i = 0
         while i < len(tokens):

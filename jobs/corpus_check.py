@@ -36,12 +36,11 @@ from data.corpus import (
 from data.data_config import DataConfig
 from data.languages import SRC_LANG, TGT_LANG, header_names
 from data.readers import CODEC_NAMES, Reading, head_text, moses_paths, text_codec
+from model.run_dir import CORPUS_CHECK_FILE, CORPUS_FILE
 
 MIN_PAIRS = 20  # below this, the dev and test splits would be a pair or two
 MAX_UNREADABLE = 0.5  # more lines than this failing to read means the format or the columns are wrong
 SAMPLE_SIZE = 8
-CORPUS_FILE = "corpus.tsv"  # the checked pairs, as a run trains on them
-CHECK_FILE = "corpus_check.json"
 BATCH = 1024  # pairs read and cleaned at a time
 CHUNK = 4096  # hashes compared at a time, so that numpy's temporaries stay small
 SMALL_GROUP = 4  # dev and test take only whole groups of at most this many pairs (data.corpus.split)
@@ -267,7 +266,7 @@ def write_corpus(source: CorpusSource, config: CleanConfig, run_dir: Path) -> Pa
     finally:
         Path(partial.name).unlink(missing_ok=True)
     record = {"source": source.display(str(source.path)), **dataclasses.asdict(check)}
-    (run_dir / CHECK_FILE).write_text(json.dumps(record, indent=2, ensure_ascii=False, default=str) + "\n")
+    (run_dir / CORPUS_CHECK_FILE).write_text(json.dumps(record, indent=2, ensure_ascii=False, default=str) + "\n")
     return run_dir / CORPUS_FILE
 
 

@@ -23,12 +23,11 @@ from typing import Any
 
 from jobs.launch import run_tool
 from jobs.run_progress import read_json, read_jsonl, read_metrics
-from model.run_dir import JOB_EVENTS_FILE, RESULT_FILE
+from model.run_dir import ESTIMATE_FILE, JOB_EVENTS_FILE, RESULT_FILE
 from training.calibrate import CALIBRATION_VERSION  # the only figures this module reads
 from training.train_config import TrainConfig
 
 CALIBRATION_DIR = ".calibration"  # in the runs folder; hidden, so never taken for a run
-ESTIMATE_FILE = "estimate.json"  # in a run folder: the estimate shown when it was started
 MAX_AGE_S = 24 * 3600.0  # a stored calibration older than this is measured again
 TIMEOUT_S = 120.0  # the calibration process is killed after this
 DEV_FLOOR, DEV_SHARE = 200, 0.05  # the dev set holds at least 200 sentences, or 5 % of the corpus when that is fewer

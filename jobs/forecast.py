@@ -11,11 +11,12 @@ updates it at once when a limit changes.
 from __future__ import annotations
 
 import bisect
-import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from model.bounded_read import read_json
 
 TABLE_FILE = Path(__file__).resolve().parent / "learning_curve.json"  # python -m workshop learning-curve writes it
 MODES = ("scratch", "finetune")
@@ -96,9 +97,10 @@ def _point(p: Any) -> bool:
 
 def load_table(path: Path = TABLE_FILE) -> Table:
     try:
-        return parse_table(json.loads(path.read_text(encoding="utf-8")), str(path))
-    except (OSError, json.JSONDecodeError) as err:
-        raise ForecastError(f"{path}: no learning-curve table ({err})") from None
+        data = read_json(path, ForecastError)  # bounded: a FIFO or a folder is one line
+    except ForecastError as err:
+        raise ForecastError(f"no learning-curve table: {err}") from None
+    return parse_table(data, str(path))
 
 
 def _bracket(xs: list[float], x: float) -> tuple[int, float]:

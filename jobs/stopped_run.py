@@ -8,11 +8,10 @@ from typing import Any
 
 from jobs.launch import run_tool
 from jobs.run_progress import latest_records, read_json
-from model.run_dir import BEST_DIR, EVAL_RECORD, WEIGHTS_FILE, split_file
+from model.run_dir import BEST_DIR, EVAL_RECORD, STOPPED_SCORES_FILE, WEIGHTS_FILE, split_file
 from training.checkpoint import snapshot_step
 from translate.model_dir import weights_dir
 
-STOPPED_SCORES_FILE = "stopped_scores.json"  # in the run folder: the test scores of its best checkpoint so far
 TIMEOUT_S = 600.0
 
 

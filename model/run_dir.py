@@ -41,6 +41,12 @@ BEST_DIR, AVERAGED_DIR = "best", "averaged"  # the two candidates for the final 
 JOB_LOG_FILE = "train.log"  # the background job's stdout and stderr
 JOB_EVENTS_FILE = "job.jsonl"  # start / stop / exit events
 RUN_LOCK_FILE = "run.lock"  # the one writer's flock and name (training/run_lock.py)
+CORPUS_FILE = "corpus.tsv"  # the checked pairs the page stages, as the run trains on them (jobs/corpus_check.py)
+CORPUS_CHECK_FILE = "corpus_check.json"  # and the check beside them
+ESTIMATE_FILE = "estimate.json"  # the estimate shown when the run was started (jobs/estimate.py)
+STOPPED_SCORES_FILE = "stopped_scores.json"  # the test scores of a stopped run's best checkpoint (jobs/stopped_run.py)
+PROBES_DIR = "probes"  # tokens.json and one step-N.npz per dev evaluation (training/probes.py)
+REFERENCES_FILE = "reference_points.json"  # the run beside the shipped model and a floor (training/reference_points.py)
 
 # Everything a model directory may hold, as export, average and deepen write it (training/outputs.py): a folder
 # holding anything else (a run's state, someone's files) is never replaced by one.
@@ -49,6 +55,12 @@ MODEL_DIR_NAMES = frozenset(
     | {ALIGNMENT_FILE, CT2_DIR, NEIGHBOURS_INDEX_FILE, TRAIN_CONFIG_FILE, DATA_REPORT_FILE, SPLIT_RECORD_FILE}
     | {RESULT_FILE, SPLITS_DIR, NAME_GUARD_FILE, DOUBT_FILE}
 )
+# Everything a run directory may hold: a new run (training --out) goes only into a folder holding nothing else.
+RUN_DIR_NAMES = MODEL_DIR_NAMES | {
+    *(METRICS_LOG_FILE, EVALUATING_FILE, TEST_HYPOTHESES_FILE, STATE_FILE, SNAPSHOTS_DIR, BEST_DIR, AVERAGED_DIR),
+    *(JOB_LOG_FILE, JOB_EVENTS_FILE, RUN_LOCK_FILE, CORPUS_FILE, CORPUS_CHECK_FILE, ESTIMATE_FILE),
+    *(STOPPED_SCORES_FILE, PROBES_DIR, REFERENCES_FILE),
+}
 
 
 def split_file(run_dir: Path, name: str) -> Path:

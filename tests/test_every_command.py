@@ -1,6 +1,7 @@
 """A hostile-input table through every command that takes a path: a path that is missing, a file where a folder is
-expected (or a folder where a file is), a FIFO, a model folder that lies and someone's project folder. Each is one
-line on stderr starting "error: ", status 2, in bounded time, and nothing is written anywhere."""
+expected (or a folder where a file is), a FIFO, a model folder that lies and someone's project folder; and every
+output a command does not own (someone's project, a link to itself, a FIFO). Each is one line on stderr starting
+"error: ", status 2, in bounded time, and nothing is written anywhere."""
 
 from __future__ import annotations
 
@@ -38,6 +39,7 @@ MODEL_COMMANDS: dict[str, tuple[str, list[str]]] = {
         ["--model", "{model}", "--encoder-layers", "4", "--decoder-layers", "3", "--out", "{out}"],
     ),
     "workshop neighbours-index": ("neighbours-index", ["--model", "{model}"]),
+    "workshop ct2-export": ("ct2-export", ["--model", "{model}", "--out", "{out}"]),
 }
 FILE_COMMANDS: dict[str, tuple[str, list[str]]] = {
     "training train --corpus": ("train", ["--config", "configs/tiny.toml", "--corpus", "{file}", "--out", "{out}"]),
@@ -46,6 +48,35 @@ FILE_COMMANDS: dict[str, tuple[str, list[str]]] = {
     "workshop distill --pairs": ("distill", ["--teacher", "{good}", "--pairs", "{file}", "--out", "{out}"]),
     "workshop phrases --phrases": ("phrases", ["--model", "{good}", "--phrases", "{file}"]),
     "workshop recipe --recipe": ("recipe", ["--recipe", "{file}", "--out", "{out}"]),
+    "workshop student --distilled": (
+        "student",
+        ["--distilled", "{file}", "--config", "configs/tiny.toml", "--corpus", "{pairs}", "--out", "{out}"],
+    ),
+    "workshop learning-curve --corpus": (
+        "learning-curve",
+        ["--corpus", "{file}", "--work", "{out}", "--out", "{json}", "--curve", "scratch:10:2:1"],
+    ),
+    "workshop learning-curve --check": ("learning-curve", ["--check", "{file}"]),
+}
+# Outputs: {dest} is someone's project folder, a link to itself or a FIFO; never written into, over or through.
+OUT_COMMANDS: dict[str, tuple[str, list[str]]] = {
+    "training train --out": ("train", ["--config", "configs/tiny.toml", "--corpus", "{pairs}", "--out", "{dest}"]),
+    "training train --resume": ("train", ["--out", "{dest}", "--resume"]),
+    "training export --out": ("export", ["--run", "{good}", "--out", "{dest}"]),
+    "training evaluate --json": ("evaluate", ["--model", "{good}", "--pairs", "{pairs}", "--json", "{dest}"]),
+    "training evaluate --hyp": ("evaluate", ["--model", "{good}", "--pairs", "{pairs}", "--hyp", "{dest}"]),
+    "workshop gate --json": ("gate", ["--candidate", "{good}", "--json", "{dest}"]),
+    "workshop distill --out": ("distill", ["--teacher", "{good}", "--pairs", "{pairs}", "--out", "{dest}"]),
+    "workshop average --out": ("average", ["--model", "{good}", "--model", "{good}", "--out", "{dest}"]),
+    "workshop deepen --out": (
+        "deepen",
+        ["--model", "{good}", "--encoder-layers", "4", "--decoder-layers", "3", "--out", "{dest}"],
+    ),
+    "workshop ct2-export --out": ("ct2-export", ["--model", "{good}", "--out", "{dest}"]),
+    "workshop learning-curve --out": (
+        "learning-curve",
+        ["--corpus", "{pairs}", "--work", "{out}", "--out", "{dest}", "--curve", "scratch:10:2:1"],
+    ),
 }
 LAB = {"translate", "evaluate", "export", "guard", "train"}
 
@@ -70,6 +101,17 @@ def hostile_models(root: Path) -> dict[str, Path]:
     }
 
 
+def hostile_outputs(root: Path) -> dict[str, Path]:
+    project = root / "project"
+    (project / "src").mkdir(parents=True)
+    (project / "config.json").write_text(json.dumps({"name": "my-web-project"}))
+    (project / "notes.txt").write_text("my notes\n")
+    (project / "src" / "main.py").write_text("print('hello')\n")
+    (root / "loop").symlink_to(root / "loop")
+    os.mkfifo(root / "fifo")
+    return {"someone's project": project, "a link to itself": root / "loop", "a FIFO": root / "fifo"}
+
+
 def hostile_files(root: Path) -> dict[str, Path]:
     (root / "folder").mkdir(parents=True)
     os.mkfifo(root / "fifo")
@@ -80,8 +122,8 @@ def snapshot(folder: Path) -> dict[str, bytes | None]:
     return {
         str(p.relative_to(folder)): p.read_bytes() if p.is_file() else None
         for p in sorted(folder.rglob("*"))
-        if not p.is_fifo()
-    }
+        if not p.is_fifo() and not p.is_symlink()
+    } | {str(p.relative_to(folder)): os.readlink(p) for p in folder.rglob("*") if p.is_symlink()}
 
 
 def run(name: str, argv: list[str], seconds: float = 60.0) -> tuple[int, str]:
@@ -127,6 +169,7 @@ def refuses_every_one(
             "{pairs}": str(good / "splits" / "test.tsv"),
             "{good}": str(good),
             "{out}": str(tmp / "out"),
+            "{json}": str(tmp / "out.json"),
         }
         argv = [fill.get(a, a) for a in template]
         status, err = run(main, argv)
@@ -150,3 +193,12 @@ def test_every_command_refuses_a_hostile_file_in_one_line(
     monkeypatch.chdir(Path(__file__).resolve().parents[1])
     files = hostile_files(tmp_path / "in")
     refuses_every_one(FILE_COMMANDS[name], "{file}", files, tiny_model_dir, tmp_path)
+
+
+@pytest.mark.parametrize("name", list(OUT_COMMANDS))
+def test_every_command_refuses_an_output_it_does_not_own_in_one_line(
+    name: str, tiny_model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(Path(__file__).resolve().parents[1])
+    outputs = hostile_outputs(tmp_path / "in")
+    refuses_every_one(OUT_COMMANDS[name], "{dest}", outputs, tiny_model_dir, tmp_path)

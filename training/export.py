@@ -39,20 +39,7 @@ EXTRA_FILES = (TRAIN_CONFIG_FILE, DATA_REPORT_FILE, SPLIT_RECORD_FILE, RESULT_FI
 
 
 class ExportError(ValueError):
-    """The export may not be written where asked; the message names the directory."""
-
-
-def check_destination(run_dir: Path, out: Path) -> None:
-    """Raise ExportError (or OutputError), before anything is written, if writing ``out`` could destroy a run or
-    unrelated files."""
-    run, dest = run_dir.resolve(), out.resolve()
-    if dest == run:
-        raise ExportError(f"--out {out} is the run directory itself; export to a new directory")
-    if run in dest.parents:
-        raise ExportError(f"--out {out} is inside the run directory {run_dir}; export to a directory outside it")
-    if dest in run.parents:
-        raise ExportError(f"--out {out} contains the run directory {run_dir}; replacing it would delete the run")
-    check_model_dir(out)  # a run, or someone's files, are never replaced
+    """The regression gate refuses the export, or could not run; the message names the directory."""
 
 
 def gate_refuses(run_dir: Path, out: Path) -> str:
@@ -83,10 +70,10 @@ def gate_refuses(run_dir: Path, out: Path) -> str:
 def export(run_dir: Path, out: Path, dtype: torch.dtype) -> Path:
     """Write ``out`` from ``run_dir``; returns ``out``. Fails (ModelLoadError) if the run has no final model.
 
-    Refuses (ExportError) an ``out`` that overlaps the run or is not a model directory; on any failure (OSError
+    Refuses (OutputError) an ``out`` that overlaps the run or is not a model directory; on any failure (OSError
     such as a full disk included) ``out`` is left as it was and the temporary folder is removed.
     """
-    check_destination(run_dir, out)
+    check_model_dir(out, [("the run directory", run_dir)])  # a run, or someone's files, are never replaced
     loaded = load_model(run_dir)
     with staged_dir(out, "export") as tmp:  # beside out: the final rename is atomic
         save_model(loaded.model, tmp, dtype=dtype)
@@ -109,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     before = {p.name for p in args.out.iterdir()} if args.out.is_dir() else set()
     try:
-        check_destination(args.run, args.out)  # before the gate: its minutes never end in a refusal
+        check_model_dir(args.out, [("the run directory", args.run)])  # before the gate: it never ends in a refusal
         if not args.force and (refused := gate_refuses(args.run, args.out)):
             raise ExportError(refused)
         export(args.run, args.out, DTYPES[args.dtype])

@@ -1,17 +1,21 @@
 """What a command may write, checked before its work starts: a refusal comes first, in one line, and writes nothing.
 
 A model folder replaces only an empty folder or one this project wrote: ``config.json``, the weights and nothing a
-model directory does not hold (``MODEL_DIR_NAMES``); a run or someone's files are named, never deleted. A report
-(``--json``, ``--hyp``) or a file appended to must be a regular file, or a new one where one can be created.
+model directory does not hold (``MODEL_DIR_NAMES``), and never a folder the command reads; a new run goes only into a
+folder holding nothing a run does not write (``RUN_DIR_NAMES``); a run or someone's files are named, never deleted or
+written over. A report (``--json``, ``--hyp``) or a file appended to must be a regular file, or a new one where one
+can be created. A link that leads nowhere (to itself, or to a missing path) is refused: writing through it would fail
+after the work, or land where the user does not look.
 """
 
 from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
-from model.run_dir import CONFIG_FILE, MODEL_DIR_NAMES, WEIGHTS_FILE
+from model.run_dir import CONFIG_FILE, MODEL_DIR_NAMES, RUN_DIR_NAMES, WEIGHTS_FILE
 
 SHOWN = 5  # names quoted in a refusal
 
@@ -22,7 +26,7 @@ class OutputError(ValueError):
 
 def _probe(folder: Path, option: str, path: Path) -> None:
     """Create and remove a file in ``folder`` (or its nearest existing parent): the one test that cannot lie."""
-    while not folder.exists() and folder != folder.parent:
+    while not os.path.lexists(folder) and folder != folder.parent:
         folder = folder.parent
     try:
         fd, name = tempfile.mkstemp(dir=folder, prefix=".write-check-")
@@ -32,25 +36,58 @@ def _probe(folder: Path, option: str, path: Path) -> None:
         raise OutputError(f"{option} {path}: cannot write in {folder} ({err.strerror or err})") from None
 
 
-def check_model_dir(out: Path) -> None:
-    """Raise OutputError unless a model folder may be put at ``out``: new, empty, or a model folder this project wrote."""
-    if out.exists() or out.is_symlink():
+def check_target(path: Path, option: str) -> None:
+    """Raise OutputError when ``path`` is a link that leads nowhere (to itself, or to a missing path)."""
+    if path.is_symlink() and not path.exists():
+        raise OutputError(f"{option} {path} is a link to a missing path or to itself; give another name")
+
+
+def _holding(names: list[str]) -> str:
+    return f"it holds {', '.join(names[:SHOWN])}{' …' if len(names) > SHOWN else ''}"
+
+
+def check_model_dir(out: Path, reads: Sequence[tuple[str, Path]] = ()) -> None:
+    """Raise OutputError unless a model folder may be put at ``out``: new, empty, or a model folder this project wrote;
+    and neither one of the folders the command reads (``reads``: what to call it, its path), nor inside, nor holding
+    one."""
+    check_target(out, "--out")
+    dest = Path(os.path.realpath(out))  # never raises, a link loop included
+    for noun, folder in reads:
+        read = Path(os.path.realpath(folder))
+        if dest == read:
+            raise OutputError(f"--out {out} is {noun} itself; write to a new directory")
+        if read in dest.parents:
+            raise OutputError(f"--out {out} is inside {noun} {folder}; write to a directory outside it")
+        if dest in read.parents:
+            raise OutputError(f"--out {out} contains {noun} {folder}; replacing it would delete it")
+    if out.exists():
         if not out.is_dir():
             raise OutputError(f"--out {out} exists and is not a folder; not replaced")
         names = {p.name for p in out.iterdir()}
         foreign, missing = sorted(names - MODEL_DIR_NAMES), sorted({CONFIG_FILE, WEIGHTS_FILE} - names)
         if foreign or (names and missing):
-            more = " …" if len(foreign) > SHOWN else ""
-            what = f"it holds {', '.join(foreign[:SHOWN])}{more}" if foreign else f"no {' or '.join(missing)}"
+            what = _holding(foreign) if foreign else f"no {' or '.join(missing)}"
             raise OutputError(
                 f"--out {out} is not a model directory ({what}); not replaced: choose a new or empty folder"
             )
-    _probe(out.resolve().parent, "--out", out)
+    _probe(dest.parent, "--out", out)
+
+
+def check_run_dir(out: Path) -> None:
+    """Raise OutputError unless a new run may write into ``out``: new, empty, or holding only what a run and the
+    Train page write (a run stopped before its first save, a staged corpus)."""
+    check_target(out, "--out")
+    foreign = sorted({p.name for p in out.iterdir()} - RUN_DIR_NAMES) if out.is_dir() else []
+    if foreign:
+        raise OutputError(
+            f"--out {out} is not a run directory ({_holding(foreign)}); nothing written: choose a new or empty folder"
+        )
 
 
 def check_file(path: Path, option: str) -> None:
     """Raise OutputError unless ``path`` can be written as a file: an existing one is opened, never changed; a missing
     folder is made."""
+    check_target(path, option)
     if path.is_dir():
         raise OutputError(f"{option} {path} is a folder; give a file name")
     if path.exists() and not path.is_file():

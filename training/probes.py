@@ -17,9 +17,9 @@ import numpy as np
 from data.batch import Example
 from data.tokenizer import Tokenizer
 from model.attention_maps import KINDS, inspect
+from model.run_dir import PROBES_DIR
 from model.transformer import Transformer
 
-PROBES_DIR = "probes"  # in the run folder: tokens.json and one step-N.npz per dev evaluation
 PROBE_TOKENS_FILE = "tokens.json"
 PROBE_SENTENCES = 3
 MAX_PROBE_TOKENS = 24  # pieces a side, </s> included

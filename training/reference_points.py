@@ -15,14 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from data.corpus import CorpusError, read_pairs_file
-from model.run_dir import CONFIG_FILE, WEIGHTS_FILE, split_file
+from model.run_dir import CONFIG_FILE, REFERENCES_FILE, WEIGHTS_FILE, split_file
 from model.weights import ModelLoadError
 from training.evaluate import corpus_scores, loops, score
 from training.phrases import canary_list, read_phrases, score_phrases
 from training.prepare import model_data
 from translate.translator import DEFAULT_MODEL, Translator
 
-REFERENCES_FILE = "reference_points.json"
 MAX_SENTENCES = 300  # dev sentences scored: the same first ones for every model
 # The rows' names; the default model's row is "default model (NAME)".
 RUN, FLOOR, DEFAULT = "this run", "copy the source (floor)", "default model"

@@ -35,6 +35,7 @@ from training import checkpoint, distributed
 from training.evaluate import test_scores
 from training.guided_alignment import check_aligner, read_alignments
 from training.metrics import MetricsLog
+from training.outputs import OutputError, check_run_dir, check_target
 from training.prepare import SPLITS, Mixer, prepare_data
 from training.progress import Progress
 from training.run_lock import RunLocked, acquire
@@ -163,6 +164,7 @@ def new_config(args: argparse.Namespace, overrides: list[str]) -> TrainConfig:
         detect_format(Path(corpus), config.data.src_lang, config.data.tgt_lang)
     if config.optim.guided_alignment.enabled:
         check_aligner()
+    check_run_dir(args.out)  # someone's folder: never written into
     if (args.out / checkpoint.STATE_FILE).exists() or (args.out / RESULT_FILE).exists():
         raise ConfigError(f"{args.out} already holds a training run: continue it with --resume, or choose a new --out")
     if (args.out / METRICS_LOG_FILE).exists():  # killed before its first save: nothing to resume, start afresh
@@ -209,18 +211,18 @@ def main(argv: list[str] | None = None, mix: Mixer | None = None) -> int:
     args, overrides = parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     run_dir: Path = args.out
-    lock, created = None, not run_dir.exists()
+    lock, created, new_lock = None, not run_dir.exists(), not (run_dir / RUN_LOCK_FILE).exists()
     try:
+        check_target(run_dir, "--out")
         if distributed.launched_rank() == 0:  # one writer per run directory: rank 0 holds it for all ranks
             lock = acquire(run_dir)
         config = resume_config(run_dir, overrides) if args.resume else new_config(args, overrides)
-    except (ConfigError, CorpusError, RunLocked, OSError, checkpoint.StateError) as err:
+    except (ConfigError, CorpusError, OutputError, RunLocked, OSError, checkpoint.StateError) as err:
         message = f"{run_dir}: {err.strerror or err}" if isinstance(err, OSError) else str(err)
         print(f"error: {message}", file=sys.stderr)
-        if lock is not None:  # never left held, nor an empty folder made by this command
+        if lock is not None:  # never left held, nor a lock file or an empty folder made by this command
             lock.release()
-            if created:
-                forget_run_dir(run_dir)
+            forget_run_dir(run_dir, created, new_lock)
         return 2
     try:
         return train_in(run_dir, config, args.resume, mix)
@@ -237,11 +239,11 @@ def main(argv: list[str] | None = None, mix: Mixer | None = None) -> int:
             lock.release()
 
 
-def forget_run_dir(run_dir: Path) -> None:
-    """Remove a run directory this command created and left holding nothing but its lock."""
-    leftover = [p.name for p in run_dir.iterdir()] if run_dir.is_dir() else []
-    if set(leftover) <= {RUN_LOCK_FILE}:
+def forget_run_dir(run_dir: Path, created: bool, new_lock: bool) -> None:
+    """Remove what a refused command wrote: the lock file it made, and the folder it made when nothing else is in it."""
+    if new_lock:
         (run_dir / RUN_LOCK_FILE).unlink(missing_ok=True)
+    if created and run_dir.is_dir() and not any(run_dir.iterdir()):
         run_dir.rmdir()
 
 

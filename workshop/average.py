@@ -82,9 +82,7 @@ def held_out_test(model_dir: Path) -> tuple[list[Pair], str]:
 
 def average(models: list[Path], out: Path) -> str:
     """Write the average of ``models`` to ``out``; returns why it was not scored on a test split ("" when it was)."""
-    if out.resolve() in {m.resolve() for m in models}:
-        raise ModelLoadError(f"--out {out} is one of the models averaged; write to a new directory")
-    check_model_dir(out)
+    check_model_dir(out, [("a model averaged", m) for m in models])
     members = load_members(models)
     with staged_dir(out, "average") as tmp:
         save_model(mean_model(members), tmp)  # config.json and the weights

@@ -29,6 +29,7 @@ from model.decode import Hypothesis, max_output_lengths
 from model.run_dir import CT2_DIR
 from model.transformer import Transformer
 from model.weights import WEIGHTS_FILE, ModelLoadError, staged_dir
+from training.outputs import OutputError, check_target
 from translate.model_dir import load_model
 from translate.name_guard import NameGuard
 from translate.translator import DEFAULT_MODEL, DecodeOptions, Translation, Translator, load_guard
@@ -134,6 +135,7 @@ def export(model_dir: Path, out: Path | None = None, quantization: str = "float3
         raise ValueError(f"quantization: expected one of {QUANTIZATIONS}, got {quantization!r}")
     model_dir = Path(model_dir)
     out = Path(out) if out is not None else model_dir / CT2_DIR
+    check_target(out, "--out")
     if out.exists() and any(out.iterdir()) and not (out / INFO_FILE).is_file():
         raise ExportError(f"{out}: exists and is not a CTranslate2 export of ours ({INFO_FILE} missing); not replaced")
     loaded = load_model(model_dir)
@@ -267,7 +269,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         out = export(args.model, args.out, args.quantization)
-    except (ModelLoadError, ExportError) as err:
+    except (ModelLoadError, ExportError, OutputError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     except OSError as err:

@@ -25,9 +25,7 @@ from translate.model_dir import load_model
 
 def grow_folder(model: Path, out: Path, n_encoder_layers: int, n_decoder_layers: int) -> None:
     """Write ``model`` grown to ``n_encoder_layers`` + ``n_decoder_layers`` layers into ``out``."""
-    if out.resolve() == model.resolve():
-        raise ModelLoadError(f"--out {out} is the parent; write to a new directory")
-    check_model_dir(out)
+    check_model_dir(out, [("the parent", model)])
     parent = load_model(model)
     shape = dataclasses.replace(
         parent.model.config, n_encoder_layers=n_encoder_layers, n_decoder_layers=n_decoder_layers

@@ -22,21 +22,28 @@ import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
-from data.corpus import read_pairs_file, write_pairs
+from data.corpus import CorpusError, read_pairs_file, write_pairs
 from data.split_record import read_record
 from jobs.fine_tune import fine_tune_overrides
-from jobs.forecast import TABLE_FILE, Table, expected, load_table, parse_table
+from jobs.forecast import TABLE_FILE, ForecastError, Table, expected, load_table, parse_table
 from jobs.run_progress import read_jsonl
+from model.bounded_read import read_json, read_text
 from model.run_dir import METRICS_LOG_FILE, split_file
+from training.outputs import check_file
 from training.prepare import model_data
 from translate.settings import REPO_ROOT
 
 CORPUS = REPO_ROOT.parent / "shared" / "data" / "tatoeba-spa-eng" / "spa-eng.tsv"
 SHIPPED = REPO_ROOT / "checkpoints" / "es-en"
 PRESET = REPO_ROOT / "configs" / "small.toml"
+MAX_CORPUS_BYTES = 1 << 30  # the corpus is read whole once: the bundled one is 13 MB
 # MODE:PAIRS:STEPS:EVAL_EVERY. Below the small preset's 800 warmup steps the learning rate at a step does not depend
 # on max_steps, so each evaluation is what a run stopped there would reach (before averaging its snapshots).
 CURVES = ("scratch:16000:800:100", "scratch:1000:800:100", "scratch:4000:800:100", "finetune:1000:200:50")
+
+
+class CurveError(ValueError):
+    """A curve that is not one, or whose run failed; the message names it."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -48,10 +55,10 @@ class Curve:
 
     @classmethod
     def parse(cls, text: str) -> Curve:
-        """``scratch:4000:400:100``; SystemExit naming the curve when it is not one."""
+        """``scratch:4000:400:100``; CurveError naming the curve when it is not one."""
         parts = text.split(":")
         if len(parts) != 4 or parts[0] not in ("scratch", "finetune") or not all(p.isdigit() for p in parts[1:]):
-            raise SystemExit(f"error: --curve {text!r}: expected MODE:PAIRS:STEPS:EVAL_EVERY, MODE scratch|finetune")
+            raise CurveError(f"--curve {text!r}: expected MODE:PAIRS:STEPS:EVAL_EVERY, MODE scratch|finetune")
         return cls(parts[0], int(parts[1]), int(parts[2]), int(parts[3]))
 
     @property
@@ -59,24 +66,37 @@ class Curve:
         return f"{self.mode}-{self.pairs}"
 
 
-def sample(curve: Curve, corpus: Path, folder: Path, seed: int) -> Path:
-    """``curve.pairs`` random pairs: corpus lines (from scratch), or the shipped model's unseen dev and test pairs."""
-    rng = random.Random(seed)
-    path = folder / f"{curve.name}.tsv"
+def pools(curves: list[Curve], corpus: Path) -> dict[str, list]:
+    """What each mode samples from, read once before any run: the corpus's lines (scratch), the shipped model's unseen
+    dev and test pairs (finetune); CorpusError when a curve asks for more pairs than there are."""
+    found: dict[str, list] = {}
+    if any(c.mode == "scratch" for c in curves):
+        found["scratch"] = [
+            line for line in read_text(corpus, MAX_CORPUS_BYTES, CorpusError).splitlines() if line.strip()
+        ]
+    if any(c.mode == "finetune" for c in curves):
+        dev, test = read_record(SHIPPED, dataclasses.replace(model_data(SHIPPED), corpora=(str(corpus),)))
+        found["finetune"] = dev + test
+    for c in curves:
+        if c.pairs > len(found[c.mode]):
+            raise CorpusError(f"--curve {c.name}: {c.pairs:,} pairs asked; {corpus} gives {len(found[c.mode]):,}")
+    return found
+
+
+def sample(curve: Curve, pool: list, folder: Path, seed: int) -> Path:
+    """``curve.pairs`` random pairs of ``pool`` (``pools``), as a corpus file in ``folder``."""
+    path, chosen = folder / f"{curve.name}.tsv", random.Random(seed).sample(pool, curve.pairs)
     if curve.mode == "scratch":
-        lines = [line for line in corpus.read_text(encoding="utf-8").splitlines() if line.strip()]
-        path.write_text("\n".join(rng.sample(lines, curve.pairs)) + "\n", encoding="utf-8")
-        return path
-    data = dataclasses.replace(model_data(SHIPPED), corpora=(str(corpus),))
-    dev, test = read_record(SHIPPED, data)
-    write_pairs(rng.sample(dev + test, curve.pairs), path)
+        path.write_text("\n".join(chosen) + "\n", encoding="utf-8")
+    else:
+        write_pairs(chosen, path)
     return path
 
 
-def measure(curve: Curve, corpus: Path, work: Path, seed: int) -> dict:
+def measure(curve: Curve, pool: list, work: Path, seed: int) -> dict:
     """One run of ``python -m training train`` for ``curve``; its dev BLEU at each evaluation."""
     run_dir = work / curve.name
-    subset = sample(curve, corpus, work, seed)
+    subset = sample(curve, pool, work, seed)
     parent = fine_tune_overrides(SHIPPED) if curve.mode == "finetune" else []
     limits = [f"optim.max_steps={curve.steps}", "optim.max_minutes=0", f"run.eval_every={curve.eval_every}"]
     limits += ["optim.max_epochs=1000000"]  # steps, not the preset's 100 epochs, end a small sample's run
@@ -87,7 +107,7 @@ def measure(curve: Curve, corpus: Path, work: Path, seed: int) -> dict:
     with open(work / f"{curve.name}.log", "w", encoding="utf-8") as log:
         done = subprocess.run(argv, cwd=REPO_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, check=False)
     if done.returncode != 0:
-        raise RuntimeError(f"{curve.name}: training failed (exit {done.returncode}), see {work / curve.name}.log")
+        raise CurveError(f"{curve.name}: training failed (exit {done.returncode}), see {work / curve.name}.log")
     return measured(curve, run_dir, (time.time() - begin) / 60)
 
 
@@ -127,8 +147,9 @@ def held_out(table: dict) -> list[dict]:
 def check(tries: Path, table: Path) -> None:
     """Print each curve of ``tries`` (a table this command wrote with --out) beside the forecast ``table`` makes of
     it: how the page's forecast fares on runs it never saw."""
-    forecasts = load_table(table)
-    for row in json.loads(tries.read_text(encoding="utf-8"))["curves"]:
+    forecasts, tried = load_table(table), read_json(tries, ForecastError)
+    parse_table(tried, str(tries))  # a table this command wrote, or ForecastError naming the field
+    for row in tried["curves"]:
         made = against(row, forecasts)
         print(f"{row['mode']} {row['pairs']:,} pairs: factor {made['factor']} (step, measured, forecast)")
         print("  " + "  ".join(f"{s}: {m:.1f} / {f:.1f}" for s, m, f in made["step_measured_forecast"]))
@@ -166,16 +187,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--check", type=Path, help="a table of other runs (--out): print each beside the forecast")
     args = parser.parse_args(argv)
-    if args.check:
-        check(args.check, args.out)
-        return 0
-    curves = [Curve.parse(c) for c in args.curve or CURVES]
-    args.work.mkdir(parents=True, exist_ok=True)
-    done: list[dict] = []
-    with ThreadPoolExecutor(max(1, args.lanes)) as pool:
-        futures = [pool.submit(measure, c, args.corpus, args.work, args.seed) for c in curves]
-        for future in as_completed(futures):  # written after each curve: a stopped measurement keeps what it has
-            done.append(future.result())
-            write_table(done, args.out)
-            print(f"{done[-1]['mode']} {done[-1]['pairs']}: {done[-1]['points']}", flush=True)
+    try:  # every path checked before the first run
+        if args.check:
+            check(args.check, args.out)
+            return 0
+        curves = [Curve.parse(c) for c in args.curve or CURVES]
+        check_file(args.out, "--out")
+        if args.out.is_file():
+            load_table(args.out)  # its curves are kept: a table this command wrote
+        found = pools(curves, args.corpus)
+        args.work.mkdir(parents=True, exist_ok=True)
+        with ThreadPoolExecutor(max(1, args.lanes)) as pool:
+            futures = [pool.submit(measure, c, found[c.mode], args.work, args.seed) for c in curves]
+            done: list[dict] = []
+            for future in as_completed(futures):  # written after each curve: a stopped measurement keeps what it has
+                done.append(future.result())
+                write_table(done, args.out)
+                print(f"{done[-1]['mode']} {done[-1]['pairs']}: {done[-1]['points']}", flush=True)
+    except (CurveError, ForecastError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
     return 0

@@ -107,6 +107,13 @@ def test_distill_never_appends_to_a_file_it_did_not_begin(
     one_refusal(capsys, "other.tsv.json", "not the side-car")
     (tmp_path / "other.tsv.json").unlink()
     assert snapshot(tmp_path) == before
+    (tmp_path / "new.tsv.json").write_text('{"mine": 1}')  # someone's file where a new --out's side-car would go
+    before = snapshot(tmp_path)
+    assert (
+        distill_main(["--teacher", str(tiny_model_dir), "--pairs", str(pairs), "--out", str(tmp_path / "new.tsv")]) == 2
+    )
+    one_refusal(capsys, "new.tsv.json", "not the side-car")
+    assert snapshot(tmp_path) == before
 
 
 def hostile_outputs(tmp_path: Path) -> list[tuple[str, str]]:

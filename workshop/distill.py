@@ -21,6 +21,7 @@ from tqdm import tqdm
 
 from data.corpus import CorpusError, Pair, read_pairs_file
 from data.split_record import file_sha256
+from model.bounded_read import read_json
 from model.run_dir import WEIGHTS_FILE
 from model.weights import ModelLoadError
 from training.outputs import OutputError, check_file
@@ -48,12 +49,9 @@ def identity(teachers: list[Path], pairs: Path, options: DecodeOptions, engine: 
 
 def side_car(path: Path) -> dict:
     """The side-car of a distilled file (``identity`` and progress); CorpusError names a file that is not one."""
-    try:
-        found = json.loads(path.read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError):
-        found = None
-    if not isinstance(found, dict):
-        raise CorpusError(f"{path}: not the side-car of a distilled file (expected a JSON object)")
+    found = read_json(path, CorpusError)
+    if not isinstance(found, dict) or "teachers" not in found:
+        raise CorpusError(f"{path}: not the side-car of a distilled file (expected a JSON object naming its teachers)")
     return found
 
 
@@ -101,12 +99,12 @@ def main(argv: list[str] | None = None) -> int:
             check_file(path, "--out")
         pairs = read_pairs_file(args.pairs)
         made_from = identity(args.teacher, args.pairs, options, args.engine)
-        if args.out.is_file():  # continued only when its side-car says it is this very distillation
-            if not meta_file.is_file():
-                raise OutputError(
-                    f"--out {args.out} exists without {meta_file.name} beside it to say which distillation it is; "
-                    "not appended to: remove it, or choose another --out"
-                )
+        if args.out.is_file() and not meta_file.is_file():
+            raise OutputError(
+                f"--out {args.out} exists without {meta_file.name} beside it to say which distillation it is; "
+                "not appended to: remove it, or choose another --out"
+            )
+        if meta_file.is_file():  # continued, or written over, only when it says it is this very distillation
             before = {"length_penalty": 1.0, **side_car(meta_file)}  # written before the option: 1.0
             if {k: before.get(k) for k in made_from} != made_from:
                 raise CorpusError(

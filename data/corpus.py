@@ -16,7 +16,7 @@ from data.languages import SRC_LANG, TGT_LANG
 from data.readers import DEFAULT_READING, CorpusError, Pair, Reading, ReadReport
 from data.sentences import sentences
 from data.tmx import tmx_pairs
-from model.bounded_read import read_text
+from model.bounded_read import read_text, regular_size
 
 # ----------------------------------------------------------------------------------------- reading
 
@@ -32,6 +32,8 @@ def detect_format(path: Path, src_lang: str = SRC_LANG, tgt_lang: str = TGT_LANG
         if src_path.is_file() or tgt_path.is_file():
             return "moses"
         if not path.exists():
+            if path.is_symlink():  # a link to nowhere, or a loop: the reader's own words
+                regular_size(path, CorpusError)
             moses = "" if path.suffix in (".tsv", ".txt", ".csv") else f" (nor {src_path} + {tgt_path}, a Moses pair)"
             raise CorpusError(f"{path}: file not found{moses}")
     if path.suffix.lower() in (".csv", ".tmx"):

@@ -4,6 +4,7 @@ them on the training split only."""
 from __future__ import annotations
 
 import io
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -94,11 +95,11 @@ class Tokenizer:
 
     @classmethod
     def load(cls, directory: Path) -> Tokenizer:
-        directory = Path(directory)
-        if (directory / JOINT_FILE).is_file():
+        directory, there = Path(directory), os.path.lexists  # a FIFO or a loop there: the reader names it
+        if there(directory / JOINT_FILE):
             joint = _load(directory / JOINT_FILE)
             return cls(joint, joint)
-        if (directory / SRC_FILE).is_file() or (directory / TGT_FILE).is_file():
+        if there(directory / SRC_FILE) or there(directory / TGT_FILE):
             return cls(_load(directory / SRC_FILE), _load(directory / TGT_FILE))
         raise TokenizerError(f"{directory}: no tokenizer ({JOINT_FILE}, or {SRC_FILE} and {TGT_FILE})")
 

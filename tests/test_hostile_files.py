@@ -32,11 +32,14 @@ from training import checkpoint
 from training.train import main as train
 from translate.model_dir import load_model
 from translate.settings import RUNS_ENV
+from translate.translator import Translator
 
 GOOD = ModelConfig(src_vocab_size=8, tgt_vocab_size=8)
 
 
-def one_line(call: Callable[[], object], error: type[Exception], seconds: float = 5.0) -> str:
+def one_line(
+    call: Callable[[], object], error: type[Exception] | tuple[type[Exception], ...], seconds: float = 5.0
+) -> str:
     """The message of the ``error`` that ``call`` raises within ``seconds`` (never a hang), checked to be one line
     of at most 300 characters."""
     found: list[BaseException] = []
@@ -89,6 +92,18 @@ def test_a_config_json_that_lies_is_one_line_in_bounded_time(tmp_path: Path, lie
     folder = lying_folder(tmp_path / "model", make)
     message = one_line(lambda: load_model(folder), ModelLoadError)
     assert expected in message and "config.json" in message
+
+
+@pytest.mark.parametrize("name", ["spm.model", "name_guard.json"])
+def test_a_fifo_beside_the_weights_is_refused_never_skipped(tiny_model_dir: Path, tmp_path: Path, name: str) -> None:
+    folder = tmp_path / "model"
+    folder.mkdir()
+    for kept in ("config.json", "model.safetensors", "spm.model"):
+        if kept != name:
+            (folder / kept).write_bytes((tiny_model_dir / kept).read_bytes())
+    os.mkfifo(folder / name)  # was: "no tokenizer", or a model translating without its guard
+    message = one_line(lambda: Translator.load(folder), (ModelLoadError, TokenizerError))
+    assert message == f"{folder / name}: a named pipe (FIFO), not a regular file"
 
 
 def test_the_picker_shows_a_folder_that_lies_as_refused_and_never_offers_it(tmp_path: Path) -> None:
@@ -223,6 +238,9 @@ def test_a_nul_byte_or_a_fifo_on_the_server_is_one_line(tmp_path: Path, monkeypa
     assert "a path cannot hold a NUL byte" in errors(at) and len(at.error) == 1
     at.text_input(key="server_path").set_value(f"{corpora}/pipe.tsv").run()  # would block the page for good
     assert not at.exception and errors(at) == f"{corpora}/pipe.tsv: a named pipe (FIFO), not a regular file"
+    (corpora / "loop.tsv").symlink_to(corpora / "loop.tsv")  # pathlib's resolve raised RuntimeError on it
+    at.text_input(key="server_path").set_value(f"{corpora}/loop.tsv").run()
+    assert not at.exception and errors(at) == f"{corpora}/loop.tsv: cannot be read (Too many levels of symbolic links)"
 
 
 @pytest.mark.usefixtures("runs")

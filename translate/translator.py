@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -185,4 +186,4 @@ def guarded_result(guarded: Guarded, result: Translation) -> tuple[Translation |
 def load_guard(directory: Path) -> NameGuard | None:
     """The name guard kept beside a model's weights, or None when it has none."""
     path = Path(directory) / NAME_GUARD_FILE
-    return NameGuard.load(path) if path.is_file() else None
+    return NameGuard.load(path) if os.path.lexists(path) else None  # a FIFO or a loop: refused, never skipped

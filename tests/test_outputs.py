@@ -5,13 +5,15 @@ work starts, and leaves what was there byte for byte."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from test_every_command import run
 
-from model.run_dir import CONFIG_FILE, WEIGHTS_FILE
+from model.run_dir import CONFIG_FILE, NAME_GUARD_FILE, WEIGHTS_FILE
 from training.evaluate import main as evaluate_main
 from training.export import main as export_main
 from translate.cli import main as translate_main
@@ -114,6 +116,21 @@ def test_distill_never_appends_to_a_file_it_did_not_begin(
     )
     one_refusal(capsys, "new.tsv.json", "not the side-car")
     assert snapshot(tmp_path) == before
+
+
+@pytest.mark.parametrize("kind", ["a link to someone's file", "a FIFO"])
+def test_the_guard_is_written_whole_never_through_what_lies_at_its_name(
+    kind: str, tiny_model_dir: Path, tmp_path: Path
+) -> None:
+    model = Path(shutil.copytree(tiny_model_dir, tmp_path / "model"))
+    (guard := model / NAME_GUARD_FILE).unlink(missing_ok=True)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("someone's file\n")
+    guard.symlink_to(victim) if kind != "a FIFO" else os.mkfifo(guard)  # was: written through, or a hang
+    status, err = run("guard", ["--model", str(model)], seconds=60)
+    assert status == 0, err
+    assert victim.read_text() == "someone's file\n" and guard.is_file() and not guard.is_symlink()
+    assert json.loads(guard.read_text())["lang"] == "es"
 
 
 def hostile_outputs(tmp_path: Path) -> list[tuple[str, str]]:

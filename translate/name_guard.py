@@ -24,6 +24,7 @@ from __future__ import annotations
 import bisect
 import json
 import math
+import os
 import re
 import unicodedata
 from collections import Counter
@@ -344,11 +345,18 @@ class NameGuard:
 
     # --- kept beside the weights ----------------------------------------------------------------------------
     def save(self, path: Path) -> None:
+        """Write the guard to ``path`` whole: a new file renamed over it, never written through a link or into a FIFO."""
         data = {
             k: getattr(self, k) for k in ("lowercase", "capital", "initial", "people", "stand_ins", "shape", "lang")
         }
         data |= {k: sorted(getattr(self, k)) for k in ("translated", "accented", "places")}
-        Path(path).write_text(json.dumps(data, ensure_ascii=False, sort_keys=True), encoding="utf-8")
+        path = Path(path)
+        partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
+        try:
+            partial.write_text(json.dumps(data, ensure_ascii=False, sort_keys=True), encoding="utf-8")
+            os.replace(partial, path)
+        finally:
+            partial.unlink(missing_ok=True)
 
     @classmethod
     def load(cls, path: Path) -> NameGuard:

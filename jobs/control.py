@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 from jobs.launch import JobError, launch, record_event, refuse_if_full, take_lock
 from jobs.run_progress import read_jsonl
+from model.bounded_read import real
 from model.config import ConfigError
 from model.run_dir import JOB_EVENTS_FILE as EVENTS_FILE
 from model.run_dir import JOB_LOG_FILE as LOG_FILE
@@ -47,10 +48,12 @@ def run_path(runs_dir: Path, name: str) -> Path:
     """``runs_dir/name`` for a valid run name (letters, digits, ``-``, ``_``); never a path outside ``runs_dir``."""
     if not RUN_NAME.fullmatch(name):
         raise JobError(f"invalid run name {name!r}: use 1–64 letters, digits, '-' or '_' (no spaces, dots or slashes)")
-    root = runs_dir.resolve()
-    path = (root / name).resolve()
+    root = real(runs_dir)
+    path = real(root / name)
     if path.parent != root:  # e.g. a symlink pointing elsewhere
         raise JobError(f"run name {name!r} resolves outside the runs folder {root}")
+    if path.is_symlink():  # resolved, and still a link: a loop
+        raise JobError(f"run name {name!r} is a link to itself in the runs folder: choose another name")
     return path
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from data.readers import moses_paths
 from jobs.corpus_check import SRC_LANG, TGT_LANG
+from model.bounded_read import real
 from model.weights import write_beside
 from translate.settings import REPO_ROOT, SHARED_DATA, runs_folder
 
@@ -104,7 +105,7 @@ def corpus_folders(environ: Mapping[str, str] = os.environ) -> tuple[Path, ...]:
 def server_path(text: str) -> Path:
     """The file ``text`` names, absolute, with ``~``, ``..`` and symlinks resolved; relative to the repository."""
     path = Path(text.strip()).expanduser()
-    return Path(os.path.realpath(path if path.is_absolute() else REPO_ROOT / path))  # a link loop: no RuntimeError
+    return real(path if path.is_absolute() else REPO_ROOT / path)
 
 
 def length_problem(path: Path, shown: str | None = None) -> str | None:
@@ -130,7 +131,7 @@ def folder_problem(path: Path, folders: Sequence[Path], shown: str | None = None
     as_given = moses_paths(Path(shown or path), SRC_LANG, TGT_LANG)  # a Moses side, named as the user would
     given = {**dict(zip(moses_paths(path, SRC_LANG, TGT_LANG), as_given, strict=True)), path: shown or path}
     for candidate in (path, *siblings):
-        if not any(Path(os.path.realpath(candidate)).is_relative_to(folder) for folder in folders):
+        if not any(real(candidate).is_relative_to(folder) for folder in folders):
             named = given.get(candidate, candidate)  # as the user gave it, never where it resolves to
             allowed = ", ".join(str(folder) for folder in folders) or "none"
             return (

@@ -27,6 +27,12 @@ def quoted(value: object) -> str:
     return text if len(text) <= QUOTE else f"{text[:QUOTE]}…"
 
 
+def real(path: Path) -> Path:
+    """``path`` absolute, its links and ``..`` resolved; a link loop is left as it is (Python 3.11's
+    ``Path.resolve`` raises RuntimeError on one), for the reader or the writer to refuse in one line."""
+    return Path(os.path.realpath(path))
+
+
 def regular_size(path: Path, error: type[Exception]) -> int:
     """The size of ``path`` (links followed) when it is a regular file; else ``error`` naming what it is."""
     try:

@@ -16,7 +16,7 @@ import torch
 from safetensors import SafetensorError, safe_open
 from safetensors.torch import load_file, save
 
-from model.bounded_read import regular_size
+from model.bounded_read import real, regular_size
 from model.config import ModelConfig
 from model.run_dir import CONFIG_FILE, WEIGHTS_FILE
 from model.transformer import Transformer
@@ -154,7 +154,7 @@ def staged_dir(out: Path, purpose: str) -> Iterator[Path]:
     (``replace_dir``: the old folder whole or the new one), and on any error it is removed, ``out`` left as it was.
     ``out`` is resolved first (a real name, not "." or a link) so the temporary folder and the rename share a parent.
     """
-    dest = Path(os.path.realpath(out))  # a link loop: no RuntimeError (Python 3.11), the mkdir below says ELOOP
+    dest = real(out)  # a link loop: the mkdir below says ELOOP
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = dest.with_name(f".{dest.name}.{purpose}-{uuid.uuid4().hex[:8]}")
     tmp.mkdir()

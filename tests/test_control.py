@@ -74,6 +74,9 @@ def test_a_symlinked_run_name_cannot_escape_the_runs_folder(tmp_path: Path) -> N
     (runs / "sneaky").symlink_to(elsewhere)
     with pytest.raises(control.JobError, match="outside the runs folder"):
         control.run_path(runs, "sneaky")
+    (runs / "loop").symlink_to(runs / "loop")  # was a RuntimeError: a traceback on the Train page
+    with pytest.raises(control.JobError, match="'loop' is a link to itself in the runs folder"):
+        control.run_path(runs, "loop")
 
 
 def test_runs_folder_follows_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -29,6 +29,7 @@ MODEL_COMMANDS: dict[str, tuple[str, list[str]]] = {
         ["--config", "configs/tiny.toml", "--corpus", "{pairs}", "--init-from", "{model}", "--out", "{out}"],
     ),
     "workshop gate": ("gate", ["--candidate", "{model}", "--baseline", "{good}"]),
+    "workshop gate --baseline": ("gate", ["--candidate", "{good}", "--baseline", "{model}"]),
     "workshop phrases": ("phrases", ["--model", "{model}"]),
     "workshop copy-check": ("copy-check", ["--model", "{model}"]),
     "workshop behaviour": ("behaviour", ["--model", "{model}"]),
@@ -91,11 +92,13 @@ def hostile_models(root: Path) -> dict[str, Path]:
     (project / "config.json").write_text(json.dumps({"name": "my-web-project"}))
     (project / "src" / "main.py").write_text("print('hello')\n")
     os.mkfifo(root / "fifo")
+    (root / "loop").symlink_to(root / "loop")
     (root / "notes.txt").write_text("not a model\n")
     return {
         "missing": root / "nope",
         "a file": root / "notes.txt",
         "a FIFO": root / "fifo",
+        "a link to itself": root / "loop",
         "lying": lying,
         "project": project,
     }

@@ -15,6 +15,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from model.bounded_read import real
 from model.run_dir import CONFIG_FILE, MODEL_DIR_NAMES, RUN_DIR_NAMES, WEIGHTS_FILE
 
 SHOWN = 5  # names quoted in a refusal
@@ -51,9 +52,9 @@ def check_model_dir(out: Path, reads: Sequence[tuple[str, Path]] = ()) -> None:
     and neither one of the folders the command reads (``reads``: what to call it, its path), nor inside, nor holding
     one."""
     check_target(out, "--out")
-    dest = Path(os.path.realpath(out))  # never raises, a link loop included
+    dest = real(out)
     for noun, folder in reads:
-        read = Path(os.path.realpath(folder))
+        read = real(folder)
         if dest == read:
             raise OutputError(f"--out {out} is {noun} itself; write to a new directory")
         if read in dest.parents:

@@ -28,6 +28,7 @@ from pathlib import Path
 import torch
 
 from data.corpus import CorpusError, Pair
+from model.bounded_read import real
 from model.run_dir import CONFIG_FILE, DATA_REPORT_FILE
 from model.weights import ModelLoadError
 from training.evaluate import loops, score, typed_pairs
@@ -200,7 +201,7 @@ def run_gate(candidate_dir: Path, baseline_dir: Path | None = None, rule: GateRu
     shipped model unless given, or the copy floor when there is none. Raises GateError or ModelLoadError when it
     cannot run."""
     baseline_dir = baseline_dir or shipped_of(candidate_dir)
-    if baseline_dir is not None and candidate_dir.resolve() == baseline_dir.resolve():
+    if baseline_dir is not None and real(candidate_dir) == real(baseline_dir):
         raise GateError(f"{candidate_dir} is the baseline itself")
     dev = dev_pairs(candidate_dir, baseline_dir) if baseline_dir is not None else model_split(candidate_dir).dev
     candidate = Translator.load(candidate_dir)

@@ -17,7 +17,9 @@ from model.run_dir import CONFIG_FILE, NAME_GUARD_FILE, WEIGHTS_FILE
 from training.evaluate import main as evaluate_main
 from training.export import main as export_main
 from translate.cli import main as translate_main
+from workshop.__main__ import main as workshop_main
 from workshop.average import main as average_main
+from workshop.copy_check import main as copy_check_main
 from workshop.deepen import main as deepen_main
 from workshop.distill import main as distill_main
 from workshop.gate import main as gate_main
@@ -147,7 +149,12 @@ def test_an_output_that_cannot_be_written_is_refused_before_the_work(
     tiny_model_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     never = lambda *a, **k: pytest.fail("the work began before the output was checked")  # noqa: E731
-    for name in ("training.evaluate.score", "workshop.gate.run_gate", "workshop.distill.distill"):
+    for name in (
+        "training.evaluate.score",
+        "workshop.gate.run_gate",
+        "workshop.distill.distill",
+        "workshop.copy_check.check",
+    ):
         monkeypatch.setattr(name, never)
     pairs = str(tiny_model_dir / "splits" / "test.tsv")
     for path, says in hostile_outputs(tmp_path):
@@ -156,6 +163,7 @@ def test_an_output_that_cannot_be_written_is_refused_before_the_work(
             (evaluate_main, ["--model", str(tiny_model_dir), "--pairs", pairs, "--hyp", path]),
             (gate_main, ["--candidate", str(tiny_model_dir), "--baseline", str(tiny_model_dir), "--json", path]),
             (distill_main, ["--teacher", str(tiny_model_dir), "--pairs", pairs, "--out", path]),
+            (copy_check_main, ["--model", str(tiny_model_dir), "--json", path]),
         ):
             assert main(argv) == 2, argv
             one_refusal(capsys, path, says)
@@ -208,6 +216,26 @@ def test_bad_decoding_options_get_the_same_line_from_every_command(
 def test_n_best_is_refused_not_clamped(options: list[str], says: str, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exit_info:
         translate_main([*options, "Hola"])
+    assert exit_info.value.code == 2 and capsys.readouterr().err == f"error: {says}\n"
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["phrases", "--beam", "-3"], "--beam -3: expected 1 (greedy) to 64"),  # was greedy, silently
+        (["phrases", "--beam", "100000"], "--beam 100000: expected 1 (greedy) to 64"),  # was a 40 GB allocation
+        (["copy-check", "--misses", "-1"], "--misses -1: expected 0 or more"),
+        (["copy-check", "--attention", "-2"], "--attention -2: expected 0 or more items"),
+        (["neighbours-index", "--check", "-5"], "--check -5: expected 1 or more training pairs"),  # was a traceback
+        (["learning-curve", "--lanes", "0"], "--lanes 0: expected 1 or more runs at once"),  # was clamped to 1
+    ],
+)
+def test_every_workshop_count_is_refused_not_clamped(
+    argv: list[str], says: str, tiny_model_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    model = [] if argv[0] == "learning-curve" else ["--model", str(tiny_model_dir)]
+    with pytest.raises(SystemExit) as exit_info:
+        workshop_main([*argv, *model])
     assert exit_info.value.code == 2 and capsys.readouterr().err == f"error: {says}\n"
 
 

@@ -27,20 +27,25 @@ def add_decode_arguments(parser: argparse.ArgumentParser, beam: int = 1, n_best:
     )
 
 
+def refuse_unless(fits: bool, refusal: str) -> None:
+    """Exit with status 2 and one line, ``error: {refusal}`` (the option, its value, what it takes), unless ``fits``:
+    every command line's options are refused out of bounds, never clamped."""
+    if not fits:
+        print(f"error: {refusal}", file=sys.stderr)
+        raise SystemExit(2)
+
+
 def decode_options(args: argparse.Namespace) -> DecodeOptions:
-    """The options of ``add_decode_arguments``, checked: a bad one exits with status 2 and one line naming it, never
-    clamped."""
-    n_best, penalty = getattr(args, "n_best", 1), args.length_penalty
-    for fits, refusal in (
-        (1 <= args.beam <= MAX_BEAM, f"--beam {args.beam}: expected 1 (greedy) to {MAX_BEAM}"),
-        (1 <= n_best <= args.beam, f"--n-best {n_best}: expected 1 to the beam size ({args.beam})"),
-        (0 <= penalty <= MAX_PENALTY, f"--length-penalty {penalty}: expected a number from 0 to {MAX_PENALTY:g}"),
-        (1 <= args.batch_size <= MAX_BATCH, f"--batch-size {args.batch_size}: expected 1 to {MAX_BATCH}"),
-    ):
-        if not fits:
-            print(f"error: {refusal}", file=sys.stderr)
-            raise SystemExit(2)
-    return DecodeOptions(args.beam, args.length_penalty, n_best, name_guard=not args.no_name_guard)
+    """The options of ``add_decode_arguments`` (or the ones a command has: ``--beam`` alone), checked."""
+    beam, n_best = args.beam, getattr(args, "n_best", 1)
+    penalty, batch = getattr(args, "length_penalty", 1.0), getattr(args, "batch_size", 1)
+    refuse_unless(1 <= beam <= MAX_BEAM, f"--beam {beam}: expected 1 (greedy) to {MAX_BEAM}")
+    refuse_unless(1 <= n_best <= beam, f"--n-best {n_best}: expected 1 to the beam size ({beam})")
+    refuse_unless(
+        0 <= penalty <= MAX_PENALTY, f"--length-penalty {penalty}: expected a number from 0 to {MAX_PENALTY:g}"
+    )
+    refuse_unless(1 <= batch <= MAX_BATCH, f"--batch-size {batch}: expected 1 to {MAX_BATCH}")
+    return DecodeOptions(beam, penalty, n_best, name_guard=not getattr(args, "no_name_guard", False))
 
 
 def main(argv: list[str] | None = None) -> int:

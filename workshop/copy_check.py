@@ -24,7 +24,9 @@ from data.corpus import CorpusError, Pair
 from data.entities import EntityConfig, EntityFinder, EntityPool, swap_all
 from data.noise import strip_accents, typed
 from model.weights import ModelLoadError
+from training.outputs import OutputError, check_file
 from training.prepare import model_split
+from translate.cli import refuse_unless
 from translate.translator import DEFAULT_MODEL, DecodeOptions, Translator
 
 MAX_ITEMS = 400  # dev pairs the check uses at most (about 30 s a model on 2 cores, both forms)
@@ -121,13 +123,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="write the figures and every miss here")
     parser.add_argument("--attention", type=int, default=0, help="also measure where N items' names look")
     args = parser.parse_args(argv)
+    refuse_unless(args.misses >= 0, f"--misses {args.misses}: expected 0 or more")
+    refuse_unless(args.attention >= 0, f"--attention {args.attention}: expected 0 or more items")
     try:
+        if args.json:
+            check_file(args.json, "--json")  # before the work, not after it
         items = model_items(args.model)
         translator = Translator.load(args.model)
         result = {"model": check(translator, items, name_guard=False)}
         if translator.guard is not None:
             result["system"] = check(translator, items)
-    except (CorpusError, ModelLoadError) as err:
+    except (CorpusError, ModelLoadError, OutputError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     if translator.guard is None:

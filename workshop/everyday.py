@@ -11,8 +11,9 @@ from data.noise import typed
 from training.phrases import read_phrases, score_phrases
 from training.prepare import model_split
 from training.reference_points import direction_of
+from translate.cli import MAX_BEAM, decode_options
 from translate.settings import REPO_ROOT
-from translate.translator import DEFAULT_MODEL, DecodeOptions, Translator
+from translate.translator import DEFAULT_MODEL, Translator
 
 
 def typed_key(text: str) -> str:
@@ -52,10 +53,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m workshop phrases", description=__doc__.splitlines()[0])
     parser.add_argument("--model", type=Path, default=DEFAULT_MODEL, help="model directory")
     parser.add_argument("--phrases", type=Path, help="phrase list (default: the model's direction's everyday list)")
-    parser.add_argument("--beam", type=int, default=1, help="beam size (1 = greedy)")
+    parser.add_argument("--beam", type=int, default=1, help=f"beam size, 1 (greedy) to {MAX_BEAM}")
     args = parser.parse_args(argv)
+    options = decode_options(args)
     phrases = read_phrases(args.phrases or everyday_list(args.model))
-    result = score_phrases(Translator.load(args.model), phrases, DecodeOptions(args.beam))
+    result = score_phrases(Translator.load(args.model), phrases, options)
     seen = training_sources(args.model)
     if seen is not None:
         result = mark_seen(result, seen)

@@ -31,6 +31,7 @@ from model.bounded_read import read_json, read_text
 from model.run_dir import METRICS_LOG_FILE, split_file
 from training.outputs import check_file
 from training.prepare import model_data
+from translate.cli import refuse_unless
 from translate.settings import REPO_ROOT
 
 CORPUS = REPO_ROOT.parent / "shared" / "data" / "tatoeba-spa-eng" / "spa-eng.tsv"
@@ -187,6 +188,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--check", type=Path, help="a table of other runs (--out): print each beside the forecast")
     args = parser.parse_args(argv)
+    refuse_unless(args.lanes >= 1, f"--lanes {args.lanes}: expected 1 or more runs at once")
     try:  # every path checked before the first run
         if args.check:
             check(args.check, args.out)
@@ -197,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
             load_table(args.out)  # its curves are kept: a table this command wrote
         found = pools(curves, args.corpus)
         args.work.mkdir(parents=True, exist_ok=True)
-        with ThreadPoolExecutor(max(1, args.lanes)) as pool:
+        with ThreadPoolExecutor(args.lanes) as pool:
             futures = [pool.submit(measure, c, found[c.mode], args.work, args.seed) for c in curves]
             done: list[dict] = []
             for future in as_completed(futures):  # written after each curve: a stopped measurement keeps what it has

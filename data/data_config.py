@@ -8,6 +8,7 @@ from typing import Literal, get_args
 from data.entities import EntityConfig
 from data.languages import SRC_LANG, TGT_LANG
 from data.noise import NoiseConfig
+from model.config import MAX_SIZES, SPECIAL_IDS
 from model.typed_config import ConfigError
 
 Format = Literal["auto", "tsv", "anki", "csv", "moses", "tmx"]  # "auto" detects the format from the file
@@ -64,6 +65,11 @@ class DataConfig:
     split_from: str = ""
 
     def __post_init__(self) -> None:
+        most = MAX_SIZES["src_vocab_size"]
+        if not len(SPECIAL_IDS) < self.vocab_size <= most:  # SentencePiece gave a traceback
+            raise ConfigError(
+                f"data.vocab_size must be from {len(SPECIAL_IDS) + 1} to {most:,}, got {self.vocab_size!r}"
+            )
         if not 0.0 <= self.sampling_alpha <= 1.0:
             raise ConfigError(f"data.sampling_alpha must be in [0, 1], got {self.sampling_alpha!r}")
         for name in ("src_lang", "tgt_lang"):

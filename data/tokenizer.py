@@ -144,24 +144,32 @@ class Tokenizer:
 
 
 def _train(sentences: list[str], vocab_size: int, symbols: tuple[str, ...] = ()) -> spm.SentencePieceProcessor:
+    """A unigram model of ``vocab_size`` pieces; TokenizerError in SentencePiece's words when the corpus cannot make
+    one (more characters than so small a vocabulary holds)."""
     proto = io.BytesIO()
-    spm.SentencePieceTrainer.train(
-        sentence_iterator=iter(sentences),
-        model_writer=proto,
-        vocab_size=vocab_size,
-        model_type="unigram",
-        character_coverage=1.0,
-        pad_id=0,
-        unk_id=1,
-        bos_id=2,
-        eos_id=3,  # the ids ModelConfig expects
-        input_sentence_size=2_000_000,
-        shuffle_input_sentence=True,
-        hard_vocab_limit=False,
-        minloglevel=2,
-        num_threads=2,
-        user_defined_symbols=list(symbols),
-    )
+    try:
+        spm.SentencePieceTrainer.train(
+            sentence_iterator=iter(sentences),
+            model_writer=proto,
+            vocab_size=vocab_size,
+            model_type="unigram",
+            character_coverage=1.0,
+            pad_id=0,
+            unk_id=1,
+            bos_id=2,
+            eos_id=3,  # the ids ModelConfig expects
+            input_sentence_size=2_000_000,
+            shuffle_input_sentence=True,
+            hard_vocab_limit=False,
+            minloglevel=2,
+            num_threads=2,
+            user_defined_symbols=list(symbols),
+        )
+    except RuntimeError as err:  # "INTERNAL: file(line) [condition] what it means"
+        said = str(err).rsplit("] ", 1)[-1].strip() or str(err)
+        raise TokenizerError(
+            f"data.vocab_size {vocab_size}: SentencePiece cannot make it from this corpus ({said[:160]})"
+        ) from None
     return spm.SentencePieceProcessor(model_proto=proto.getvalue())
 
 

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+import torch
 from test_every_command import run
 
 from model.run_dir import CONFIG_FILE, NAME_GUARD_FILE, WEIGHTS_FILE
@@ -217,6 +218,21 @@ def test_n_best_is_refused_not_clamped(options: list[str], says: str, capsys: py
     with pytest.raises(SystemExit) as exit_info:
         translate_main([*options, "Hola"])
     assert exit_info.value.code == 2 and capsys.readouterr().err == f"error: {says}\n"
+
+
+def test_a_device_this_machine_lacks_is_one_line_from_every_command(
+    tiny_model_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pairs = str(tiny_model_dir / "splits" / "test.tsv")
+    for device in ("tpu", "cuda:7" if torch.cuda.is_available() else "cuda"):  # was torch's traceback
+        for main, argv in (
+            (translate_main, ["--model", str(tiny_model_dir), "--device", device, "Hola"]),
+            (evaluate_main, ["--model", str(tiny_model_dir), "--pairs", pairs, "--device", device]),
+            (distill_main, ["--teacher", str(tiny_model_dir), "--pairs", pairs, "--out", str(tmp_path / "d.tsv")]),
+        ):
+            assert main([*argv, "--device", device] if main is distill_main else argv) == 2, argv
+            one_refusal(capsys, f"device '{device}': not one this machine has")
+    assert not list(tmp_path.iterdir())
 
 
 @pytest.mark.parametrize(

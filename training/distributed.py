@@ -11,6 +11,8 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
+from translate.model_dir import check_device
+
 
 @dataclass(frozen=True)
 class Env:
@@ -30,8 +32,10 @@ class Env:
 
 
 def resolve_device(name: str = "auto") -> torch.device:
-    """ "auto" picks CUDA, then Apple MPS, then CPU; anything else is passed to torch.device."""
+    """ "auto" picks CUDA, then Apple MPS, then CPU; anything else is passed to torch.device, once this machine is
+    known to have it (``check_device``: ModelLoadError, one line)."""
     if name != "auto":
+        check_device(name)
         return torch.device(name)
     if torch.cuda.is_available():
         return torch.device("cuda")

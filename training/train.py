@@ -41,6 +41,7 @@ from training.progress import Progress
 from training.run_lock import RunLocked, acquire
 from training.train_config import TrainConfig, load_train_config, read_saved_config
 from training.trainer import DevSet, RunContext, evaluate_nll, train
+from translate.model_dir import check_device
 from translate.translator import Translator
 
 log = logging.getLogger("training")
@@ -217,7 +218,8 @@ def main(argv: list[str] | None = None, mix: Mixer | None = None) -> int:
         if distributed.launched_rank() == 0:  # one writer per run directory: rank 0 holds it for all ranks
             lock = acquire(run_dir)
         config = resume_config(run_dir, overrides) if args.resume else new_config(args, overrides)
-    except (ConfigError, CorpusError, OutputError, RunLocked, OSError, checkpoint.StateError) as err:
+        check_device(config.run.device)
+    except (ConfigError, CorpusError, ModelLoadError, OutputError, RunLocked, OSError, checkpoint.StateError) as err:
         message = f"{run_dir}: {err.strerror or err}" if isinstance(err, OSError) else str(err)
         print(f"error: {message}", file=sys.stderr)
         if lock is not None:  # never left held, nor a lock file or an empty folder made by this command
@@ -264,7 +266,7 @@ def train_in(run_dir: Path, config: TrainConfig, resume: bool, mix: Mixer | None
                     parent_tokenizer = Tokenizer.load(parent) if parent else None
                     align = config.optim.guided_alignment.enabled
                     prepare_data(config.data, run_dir, parent_tokenizer, align, parent, mix)
-            except CorpusError as err:
+            except (CorpusError, TokenizerError) as err:
                 print(f"error: {err}", file=sys.stderr)
                 failed = True
         # Every process learns that rank 0 failed (no hang at a barrier).

@@ -11,6 +11,7 @@ from pathlib import Path
 import torch
 
 from data.tokenizer import Tokenizer, TokenizerError
+from model.bounded_read import quoted
 from model.config import ConfigError, ModelConfig
 from model.run_dir import BEST_DIR, CONFIG_FILE, SNAPSHOTS_DIR, WEIGHTS_FILE
 from model.transformer import Transformer
@@ -62,8 +63,18 @@ def network_config(network: Path) -> ModelConfig:
     return config
 
 
+def check_device(device: str | torch.device) -> None:
+    """ModelLoadError unless ``device`` is one this machine has ("auto" is): an unknown name, or CUDA or MPS this
+    PyTorch lacks, is one line before anything is loaded."""
+    try:
+        torch.empty(0, device=None if device == "auto" else device)
+    except (RuntimeError, AssertionError) as err:
+        raise ModelLoadError(f"device {str(device)!r}: not one this machine has ({quoted(str(err))})") from None
+
+
 def load_model(directory: Path, device: str | torch.device = "cpu") -> LoadedModel:
     """Rebuild the model from its directory in eval mode, checking every file."""
+    check_device(device)
     directory = Path(directory)
     if not directory.is_dir():
         raise ModelLoadError(f"{directory}: model directory not found")

@@ -192,3 +192,18 @@ def test_standard_input_is_batched_and_keeps_the_order(
     long = translator.pieces(lines[-1])
     assert len(long) == 30 and out[-1] == " ".join(translator.translate(p).text for p in long)
     assert len(batches) < len(lines) and max(batches) > 1  # several lines per batch, not one call per line
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("locale", ["C", "C.UTF-8"])  # stdin read with surrogates, or strictly
+def test_standard_input_that_is_not_utf8_is_one_line(tiny_model_dir: Path, locale: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "translate", "--model", str(tiny_model_dir)],
+        cwd=ROOT,
+        env=dict(os.environ, OMP_NUM_THREADS="1", LC_ALL=locale, PYTHONIOENCODING=""),
+        input=b"El gato rojo 3.\nEl \xff\xfe gato\n",
+        capture_output=True,
+        timeout=120,
+    )
+    assert done.returncode == 2 and done.stderr.decode().startswith("error: standard input: not UTF-8 text"), done
+    assert done.stderr.decode().count("\n") == 1  # was a SentencePiece traceback

@@ -66,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     except ModelLoadError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    lines = args.text or (line.rstrip("\n") for line in sys.stdin)
+    lines = args.text or stdin_lines()
     number = 0
     for chunk in _chunks(lines, CHUNK_LINES):
         for line, results in zip(chunk, translate_lines(translator, chunk, options, args.batch_size), strict=True):
@@ -79,6 +79,18 @@ def main(argv: list[str] | None = None) -> int:
                 print(" ".join(r.text for r in results))
         sys.stdout.flush()
     return 0
+
+
+def stdin_lines() -> Iterator[str]:
+    """Standard input's lines; bytes that are not UTF-8 end the command with one line saying where (status 2)."""
+    done = 0
+    try:
+        for line in sys.stdin:
+            line.encode("utf-8")  # bytes read as surrogates (a C locale's stdin) do not encode: found here
+            done += 1
+            yield line.rstrip("\n")
+    except UnicodeError:
+        refuse_unless(False, f"standard input: not UTF-8 text (line {done + 1} or the lines read with it)")
 
 
 def _chunks(lines: Iterable[str], size: int) -> Iterator[list[str]]:

@@ -55,7 +55,9 @@ MODEL_DIR_NAMES = frozenset(
     | {ALIGNMENT_FILE, CT2_DIR, NEIGHBOURS_INDEX_FILE, TRAIN_CONFIG_FILE, DATA_REPORT_FILE, SPLIT_RECORD_FILE}
     | {RESULT_FILE, SPLITS_DIR, NAME_GUARD_FILE, DOUBT_FILE}
 )
-# Everything a run directory may hold: a new run (training --out) goes only into a folder holding nothing else.
+# Everything a run directory may hold: a new run (training --out) goes only into a folder holding nothing else; each
+# a regular file but these folders, and none a link (training/outputs.py).
+RUN_FOLDERS = frozenset({SPLITS_DIR, SNAPSHOTS_DIR, BEST_DIR, AVERAGED_DIR, CT2_DIR, PROBES_DIR})
 RUN_DIR_NAMES = MODEL_DIR_NAMES | {
     *(METRICS_LOG_FILE, EVALUATING_FILE, TEST_HYPOTHESES_FILE, STATE_FILE, SNAPSHOTS_DIR, BEST_DIR, AVERAGED_DIR),
     *(JOB_LOG_FILE, JOB_EVENTS_FILE, RUN_LOCK_FILE, CORPUS_FILE, CORPUS_CHECK_FILE, ESTIMATE_FILE),

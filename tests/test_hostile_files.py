@@ -6,6 +6,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import shutil
 import threading
 import time
 import tracemalloc
@@ -15,6 +16,7 @@ from pathlib import Path
 import pytest
 from conftest import APP, toy_pairs, write_tsv
 from streamlit.testing.v1 import AppTest
+from test_every_command import run as run_command
 from test_train_page import errors, page, runs, server_file, upload  # noqa: F401 (runs: a fixture)
 
 import jobs.uploads
@@ -301,3 +303,24 @@ def test_a_damaged_training_state_is_one_line_and_a_partial_snapshot_goes_at_res
         (run / STATE_FILE).unlink()
         os.mkfifo(run / STATE_FILE)
         checkpoint.load_state(run)
+
+
+@pytest.mark.parametrize(
+    ("name", "lie"),
+    [("metrics.jsonl", "a FIFO"), ("config.json", "a FIFO"), ("metrics.jsonl", "a link"), ("checkpoints", "a FIFO")],
+)
+def test_a_run_folder_whose_own_files_lie_is_one_line_at_resume(
+    stopped_run: tuple[Path, list[str]], tmp_path: Path, name: str, lie: str
+) -> None:
+    run, resume = stopped_run
+    path, victim = run / name, tmp_path / "victim.txt"
+    shutil.rmtree(path) if path.is_dir() else path.unlink()
+    victim.write_text("someone's file\n")
+    os.mkfifo(path) if lie == "a FIFO" else path.symlink_to(victim)
+    status, err = run_command("train", resume, seconds=60)  # was a hang, a traceback, or appended to the victim
+    what = "a folder" if name == "checkpoints" else "a regular file"
+    assert (status, err) == (
+        2,
+        f"error: --out {run}: its {name} is not {what} as a run writes it; nothing written: move it away\n",
+    )
+    assert victim.read_text() == "someone's file\n"

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from model.bounded_read import real
-from model.run_dir import CONFIG_FILE, MODEL_DIR_NAMES, RUN_DIR_NAMES, WEIGHTS_FILE
+from model.run_dir import CONFIG_FILE, MODEL_DIR_NAMES, RUN_DIR_NAMES, RUN_FOLDERS, WEIGHTS_FILE
 
 SHOWN = 5  # names quoted in a refusal
 
@@ -74,15 +74,24 @@ def check_model_dir(out: Path, reads: Sequence[tuple[str, Path]] = ()) -> None:
     _probe(dest.parent, "--out", out)
 
 
-def check_run_dir(out: Path) -> None:
-    """Raise OutputError unless a new run may write into ``out``: new, empty, or holding only what a run and the
-    Train page write (a run stopped before its first save, a staged corpus)."""
+def check_run_dir(out: Path, resume: bool = False) -> None:
+    """Raise OutputError unless a run may write into ``out``: new, empty, or holding only what a run and the Train
+    page write (a run stopped before its first save, a staged corpus; with ``resume``, other files too), each as a
+    run writes it: no link, no FIFO, a folder only where a run makes one."""
     check_target(out, "--out")
-    foreign = sorted({p.name for p in out.iterdir()} - RUN_DIR_NAMES) if out.is_dir() else []
-    if foreign:
+    entries = list(out.iterdir()) if out.is_dir() else []
+    foreign = sorted(p.name for p in entries if p.name not in RUN_DIR_NAMES)
+    if foreign and not resume:
         raise OutputError(
             f"--out {out} is not a run directory ({_holding(foreign)}); nothing written: choose a new or empty folder"
         )
+    for path in (p for p in entries if p.name in RUN_DIR_NAMES):
+        folder = path.name in RUN_FOLDERS
+        if path.is_symlink() or not (path.is_dir() if folder else path.is_file()):
+            raise OutputError(
+                f"--out {out}: its {path.name} is not {'a folder' if folder else 'a regular file'} as a run writes it; "
+                "nothing written: move it away"
+            )
 
 
 def check_file(path: Path, option: str) -> None:

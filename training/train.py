@@ -138,6 +138,7 @@ def resume_config(run_dir: Path, overrides: list[str]) -> TrainConfig:
             f"{run_dir / checkpoint.STATE_FILE}: no training state to resume from"
             + ("; the run ended before its first save: start it again without --resume" if stopped_early else "")
         )
+    check_run_dir(run_dir, resume=True)  # a FIFO, a link or a folder where the run writes a file: one line, no hang
     path = run_dir / TRAIN_CONFIG_FILE
     checkpoint.load_state(run_dir, mmap=True)  # a damaged state is refused now, before the data is prepared
     saved, config = read_saved_config(path), read_saved_config(path, overrides)

@@ -145,7 +145,7 @@ def show_found(
 
 @st.cache_resource(max_entries=KEPT)
 def projection(sha256: str, _index: SentenceIndex) -> Projection:
-    """One map per index (its weights' sha256): fitted on every pair, about a second for the shipped model's."""
+    """One map per index (its weights' sha256): fitted on every pair, 0.1 s for the shipped model's."""
     return project(_index)
 
 

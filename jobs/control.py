@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from jobs.launch import JobError, launch, record_event, refuse_if_full, take_lock
 from jobs.run_progress import read_jsonl
-from model.bounded_read import real
+from model.bounded_read import read_tail, real
 from model.config import ConfigError
 from model.run_dir import JOB_EVENTS_FILE as EVENTS_FILE
 from model.run_dir import JOB_LOG_FILE as LOG_FILE
@@ -234,12 +234,9 @@ def watched_runs(runs_dir: Path) -> tuple[list[str], list[str]]:
 
 def log_tail(run_dir: Path, lines: int = 40, max_bytes: int = 64_000) -> str:
     """The last ``lines`` lines of train.log (progress-bar redraws split on carriage returns)."""
-    path = run_dir / LOG_FILE
     try:
-        with open(path, "rb") as f:
-            f.seek(max(0, path.stat().st_size - max_bytes))
-            text = f.read().decode("utf-8", errors="replace")
-    except OSError:
+        text = read_tail(run_dir / LOG_FILE, max_bytes, OSError).decode("utf-8", errors="replace")
+    except OSError:  # missing, or not a regular file (a FIFO there would block the page)
         return ""
     rows = [row.rstrip() for row in re.split(r"[\r\n]+", text)]
     return "\n".join([row for row in rows if row.strip()][-lines:])

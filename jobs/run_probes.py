@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
 import numpy as np
 
 from model.attention_maps import KINDS
+from model.bounded_read import read_json, regular_size
 from training.probes import PROBE_TOKENS_FILE, PROBES_DIR
 
 STEP_FILE = re.compile(r"step-(\d{8})\.npz")
@@ -24,8 +24,8 @@ def probe_steps(run_dir: Path) -> list[int]:
 def probe_labels(run_dir: Path) -> list[dict[str, list[str]]]:
     """Per probe sentence: its source pieces, decoder input and output pieces; [] when missing or unreadable."""
     try:
-        rows = json.loads((run_dir / PROBES_DIR / PROBE_TOKENS_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        rows = read_json(run_dir / PROBES_DIR / PROBE_TOKENS_FILE, ValueError)
+    except ValueError:
         return []
     keys = ("src", "tgt_in", "tgt_out")
     ok = isinstance(rows, list) and all(
@@ -40,6 +40,7 @@ def probe_map(run_dir: Path, step: int, sentence: int, kind: str) -> np.ndarray 
         return None
     path = run_dir / PROBES_DIR / f"step-{step:08d}.npz"
     try:
+        regular_size(path, OSError)  # a FIFO there would block the page
         with np.load(path, allow_pickle=False) as data:
             weights = data[f"{kind}_{sentence}"].astype(np.float32)
     except (OSError, KeyError, ValueError):

@@ -9,8 +9,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from model.bounded_read import read_json as bounded_json
+from model.bounded_read import read_text
 from model.run_dir import EVALUATING_FILE, METRICS_LOG_FILE, RESULT_FILE, TRAIN_CONFIG_FILE
 
+MAX_JSONL_BYTES = 64 << 20  # metrics.jsonl or job.jsonl: a long run's is tens of kilobytes
 OLD_REASON = re.compile(r"optim\.max_(step|minute|epoch)s = ([\d.,]+) reached")  # "optim.max_minutes = 7 reached"
 
 
@@ -53,10 +56,10 @@ class Evaluating:
 
 
 def read_json(path: Path) -> dict[str, Any] | None:
-    """A JSON object from ``path``, or None when missing or half-written."""
+    """A JSON object from ``path``, or None when missing, half-written, or not a regular file (read bounded)."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = bounded_json(path, ValueError)
+    except ValueError:
         return None
     return data if isinstance(data, dict) else None
 
@@ -64,8 +67,8 @@ def read_json(path: Path) -> dict[str, Any] | None:
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
     """The JSON objects of a one-object-per-line file; a line still being written (or cut by a crash) is skipped."""
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError:
+        lines = read_text(path, MAX_JSONL_BYTES, ValueError).splitlines()  # a FIFO put there: no wait
+    except ValueError:
         return []
     records = []
     for line in lines:

@@ -62,6 +62,18 @@ def read_bytes(path: Path, limit: int, error: type[Exception]) -> bytes:
     return data
 
 
+def read_tail(path: Path, limit: int, error: type[Exception]) -> bytes:
+    """The last ``limit`` bytes of the regular file ``path`` (all of it when shorter): a log's tail, however long the
+    log; refused as ``read_bytes`` refuses."""
+    size = regular_size(path, error)
+    try:
+        with os.fdopen(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as file:
+            file.seek(max(0, size - limit))
+            return file.read(limit)
+    except OSError as err:
+        raise error(f"{path}: cannot be read ({err.strerror or err})") from None
+
+
 def read_text(path: Path, limit: int, error: type[Exception]) -> str:
     """The UTF-8 text of ``path``, read as ``read_bytes`` does; bytes that are not UTF-8: ``error`` naming where."""
     try:

@@ -17,6 +17,7 @@ import pytest
 from conftest import APP, toy_pairs, write_tsv
 from streamlit.testing.v1 import AppTest
 from test_every_command import run as run_command
+from test_train_page import PAGE as TRAIN_PAGE
 from test_train_page import errors, page, runs, server_file, upload  # noqa: F401 (runs: a fixture)
 
 import jobs.uploads
@@ -26,7 +27,9 @@ from data.data_config import DataConfig
 from data.readers import MAX_LINE, Reading, ReadReport
 from data.split_record import file_sha256, read_record
 from data.tokenizer import Tokenizer, TokenizerError
-from lab.page.model_choices import find_models
+from jobs.control import log_tail
+from jobs.run_progress import read_jsonl
+from lab.page.model_choices import find_models, last_step
 from model.config import ModelConfig
 from model.run_dir import SNAPSHOTS_DIR, STATE_FILE
 from model.weights import ModelLoadError, file_shapes
@@ -265,6 +268,26 @@ def test_a_full_disk_at_upload_is_one_line(monkeypatch: pytest.MonkeyPatch) -> N
     )
     staging = Path(os.environ[RUNS_ENV]) / jobs.uploads.STAGING_DIR
     assert not [p for p in staging.rglob("*") if p.is_file()]  # no part left behind
+
+
+def test_a_run_folder_of_fifos_never_blocks_the_pages(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    runs_dir = tmp_path / "runs"
+    run = lying_folder(runs_dir / "liar", text(GOOD.to_json()))
+    for name in ("metrics.jsonl", "train.log", "job.jsonl", "evaluating.json", "train_config.json", "estimate.json"):
+        os.mkfifo(run / name)  # each read by the Train page or the picker: an open() here waited for a writer
+    (run / "probes").mkdir()
+    os.mkfifo(run / "probes" / "tokens.json")
+    found: list[object] = []
+    worker = threading.Thread(
+        target=lambda: found.append((last_step(run), log_tail(run), read_jsonl(run / "job.jsonl"))), daemon=True
+    )
+    worker.start()
+    worker.join(10)
+    assert found == [(0, "", [])]
+    monkeypatch.setenv(RUNS_ENV, str(runs_dir))
+    at = AppTest.from_file(TRAIN_PAGE, default_timeout=30)
+    at.session_state["owner_token"] = "tab"
+    assert not at.run().exception
 
 
 # ----------------------------------------------------------------------------------------- resuming

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lab.page.direction import languages
-from model.bounded_read import read_json
+from model.bounded_read import read_json, read_tail
 from model.run_dir import METRICS_LOG_FILE
 from model.weights import ModelLoadError
 from translate.model_dir import MODEL_FILES as MODEL_FILES  # re-exported: the app's tests name it here
@@ -69,10 +69,10 @@ def is_usable(path: Path) -> bool:
 def last_step(run_dir: Path) -> int:
     """The last step metrics.jsonl records (read from its tail only); 0 when it records none."""
     try:
-        with open(run_dir / METRICS_LOG_FILE, "rb") as f:
-            f.seek(max(0, f.seek(0, os.SEEK_END) - TAIL_BYTES))
-            lines = f.read().decode("utf-8", errors="replace").splitlines()
-    except OSError:
+        lines = (
+            read_tail(run_dir / METRICS_LOG_FILE, TAIL_BYTES, OSError).decode("utf-8", errors="replace").splitlines()
+        )
+    except OSError:  # missing, or not a regular file (a FIFO there would block the picker)
         return 0
     for line in reversed(lines):
         try:

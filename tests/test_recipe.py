@@ -5,9 +5,11 @@ continues from there; a bad recipe is refused naming the file, the step and the 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
+from test_every_command import run as run_command
 
 from model.config import ModelConfig
 from translate.translator import Translator
@@ -119,3 +121,16 @@ def test_the_shipped_recipes_parse_and_until_names_a_step(tmp_path: Path, capsys
         assert load_recipe(path).steps, path
     assert main(["--recipe", "workshop/recipes/distilled.toml", "--out", str(tmp_path), "--until", "nope"]) == 2
     assert "no such step" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("lie", "says"),
+    [("a FIFO", "a named pipe (FIFO), not a regular file"), ("someone's file", "not the record of a recipe")],
+)
+def test_a_record_that_is_not_the_recipes_is_one_line_and_kept(tmp_path: Path, lie: str, says: str) -> None:
+    record = tmp_path / RECIPE_FILE
+    os.mkfifo(record) if lie == "a FIFO" else record.write_text('{"name": "mine"}')
+    status, err = run_command("recipe", ["--out", str(tmp_path)], seconds=60)  # was a hang, or a traceback
+    assert status == 2 and err.startswith(f"error: {record}: {says}") and err.count("\n") == 1, err
+    assert [p.name for p in tmp_path.iterdir()] == [RECIPE_FILE]
+    assert lie == "a FIFO" or record.read_text() == '{"name": "mine"}'

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import sys
 import time
@@ -33,7 +34,7 @@ import torch
 
 from data.corpus import write_pairs
 from data.readers import ReadReport
-from model.bounded_read import MAX_SETTINGS_BYTES, read_text
+from model.bounded_read import MAX_SETTINGS_BYTES, read_json, read_text
 from model.config import ConfigError
 from model.run_dir import CONFIG_FILE, MODEL_CARD_FILE, RESULT_FILE, STATE_FILE, TRAIN_CONFIG_FILE, split_file
 from model.typed_config import from_dict
@@ -45,6 +46,7 @@ from workshop.average import main as average
 from workshop.ct2 import CT2_DIR
 from workshop.ct2 import main as ct2_export
 from workshop.distill import main as distill
+from workshop.distill import side_car
 from workshop.student import Mix, train_student
 
 RECIPE_FILE = "recipe.json"
@@ -136,7 +138,9 @@ class Steps:
         self.recipe, self.out = recipe, out
         self.by_name = {step.name: step for step in recipe.steps}
         self.record_file = out / RECIPE_FILE
-        self.record = json.loads(self.record_file.read_text()) if self.record_file.is_file() else {"steps": {}}
+        self.record = read_json(self.record_file, ConfigError) if os.path.lexists(self.record_file) else {"steps": {}}
+        if not isinstance(self.record, dict) or not isinstance(self.record.get("steps"), dict):
+            raise ConfigError(f"{self.record_file}: not the record of a recipe (no steps); not written over: move it")
 
     def path(self, ref: str) -> Path:
         """Where a step's output lies (OUT/NAME, or OUT/NAME.tsv for distill), or ``ref`` itself, a directory."""
@@ -151,7 +155,7 @@ class Steps:
             return (out / RESULT_FILE).is_file()
         if step.kind == "distill":
             meta = out.with_name(out.name + ".json")
-            return meta.is_file() and json.loads(meta.read_text(encoding="utf-8")).get("complete", False)
+            return meta.is_file() and side_car(meta).get("complete", False)
         return (out / CONFIG_FILE).is_file()  # average and export write their folder whole, at the end
 
     def run(self, step: Step) -> int:

@@ -41,7 +41,6 @@ from training.progress import Progress
 from training.run_lock import RunLocked, acquire
 from training.train_config import TrainConfig, load_train_config, read_saved_config
 from training.trainer import DevSet, RunContext, evaluate_nll, train
-from translate.model_dir import check_device
 from translate.translator import Translator
 
 log = logging.getLogger("training")
@@ -219,7 +218,7 @@ def main(argv: list[str] | None = None, mix: Mixer | None = None) -> int:
         if distributed.launched_rank() == 0:  # one writer per run directory: rank 0 holds it for all ranks
             lock = acquire(run_dir)
         config = resume_config(run_dir, overrides) if args.resume else new_config(args, overrides)
-        check_device(config.run.device)
+        distributed.resolve_device(config.run.device)  # a device this machine lacks: one line, before the work
     except (ConfigError, CorpusError, ModelLoadError, OutputError, RunLocked, OSError, checkpoint.StateError) as err:
         message = f"{run_dir}: {err.strerror or err}" if isinstance(err, OSError) else str(err)
         print(f"error: {message}", file=sys.stderr)

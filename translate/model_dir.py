@@ -64,10 +64,10 @@ def network_config(network: Path) -> ModelConfig:
 
 
 def check_device(device: str | torch.device) -> None:
-    """ModelLoadError unless ``device`` is one this machine has ("auto" is): an unknown name, or CUDA or MPS this
-    PyTorch lacks, is one line before anything is loaded."""
+    """ModelLoadError unless ``device`` is one this machine has: an unknown name ("auto" is training's, resolved
+    there), or CUDA or MPS this PyTorch lacks, is one line before anything is loaded."""
     try:
-        torch.empty(0, device=None if device == "auto" else device)
+        torch.empty(0, device=device)
     except (RuntimeError, AssertionError) as err:
         raise ModelLoadError(f"device {str(device)!r}: not one this machine has ({quoted(str(err))})") from None
 

@@ -27,6 +27,7 @@ from model.config import ConfigError
 from model.run_dir import JOB_EVENTS_FILE as EVENTS_FILE
 from model.run_dir import JOB_LOG_FILE as LOG_FILE
 from model.run_dir import METRICS_LOG_FILE, RESULT_FILE, STATE_FILE, TRAIN_CONFIG_FILE
+from training.outputs import OutputError, check_run_dir
 from training.run_lock import Holder, holder, owner_digest, pid_alive
 from training.train_config import TrainConfig, load_train_config
 from translate.settings import REPO_ROOT
@@ -116,6 +117,12 @@ def start_staged(
         try:
             if holds_run(run_dir):
                 raise JobError(f"a run named {run_dir.name!r} already exists: choose another name")
+            try:
+                check_run_dir(run_dir)  # someone's folder of that name: the corpus is never staged into it
+            except OutputError:
+                raise JobError(
+                    f"a folder named {run_dir.name!r} holds other files than a run's: choose another name"
+                ) from None
             argv = training_command(run_dir, preset, stage(), overrides)
             return launch(run_dir, argv, env, owner, lock)
         except BaseException:

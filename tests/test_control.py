@@ -22,6 +22,7 @@ from jobs.corpus_check import CorpusSource, write_corpus
 from jobs.launch import MAX_JOBS_ENV, live_runs
 from jobs.run_progress import final_scores, latest_records, read_budget, read_metrics, run_progress
 from lab.page.model_choices import find_models
+from model.run_dir import JOB_LOG_FILE
 from training import run_lock
 from training.run_lock import holder, pid_alive
 from translate.settings import RUNS_ENV
@@ -188,11 +189,19 @@ def test_a_refused_start_leaves_nothing_behind(tmp_path: Path, monkeypatch: pyte
         assert staged and not (runs / "late").exists()
         # A folder that was there keeps what it held and loses only what the failed start wrote.
         (runs / "kept").mkdir()
-        (runs / "kept" / "notes.txt").write_text("mine", encoding="utf-8")
+        (runs / "kept" / JOB_LOG_FILE).write_text("an earlier start's log", encoding="utf-8")
         checks.clear()
         with pytest.raises(control.JobError, match="already run on this server"):
             control.start_staged(runs / "kept", preset, stage(runs / "kept"), owner=OWNER)
-        assert [p.name for p in (runs / "kept").iterdir()] == ["notes.txt"]
+        assert [p.name for p in (runs / "kept").iterdir()] == [JOB_LOG_FILE]
+        # Someone's folder of that name is refused before anything is staged into it (its corpus was left there).
+        (runs / "mine").mkdir()
+        (runs / "mine" / "notes.txt").write_text("mine", encoding="utf-8")
+        staged.clear()
+        checks.clear()
+        with pytest.raises(control.JobError, match="'mine' holds other files than a run's"):
+            control.start_staged(runs / "mine", preset, stage(runs / "mine"), owner=OWNER)
+        assert not staged and [p.name for p in (runs / "mine").iterdir()] == ["notes.txt"]
         assert [p for p in runs.iterdir() if p.name.startswith(".kept") or p.name.startswith(".late")] == []
     finally:
         control.stop(runs / "one", OWNER, grace_s=5)

@@ -99,6 +99,7 @@ def test_a_vocabulary_the_corpus_cannot_make_is_one_line(
     assert main(tiny_run(toy_corpus, tmp_path / "run", "--data.vocab_size=10")) == 2  # was SentencePiece's traceback
     errors = [line for line in capsys.readouterr().err.splitlines() if line.startswith("error: ")]
     assert len(errors) == 1 and "data.vocab_size 10: SentencePiece cannot make it from this corpus" in errors[0]
+    assert not (tmp_path / "run").exists()
 
 
 @pytest.mark.slow
@@ -121,7 +122,7 @@ def test_a_corpus_whose_pairs_all_share_a_sentence_is_refused_before_training(
     corpus = write_tsv(tmp_path / "one.tsv", [(f"Hola número {i}.", "Hello.") for i in range(60)])
     assert main(tiny_run(corpus, tmp_path / "run")) == 2
     assert "no pairs left for the" in capsys.readouterr().err
-    assert not (tmp_path / "run" / METRICS_LOG_FILE).exists()
+    assert not (tmp_path / "run").exists()  # a new run folder whose data is refused is not left behind
 
 
 def test_a_full_disk_names_the_folder_and_leaves_no_partial_files(

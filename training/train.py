@@ -6,6 +6,7 @@ import argparse
 import dataclasses
 import json
 import logging
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -227,7 +228,10 @@ def main(argv: list[str] | None = None, mix: Mixer | None = None) -> int:
             forget_run_dir(run_dir, created, new_lock)
         return 2
     try:
-        return train_in(run_dir, config, args.resume, mix)
+        status = train_in(run_dir, config, args.resume, mix)
+        if status == 2 and created and lock is not None and not (run_dir / METRICS_LOG_FILE).exists():
+            shutil.rmtree(run_dir, ignore_errors=True)  # its data refused before training began: nothing left
+        return status
     except checkpoint.StateError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

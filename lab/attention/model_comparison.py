@@ -20,7 +20,9 @@ from translate.translator import Translator
 def why_not_comparable(a: Translator, b: Translator) -> str:
     """Why B's maps cannot be laid over A's ("" when they can): another vocabulary, or other layers or heads."""
     if a.tokenizer.proto() != b.tokenizer.proto():
-        return "the two models split text with different vocabularies, so their rows and columns are not the same tokens"
+        return (
+            "the two models split text with different vocabularies, so their rows and columns are not the same tokens"
+        )
     shape = [(m.config.n_encoder_layers, m.config.n_decoder_layers, m.config.n_heads) for m in (a.model, b.model)]
     if shape[0] != shape[1]:
         (ea, da, ha), (eb, db, hb) = shape

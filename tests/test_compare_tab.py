@@ -19,10 +19,9 @@ from streamlit.testing.v1 import AppTest
 from lab.attention.model_comparison import compare, why_not_comparable
 from lab.attention.sentence_maps import KINDS
 from lab.attention.translate_with_maps import maps_of
-from lab.page.model_choices import KEPT_MODEL
 from model.transformer import Transformer
 from translate.translator import Translator
-from views.compare_tab import ASKED, COMPARE_VIEW, MODEL_B
+from views.compare_tab import COMPARE_VIEW, MODEL_B
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 SENTENCE = "El gato rojo 3."
@@ -99,10 +98,10 @@ def test_the_tab_puts_a_run_beside_the_default(model_env: Path, tmp_path: Path) 
 def test_the_train_page_s_button_opens_the_tab_on_the_run(model_env: Path, tmp_path: Path) -> None:
     run = tmp_path / "runs" / "mine"
     shutil.copytree(model_env, run, ignore=shutil.ignore_patterns("checkpoints", "train_state.pt"))
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.session_state[ASKED] = True  # what ``ask`` leaves before it switches page
-    at.session_state[KEPT_MODEL], at.session_state[MODEL_B] = str(model_env), str(run)
-    at.run()
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    at.switch_page("pages/1_Train.py").run()
+    at.selectbox(key="watch_run").set_value("mine").run()
+    at.button(key="compare_default").click().run()  # the run's result: "Compare with the default"
     assert not at.exception, [e.message for e in at.exception]
     assert at.session_state["model"].path == model_env and at.session_state["view"] == COMPARE_VIEW
     assert at.session_state[MODEL_B] == str(run) and at.session_state["request"].text  # a sentence, translated

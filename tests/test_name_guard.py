@@ -126,7 +126,11 @@ def wordy_corpus() -> list[Pair]:
         Pair("Ella vive en Viena.", "She lives in Vienna."),
         Pair("Tom vio a Pablo ayer.", "Tom saw Paul yesterday."),
     ]
-    return corpus() + words * 6
+    once = [  # "gabinete" once in lowercase, once capitalised inside a sentence: as often a word as a name
+        Pair("El gabinete dimitió.", "The cabinet resigned."),
+        Pair("Habló con el Gabinete.", "He spoke to the Cabinet."),
+    ]
+    return corpus() + words * 6 + once
 
 
 @pytest.fixture(scope="module")
@@ -144,6 +148,7 @@ def wordy() -> NameGuard:
         ("Pablo vive aquí.", ["Pablo"]),  # a first name is kept, though the corpus wrote it "Paul"
         ("Vivo en Viena.", []),  # a place the corpus translates: left to the model
         ("mi amigo es jorge sutton", ["jorge sutton"]),  # typed: a first name and the unseen name after it
+        ("Gabinete nuevo, vida nueva.", []),  # as often lowercase as capitalised: a word ("Merry Christmas!")
     ],
 )
 def test_what_the_corpus_says_of_a_word_decides_whether_it_is_a_name(wordy, text, originals):

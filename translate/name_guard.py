@@ -183,7 +183,7 @@ class NameGuard:
         if word[:1].isupper() and not initial:  # "con Esperanza", "a Mira": a name, though "esperanza" is a word
             cued = plain(after) in NAME_CUES.get(self.lang, ()) | WEAK_CUES.get(self.lang, ())
             return rarely_lower or cued or key in self.people or key in self.places
-        if capital and rarely_lower and 4 * capital >= at_start:  # the corpus writes it as a name
+        if capital > lower and rarely_lower and 4 * capital >= at_start:  # the corpus writes it as a name
             return True  # (not "Ojalá": 164 times at a sentence's start, twice after it)
         listed_rare = lower <= (LISTED_ORDINARY if initial and word[:1].isupper() else RARE_ORDINARY)
         if (key in self.people or key in self.places) and listed_rare:  # "Lucía estudia…", not "Rosa es…"

@@ -241,5 +241,10 @@ def read_pairs_file(path: Path) -> list[Pair]:
         fields = line.split("\t")
         if len(fields) != 2:
             raise CorpusError(f"{path}:{number}: expected 2 tab-separated fields, got {len(fields)}")
+        if max(map(len, fields)) > readers.MAX_SEGMENT:
+            longest = max(map(len, fields))
+            raise CorpusError(
+                f"{path}:{number}: a field of {longest:,} characters; a segment is at most {readers.MAX_SEGMENT:,}"
+            )
         pairs.append(Pair(*fields))
     return pairs

@@ -19,10 +19,11 @@ from data.corpus import (
     detect_format,
     match_key,
     read_corpus,
+    read_pairs_file,
     split,
     write_pairs,
 )
-from data.readers import Reading
+from data.readers import MAX_SEGMENT, Reading
 
 FORMATS = ("tsv", "anki", "csv", "moses")
 GOOD = [(b"uno", b"one"), (b"dos", b"two"), (b"tres", b"three")]
@@ -325,6 +326,13 @@ def test_write_pairs_round_trips_and_refuses_tabs(tmp_path: Path) -> None:
     assert texts(read(tmp_path / "out.tsv", "tsv")[0]) == texts(pairs)
     with pytest.raises(CorpusError, match="tab or newline"):
         write_pairs([Pair("a\tb", "c")], tmp_path / "bad.tsv")
+
+
+def test_a_pairs_file_line_longer_than_a_segment_is_refused_naming_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "train.tsv"  # what distill --pairs reads: one 3 MB line after a good one
+    path.write_text("Hola.\tHello.\n" + "a" * (MAX_SEGMENT + 1) + "\tb\n", encoding="utf-8")
+    with pytest.raises(CorpusError, match=rf"train.tsv:2: a field of {MAX_SEGMENT + 1:,} characters"):
+        read_pairs_file(path)
 
 
 # ----------------------------------------------------------------------------------------- UTF-16 and UTF-32

@@ -27,6 +27,7 @@ from model.config import ConfigError
 from model.run_dir import JOB_EVENTS_FILE as EVENTS_FILE
 from model.run_dir import JOB_LOG_FILE as LOG_FILE
 from model.run_dir import METRICS_LOG_FILE, RESULT_FILE, STATE_FILE, TRAIN_CONFIG_FILE
+from model.run_dir import RUN_LOCK_FILE as LOCK_FILE
 from training.outputs import OutputError, check_run_dir
 from training.run_lock import Holder, holder, owner_digest, pid_alive
 from training.train_config import TrainConfig, load_train_config
@@ -109,11 +110,13 @@ def start_staged(
 ) -> int:
     """Start a new training run for the Train page; returns the PID. Refuse first (job cap reached), then take the
     run's lock (refused while another Start or job holds it), refuse a run that exists, ``stage()`` (writes the corpus
-    into ``run_dir`` and returns it) and start, all under the lock. A start that fails removes what it staged, still under the lock: a refused Start
-    writes nothing (the cap is checked again, under the launch lock, when the job is launched)."""
+    into ``run_dir`` and returns it) and start, all under the lock. A start that fails removes what it staged, still
+    under the lock, and nothing else: what the folder held when the lock was taken stays (another Start's files too).
+    A refused Start writes nothing (the cap is checked again, under the launch lock, when the job is launched)."""
     refuse_if_full(run_dir)
-    before = {p.name for p in run_dir.iterdir()} if run_dir.is_dir() else None
+    existed, lock_existed = run_dir.is_dir(), (run_dir / LOCK_FILE).exists()
     with take_lock(run_dir, owner) as lock:
+        before = {p.name for p in run_dir.iterdir()} - (set() if lock_existed else {LOCK_FILE})
         try:
             if holds_run(run_dir):
                 raise JobError(f"a run named {run_dir.name!r} already exists: choose another name")
@@ -126,16 +129,14 @@ def start_staged(
             argv = training_command(run_dir, preset, stage(), overrides)
             return launch(run_dir, argv, env, owner, lock)
         except BaseException:
-            _unstage(run_dir, before)
+            _unstage(run_dir, before, made=not existed)
             raise
 
 
-def _unstage(run_dir: Path, before: set[str] | None) -> None:
-    """Remove what a failed start wrote into ``run_dir`` (the whole folder if it made it); called under its lock."""
+def _unstage(run_dir: Path, before: set[str], made: bool) -> None:
+    """Remove what a failed start wrote into ``run_dir`` (and the folder, when it ``made`` it and it is left empty);
+    called under its lock."""
     if not run_dir.is_dir():
-        return
-    if before is None:
-        shutil.rmtree(run_dir, ignore_errors=True)
         return
     for path in run_dir.iterdir():
         if path.name in before:
@@ -144,6 +145,8 @@ def _unstage(run_dir: Path, before: set[str] | None) -> None:
             shutil.rmtree(path, ignore_errors=True)
         else:
             path.unlink(missing_ok=True)
+    if made and not any(run_dir.iterdir()):
+        run_dir.rmdir()
 
 
 def resume(run_dir: Path, overrides: Sequence[str] = (), env: Mapping[str, str] | None = None, owner: str = "") -> int:

@@ -208,6 +208,26 @@ def test_a_refused_start_leaves_nothing_behind(tmp_path: Path, monkeypatch: pyte
     assert not pid_alive(first)
 
 
+def test_a_failed_start_keeps_what_another_start_wrote_before_it_took_the_lock(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run_dir, take = tmp_path / "runs" / "race", control.take_lock
+
+    def another_start_first(folder: Path, owner: str = ""):  # the other Start wrote its log between check and lock
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / JOB_LOG_FILE).write_text("the other start's log", encoding="utf-8")
+        return take(folder, owner)
+
+    def failing_stage() -> Path:
+        (run_dir / "corpus.tsv").write_text("a\tb\n", encoding="utf-8")
+        raise OSError("disk full")
+
+    monkeypatch.setattr(control, "take_lock", another_start_first)
+    with pytest.raises(OSError, match="disk full"):
+        control.start_staged(run_dir, control.CONFIGS_DIR / "tiny.toml", failing_stage, owner=OWNER)
+    assert [p.name for p in run_dir.iterdir()] == [JOB_LOG_FILE]
+
+
 def test_a_second_start_of_the_same_run_never_replaces_the_corpus_of_the_first(
     run_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

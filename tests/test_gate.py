@@ -65,6 +65,18 @@ def test_a_broken_model_fails_and_the_report_says_which_checks(lists: tuple) -> 
     assert "canaries right, wrong:" in text and all(line in text for line in canaries.detail)
 
 
+def test_a_canary_the_shipped_model_misses_too_refuses_no_candidate_but_one_it_loses_does(lists: tuple) -> None:
+    translator, dev, phrases = lists
+    canaries = [*phrases, Phrase("El gato rojo 3.", ("an answer neither model gives",), 4)]
+    checks = gate.gate(translator, translator, dev, gate.GateLists(phrases, canaries, set()))
+    (known,) = [c for c in checks if c.name == "canaries right"]
+    assert known.passed and (known.candidate, known.baseline) == (3, 3) and known.rule == "all the baseline gets right"
+    checks = gate.gate(broken(translator), translator, dev, gate.GateLists(phrases, canaries, set()))
+    assert not next(c for c in checks if c.name == "canaries right").passed
+    checks = gate.gate(translator, gate.SourceCopy(), dev, gate.GateLists(phrases, canaries, set()))
+    assert not next(c for c in checks if c.name == "canaries right").passed  # the copy floor: every canary counts
+
+
 def test_phrases_seen_in_training_are_told_apart(lists: tuple) -> None:
     translator, dev, phrases = lists
     checks = gate.gate(translator, translator, dev, gate.GateLists(phrases, phrases, {typed_key(phrases[0].source)}))

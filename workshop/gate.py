@@ -6,7 +6,8 @@ and as people type it, the everyday phrase list and a short list of canary sente
 - its dev BLEU, as written and typed, is at most ``tolerance`` below the baseline's;
 - it gets at least as many everyday phrases right as the baseline, overall and among the phrases its own training
   data does not hold (what it had to generalise to: a list it trained on proves little);
-- it gets every canary right ("Hola mundo" and other sentences any usable model translates);
+- it gets every canary right ("Hola mundo" and other sentences any usable model translates), but for one the
+  shipped model misses too (a known miss in its model card: en-es's "Hello world");
 - it carries at least as many unseen names, places and numbers as the baseline, as written and typed
   (workshop/copy_check.py);
 - it loops (a word four or more times in a row) on at most ``max_extra_loops`` more dev sentences than the baseline.
@@ -150,8 +151,12 @@ def phrase_checks(models: tuple[Translator, Translator], lists: GateLists) -> li
         checks.append(Check(name, c_new, b_new, c_new >= b_new, ">= baseline", wrong))
     c_can, b_can = (score_phrases(t, lists.canaries) for t in models)
     n = len(lists.canaries)
-    ok = c_can["accepted"] == n
-    checks.append(Check("canaries right", c_can["accepted"], b_can["accepted"], ok, f"all {n}", lost(c_can, b_can)))
+    # A canary the shipped model misses too (a known miss of its model card) does not refuse a candidate of that
+    # direction; against the copy floor, every canary counts.
+    misses = [b["accepted"] for c, b in zip(c_can["rows"], b_can["rows"], strict=True) if not c["accepted"]]
+    ok = not misses or (not isinstance(models[1], SourceCopy) and not any(misses))
+    rule = f"all {n}" if b_can["accepted"] == n or isinstance(models[1], SourceCopy) else "all the baseline gets right"
+    checks.append(Check("canaries right", c_can["accepted"], b_can["accepted"], ok, rule, lost(c_can, b_can)))
     return checks
 
 

@@ -241,8 +241,7 @@ def read_pairs_file(path: Path) -> list[Pair]:
         fields = line.split("\t")
         if len(fields) != 2:
             raise CorpusError(f"{path}:{number}: expected 2 tab-separated fields, got {len(fields)}")
-        if max(map(len, fields)) > readers.MAX_SEGMENT:
-            longest = max(map(len, fields))
+        if (longest := max(map(len, fields))) > readers.MAX_SEGMENT:
             raise CorpusError(
                 f"{path}:{number}: a field of {longest:,} characters; a segment is at most {readers.MAX_SEGMENT:,}"
             )

@@ -154,8 +154,9 @@ def phrase_checks(models: tuple[Translator, Translator], lists: GateLists) -> li
     # A canary the shipped model misses too (a known miss of its model card) does not refuse a candidate of that
     # direction; against the copy floor, every canary counts.
     misses = [b["accepted"] for c, b in zip(c_can["rows"], b_can["rows"], strict=True) if not c["accepted"]]
-    ok = not misses or (not isinstance(models[1], SourceCopy) and not any(misses))
-    rule = f"all {n}" if b_can["accepted"] == n or isinstance(models[1], SourceCopy) else "all the baseline gets right"
+    every = b_can["accepted"] == n or isinstance(models[1], SourceCopy)
+    ok = not misses or (not every and not any(misses))
+    rule = f"all {n}" if every else "all the baseline gets right"
     checks.append(Check("canaries right", c_can["accepted"], b_can["accepted"], ok, rule, lost(c_can, b_can)))
     return checks
 

@@ -15,7 +15,7 @@ from data.readers import moses_paths
 from jobs.corpus_check import SRC_LANG, TGT_LANG
 from model.bounded_read import real
 from model.weights import write_beside
-from translate.settings import REPO_ROOT, SHARED_DATA, runs_folder
+from translate.settings import REPO_ROOT, SHARED_DATA, repo_relative, runs_folder
 
 MAX_UPLOAD_ENV = "LAB_MAX_UPLOAD_MB"
 DEFAULT_MAX_UPLOAD_MB = 200
@@ -25,6 +25,7 @@ STAGED_NAME = re.compile(r"[0-9a-f]{16}")  # a staged upload's folder: its conte
 MAX_NAME = 100  # characters of a staged upload's name
 MAX_NAME_BYTES, MAX_PATH_BYTES = 255, 4095  # what Linux file systems allow (NAME_MAX; PATH_MAX less its NUL)
 CORPUS_DIRS_ENV = "LAB_CORPUS_DIRS"  # folders (os.pathsep-separated) whose files the Train page may read
+SHOWN_PATH = 200  # characters of a typed path that a message quotes
 
 
 def max_upload_mb(environ: Mapping[str, str] = os.environ) -> int:
@@ -93,12 +94,13 @@ def prune_staging(staging: Path, keep: int) -> None:
 
 
 def corpus_folders(environ: Mapping[str, str] = os.environ) -> tuple[Path, ...]:
-    """Folders the Train page may read: ``$LAB_CORPUS_DIRS`` (``os.pathsep``-separated), else runs, data, ../shared/data."""
+    """Folders the Train page may read: ``$LAB_CORPUS_DIRS`` (``os.pathsep``-separated), else data, ../shared/data.
+    Never the runs folder (``folder_problem``): it holds every visitor's corpus; a run reads its own by itself."""
     value = environ.get(CORPUS_DIRS_ENV, "").strip()
     if value:
         folders = [Path(part.strip()).expanduser() for part in value.split(os.pathsep) if part.strip()]
     else:
-        folders = [runs_folder(environ), REPO_ROOT / "data", SHARED_DATA]
+        folders = [REPO_ROOT / "data", SHARED_DATA]
     return tuple(dict.fromkeys(folder.resolve() for folder in folders))
 
 
@@ -120,8 +122,9 @@ def length_problem(path: Path, shown: str | None = None) -> str | None:
 
 
 def folder_problem(path: Path, folders: Sequence[Path], shown: str | None = None) -> str | None:
-    """A message when the resolved ``path``, or a Moses sibling it may be read with, lies outside ``folders``,
-    or when it cannot be looked at (a name too long for the file system, no permission)."""
+    """A message when the resolved ``path``, or a Moses sibling it may be read with, lies outside ``folders`` or in
+    the runs folder, or when it cannot be looked at (a name too long for the file system, no permission). Folders
+    are named relative to the repository, never as the server's absolute paths."""
     if problem := length_problem(path, shown):
         return problem
     try:
@@ -130,10 +133,13 @@ def folder_problem(path: Path, folders: Sequence[Path], shown: str | None = None
         return f"{shown or path}: cannot be looked at ({err.strerror or err})"
     as_given = moses_paths(Path(shown or path), SRC_LANG, TGT_LANG)  # a Moses side, named as the user would
     given = {**dict(zip(moses_paths(path, SRC_LANG, TGT_LANG), as_given, strict=True)), path: shown or path}
+    runs = runs_folder()
     for candidate in (path, *siblings):
+        named = given.get(candidate, candidate)  # as the user gave it, never where it resolves to
+        if real(candidate).is_relative_to(runs):
+            return f"{named} is in the runs folder, whose corpora belong to the runs that made them: never read here"
         if not any(real(candidate).is_relative_to(folder) for folder in folders):
-            named = given.get(candidate, candidate)  # as the user gave it, never where it resolves to
-            allowed = ", ".join(str(folder) for folder in folders) or "none"
+            allowed = ", ".join(repo_relative(folder) for folder in folders) or "none"
             return (
                 f"{named} is outside the folders the Train page may read: {allowed}. "
                 f"Put the corpus in one of them, or add its folder to {CORPUS_DIRS_ENV} "

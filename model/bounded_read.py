@@ -21,10 +21,14 @@ STRING = re.compile(r'"(?:[^"\\]|\\.)*"')  # a JSON string, whose brackets are t
 KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISSOCK, "a socket"))
 
 
+def cut(text: str, most: int = QUOTE) -> str:
+    """``text`` cut to ``most`` characters, "…" marking the cut: a message stays one line whatever it names."""
+    return text if len(text) <= most else f"{text[:most]}…"
+
+
 def quoted(value: object) -> str:
-    """``repr(value)`` cut to QUOTE characters: a message stays one short line whatever the file held."""
-    text = repr(value[: QUOTE + 1] if isinstance(value, str | bytes | list | tuple) else value)
-    return text if len(text) <= QUOTE else f"{text[:QUOTE]}…"
+    """``repr(value)`` cut to QUOTE characters (``cut``)."""
+    return cut(repr(value[: QUOTE + 1] if isinstance(value, str | bytes | list | tuple) else value))
 
 
 def real(path: Path) -> Path:

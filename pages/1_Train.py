@@ -10,6 +10,7 @@ import streamlit as st
 
 from jobs import control
 from jobs.uploads import max_upload_mb
+from translate.settings import repo_relative
 from views.train_report import checked_corpus
 from views.train_run import watch
 from views.train_settings import keep_settings, restore_settings
@@ -22,7 +23,7 @@ def main() -> None:
     restore_settings()
     st.title("Train on your own corpus")
     runs_dir, max_mb = control.runs_folder(), max_upload_mb()
-    st.caption(f"Runs are saved in `{runs_dir}`; uploads up to {max_mb} MB.")
+    st.caption(f"Runs are saved in `{repo_relative(runs_dir)}`; uploads up to {max_mb} MB.")
     st.header("1. Corpus")
     corpus = checked_corpus(choose_source(runs_dir, max_mb), max_mb)
     st.header("2. Train")

@@ -183,9 +183,9 @@ def test_staging_is_keyed_by_content_and_refuses_unsafe_names(tmp_path: Path) ->
 # ----------------------------------------------------------------------------------------- paths on the server
 
 
-def test_corpus_folders_default_to_runs_data_and_shared_data(tmp_path: Path) -> None:
+def test_corpus_folders_default_to_data_and_shared_data_never_the_runs_folder(tmp_path: Path) -> None:
     folders = corpus_folders({RUNS_ENV: str(tmp_path / "runs")})
-    expected = (tmp_path / "runs", REPO_ROOT / "data", REPO_ROOT.parent / "shared" / "data")
+    expected = (REPO_ROOT / "data", REPO_ROOT.parent / "shared" / "data")
     assert folders == tuple(p.resolve() for p in expected)
     assert all(folder.is_absolute() for folder in folders)
 
@@ -213,7 +213,8 @@ def test_only_files_inside_the_allowed_folders_may_be_read(tmp_path: Path) -> No
 
     problem = folder_problem(server_path("/etc/passwd"), folders, "/etc/passwd")
     assert problem is not None and problem.startswith("/etc/passwd is outside the folders")
-    assert str(allowed.resolve()) in problem and CORPUS_DIRS_ENV in problem  # says what is allowed and how to add
+    assert f"may read: {os.path.relpath(allowed.resolve(), REPO_ROOT)}. " in problem  # from the repository
+    assert f" {allowed}" not in problem and CORPUS_DIRS_ENV in problem  # never the server's path; how to add one
     dotdot = f"{allowed}/../outside/secret.tsv"
     assert "is outside the folders" in (folder_problem(server_path(dotdot), folders, dotdot) or "")
     (allowed / "link.tsv").symlink_to(outside / "secret.tsv")

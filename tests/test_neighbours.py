@@ -4,6 +4,7 @@ indexed are the model's training pairs, and the background builds end, are cance
 
 from __future__ import annotations
 
+import os
 import shutil
 import threading
 import time
@@ -32,6 +33,7 @@ from lab.neighbours.sentence_index import (
 )
 from lab.neighbours.training_pairs import SPLIT_RECORD_FILE, NeighboursError, capped, training_pairs
 from model.run_dir import SPLITS_DIR, TRAIN_CONFIG_FILE, WEIGHTS_FILE, split_file
+from translate.settings import REPO_ROOT
 from translate.translator import DEFAULT_MODEL, Translator
 from views import heavy_slot, neighbours_tab
 from viz.training_map import map_frame, training_map
@@ -51,6 +53,7 @@ def test_the_compact_index_finds_each_training_sentence_itself(translator: Trans
     pairs = list(tsv_pairs(split_file(tiny_model_dir, "train")))
     assert index.info.pairs == len(pairs) == len(index.sources) == len(vectors) and index.codes.dtype == np.int8
     assert index.info.dims == translator.model.config.d_model == 32  # DIMS (64) is above the tiny d_model
+    assert index.info.model == os.path.relpath(tiny_model_dir.resolve(), REPO_ROOT)  # never an absolute path
     for row, pair in enumerate(pairs):  # by the compact index alone: itself, or a pair with the same Spanish
         assert index.sources[int(np.argmax(index.similarities(vectors[row])))] == pair.src
     for dims in (8, 16):  # fewer directions than the model has: itself among the candidates still
@@ -297,6 +300,7 @@ def test_the_shipped_model_ships_its_index_built_from_its_weights() -> None:
     assert index.info.weights_sha256 == weights_sha256(DEFAULT_MODEL) and index.info.pairs == len(index.sources)
     assert index.info.pairs == index.info.available == 118_825 and index.codes.shape == (118_825, 64)
     assert path.stat().st_size < 12_000_000
+    assert index.info.model == "checkpoints/es-en"  # from the repository, never the build machine's own path
 
 
 def test_a_training_pair_lands_on_its_own_point_of_the_map(translator: Translator, tiny_model_dir: Path) -> None:

@@ -6,12 +6,14 @@ import json
 import socket
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from data.case_markup import MARK
 from training.phrases import Phrase, is_accepted, read_phrases, score_phrases
 from training.train import parent_shape, parse_args
 from training.train_config import load_train_config
+from translate.settings import REPO_ROOT
 from translate.translator import DEFAULT_MODEL, DecodeOptions, Translator
 from workshop.everyday import everyday_list
 
@@ -44,6 +46,19 @@ def test_the_shipped_model_is_complete_and_small() -> None:
     metrics = json.loads((DEFAULT_MODEL / "metrics.json").read_text())
     clean, typed = metrics["test_greedy"]["bleu"], metrics["test_greedy_typed"]["bleu"]
     assert clean >= 50 and typed >= clean - 4  # what the model card claims: typed input is handled too
+
+
+def test_no_shipped_file_names_a_path_of_the_machine_that_made_it() -> None:
+    """A shipped file is shown on every server: it names folders relative to the repository (sentence_index.npz
+    stored the build machine's absolute path, and the page showed it)."""
+    machine = [str(REPO_ROOT).encode(), b"/home/", b"/Users/"]
+    for path in sorted(p for p in (REPO_ROOT / "checkpoints").rglob("*") if p.is_file()):
+        if path.suffix == ".npz":
+            with np.load(path, allow_pickle=False) as members:
+                contents = [members[name].tobytes() for name in members.files]
+        else:
+            contents = [path.read_bytes()]
+        assert not [m for m in machine for content in contents if m in content], path
 
 
 def test_loading_and_translating_never_touch_the_network(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import sys
 import time
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from conftest import browser_page, idle, raw_words, shown_texts
+from streamlit.config import ShowErrorDetailsConfigOptions
 from streamlit.testing.v1 import AppTest
 
 from jobs import control
@@ -19,7 +22,7 @@ from model.config import ModelConfig
 from model.run_dir import METRICS_LOG_FILE
 from training.metrics import MetricsLog
 from training.run_lock import holder, pid_alive
-from translate.settings import RUNS_ENV
+from translate.settings import REPO_ROOT, RUNS_ENV
 from workshop.bench.app_server import CHROMIUM, running_app
 
 PAGE = str(Path(__file__).resolve().parents[1] / "pages" / "1_Train.py")
@@ -189,18 +192,58 @@ def test_a_file_on_the_server(runs: Path, tmp_path: Path, monkeypatch: pytest.Mo
     assert not at.error and metric(at, "Pairs kept") == "30" and not at.button(key="start").disabled
 
 
-def test_the_server_path_is_read_only_inside_the_allowed_folders(runs: Path, tmp_path: Path) -> None:
-    runs.mkdir()
+def test_the_server_path_is_read_only_inside_the_allowed_folders(
+    runs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
     (tmp_path / "outside.tsv").write_bytes(tsv(30))
-    (runs / "link.tsv").symlink_to(tmp_path / "outside.tsv")
+    (data / "link.tsv").symlink_to(tmp_path / "outside.tsv")
+    monkeypatch.setenv("LAB_CORPUS_DIRS", str(data))
     at = server_file(page(), "/etc/passwd")
-    allowed = next(c.value for c in at.caption if c.value.startswith("Allowed folders"))
-    assert str(runs.resolve()) in allowed and "LAB_CORPUS_DIRS" in allowed  # the default: the runs folder first
-    for path in ("/etc/passwd", f"{runs}/../outside.tsv", str(runs / "link.tsv")):
+    relative = os.path.relpath(data, REPO_ROOT)  # named as the page names paths: from the repository
+    for path in ("/etc/passwd", f"{data}/../outside.tsv", str(data / "link.tsv")):
         at.text_input(key="server_path").set_value(path).run()
-        assert errors(at).startswith(path) and f"the Train page may read: {runs.resolve()}, " in errors(at)
+        assert errors(at).startswith(path) and f"the Train page may read: {relative}. " in errors(at)
         assert not any(m.label == "Pairs read" for m in at.metric)  # never opened
         assert "choose a corpus first" in start_disabled_because(at)
+
+
+def test_no_visitor_reads_a_run_folder_or_sees_a_server_path(runs: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    someone = runs / "someone"
+    (someone / "splits").mkdir(parents=True)
+    for name in ("corpus.tsv", "splits/test.tsv"):
+        (someone / name).write_bytes(tsv(30))
+    at = server_file(page(), str(someone / "corpus.tsv"))
+    allowed = next(c.value for c in at.caption if c.value.startswith("Allowed folders"))
+    assert (
+        allowed
+        == "Allowed folders (LAB_CORPUS_DIRS): `data`, `../shared/data`. Relative paths start at the repository."
+    )
+    monkeypatch.setenv("LAB_CORPUS_DIRS", str(runs.parent))  # even a corpus folder that holds the runs folder
+    at = server_file(page(), str(someone / "corpus.tsv"))
+    for path in (someone / "corpus.tsv", someone / "splits" / "test.tsv", runs / ".uploads" / "x.tsv"):
+        at.text_input(key="server_path").set_value(str(path)).run()
+        assert (
+            errors(at)
+            == f"{path} is in the runs folder, whose corpora belong to the runs that made them: never read here"
+        )
+        assert not any(m.label == "Pairs read" for m in at.metric)
+    shown = shown_texts(page())
+    for server_path in (REPO_ROOT, runs):  # the page names folders from the repository: "runs", "data"
+        assert not any(re.search(rf"(?<![\w.]){re.escape(str(server_path))}", text) for text in shown)
+
+
+def test_an_exception_box_shows_its_type_only() -> None:
+    """A traceback names the server's files: the app shows an uncaught exception's type, the log keeps the rest."""
+    settings = tomllib.loads((REPO_ROOT / ".streamlit" / "config.toml").read_text(encoding="utf-8"))
+    assert settings["client"]["showErrorDetails"] == ShowErrorDetailsConfigOptions.TYPE
+
+
+def test_a_long_server_path_is_quoted_short(runs: Path) -> None:
+    path = "/x" * 2500  # 5,000 characters
+    at = server_file(page(), path)
+    assert errors(at).startswith(path[:200] + "…") and len(errors(at)) < 400
 
 
 @pytest.mark.parametrize("name", ["../escape", "has space", "a/b", ".hidden", ""])

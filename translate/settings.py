@@ -1,4 +1,5 @@
-"""Where the lab finds things on this machine: the repository, the team's shared data and the runs folder.
+"""Where the lab finds things on this machine: the repository, the team's shared data and the runs folder; and how
+it names them to a visitor (relative to the repository: a server's own paths are never shown).
 
 The one home of the repository's own paths and of ``LAB_RUNS_DIR``; ``model/`` reads neither (it is the network
 only), so translation, training, the lab and the Train page all read them here.
@@ -23,3 +24,8 @@ def runs_folder(environ: Mapping[str, str] = os.environ) -> Path:
     """
     value = environ.get(RUNS_ENV, "").strip()
     return (Path(value).expanduser() if value else REPO_ROOT / "runs").resolve()
+
+
+def repo_relative(path: Path | str) -> str:
+    """``path`` as the lab shows it: relative to the repository (``data``, ``../shared/data``); a relative one as it is."""
+    return os.path.relpath(path, REPO_ROOT) if Path(path).is_absolute() else str(path)

@@ -22,7 +22,7 @@ from lab.neighbours.sentence_index import SentenceIndex
 from lab.neighbours.training_pairs import MAX_PAIRS
 from lab.page.direction import Languages
 from lab.page.request import Request
-from translate.settings import runs_folder
+from translate.settings import repo_relative, runs_folder
 from translate.translator import Candidate, Translation, Translator
 from views import heavy_slot
 from viz.training_map import NEAREST, SENTENCE, map_frame, training_map
@@ -110,7 +110,7 @@ def describe(build: IndexBuild, index: SentenceIndex) -> str:
     how = f"built in {info.seconds:.0f} s, {info.built}" + (", loaded from its file" if build.loaded else "")
     sample = f" (a fixed sample of {info.pairs:,} of {info.available:,})" if info.pairs < info.available else ""
     return (
-        f"Index of `{info.model}` (weights sha256 {info.weights_sha256[:12]}…): {info.pairs:,} pairs{sample}, "
+        f"Index of `{repo_relative(info.model)}` (weights sha256 {info.weights_sha256[:12]}…): {info.pairs:,} pairs{sample}, "
         f"{info.origin}. One encoder vector per pair on its {info.dims} main directions in int8 "
         f"({index.codes.nbytes / 1e6:.1f} MB); {how}. The {lookup.CANDIDATES} nearest by it are encoded and decoded "
         "again here: their similarities below are exact."

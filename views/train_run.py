@@ -12,6 +12,7 @@ import streamlit as st
 from jobs import control
 from jobs.run_progress import evaluating, read_budget, read_metrics, run_progress
 from jobs.run_verdict import verdict
+from translate.settings import repo_relative
 from views.train_estimate import duration
 from views.train_probes import show_probes
 from views.train_result import show_result, show_stopped
@@ -130,7 +131,7 @@ def watch(runs_dir: Path) -> None:
         shown = ", ".join(repr(name) for name in links[:5]) + (f" and {len(links) - 5} more" if len(links) > 5 else "")
         st.caption(f"Skipped symbolic links in the runs folder (a run is a real folder): {shown}.")
     if not names:
-        st.caption(f"No runs yet in {runs_dir}.")
+        st.caption(f"No runs yet in `{repo_relative(runs_dir)}`.")
         return
     if st.session_state.get("watch_run") not in names:  # a fresh session (a reload): the running job's run
         running = control.running_run(runs_dir / name for name in names)

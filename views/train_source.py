@@ -23,6 +23,7 @@ from jobs.corpus_check import (
 )
 from jobs.uploads import (
     CORPUS_DIRS_ENV,
+    SHOWN_PATH,
     STAGING_DIR,
     corpus_folders,
     folder_problem,
@@ -32,7 +33,8 @@ from jobs.uploads import (
     stage_files,
     stage_problem,
 )
-from model.bounded_read import quoted
+from model.bounded_read import cut, quoted
+from translate.settings import repo_relative
 
 SOURCES = ("Upload a TSV, CSV or TMX file", "Upload a pair of line-aligned files", "A file on the server")
 KEPT_UPLOADS = "kept_uploads"  # {uploader key: (staged file, name as uploaded, put back after a page switch)}
@@ -142,13 +144,13 @@ def choose_server_file(staging: Path) -> CorpusSource | str | None:
     """A corpus file on the server, read only inside the allowed folders (after resolving ``..`` and symlinks)."""
     folders = corpus_folders()
     text = st.text_input("Path on the server (a file, or PREFIX for PREFIX.es + PREFIX.en)", key="server_path")
-    listed = ", ".join(f"`{folder}`" for folder in folders)
+    listed = ", ".join(f"`{repo_relative(folder)}`" for folder in folders)
     st.caption(f"Allowed folders ({CORPUS_DIRS_ENV}): {listed}. Relative paths start at the repository.")
-    shown = text.strip()
+    shown = cut(text.strip(), SHOWN_PATH)  # as given, and short: a message stays one line whatever was typed
     if not shown:
         return None
-    if "\0" in shown:
-        return f"{quoted(shown)}: a path cannot hold a NUL byte"
+    if "\0" in text:
+        return f"{quoted(text.strip())}: a path cannot hold a NUL byte"
     path = server_path(text)
     if problem := folder_problem(path, folders, shown):
         return problem

@@ -26,6 +26,7 @@ from lab.neighbours.hidden_states import encoder_vectors
 from lab.neighbours.training_pairs import MAX_PAIRS, NeighboursError, training_pairs
 from model.run_dir import NEIGHBOURS_INDEX_FILE, WEIGHTS_FILE
 from translate.model_dir import weights_dir
+from translate.settings import repo_relative
 from translate.translator import Translator
 
 DIMS = 64  # projected dimensions kept, one int8 each
@@ -40,7 +41,7 @@ Progress = Callable[[int, int], None]  # (pairs done, pairs in all); it may rais
 class IndexInfo:
     """What the page says about an index."""
 
-    model: str  # the model folder
+    model: str  # the model folder, relative to the repository: a build machine's own paths are never stored
     weights_sha256: str
     origin: str  # the training pairs, in words
     available: int  # pairs there to index, before the cap
@@ -110,7 +111,7 @@ def build(
     vectors = vectors_of(translator, found.pairs, progress)
     codes, basis, scale = compact(vectors, dims)
     info = IndexInfo(
-        str(model_dir),
+        repo_relative(Path(model_dir).resolve()),
         weights_sha256(model_dir),
         found.origin,
         found.available,

@@ -195,10 +195,11 @@ def test_the_doubt_is_the_models_own_or_said_to_be_unknown(en_es_model: Path, tm
     e = Evidence("The cat sleeps.", "El gato.", 4, 0, 4, -4.0)  # 0.37 per token
     said = unsure(e, EN_ES, Doubt(0.6, 0.42, "measured on 200 dev translations, 30 of them below 0.6"))
     assert "about 42% of this model's dev translations that score that low are wrong" in said
-    assert "not known: it has no dev split here" in unsure(e, EN_ES)
+    assert "not known: it has no dev split to measure it on" in unsure(e, EN_ES)
     measured = model_doubt(en_es_model, Translator.load(en_es_model))  # its 20 dev sentences, translated now
     assert "20 dev translations" in (measured.measured or measured.unmeasured)
-    assert model_doubt(tmp_path, Translator.load(en_es_model)) == Doubt()  # no dev split: unmeasured
+    alone = model_doubt(tmp_path, Translator.load(en_es_model))  # no splits/, no split.json: unmeasured, and why
+    assert alone.precision is None and "its dev split cannot be read (" in unsure(e, EN_ES, alone)
     (tmp_path / "doubt.json").write_text(Doubt(0.6, 0.5, "measured on 4,000 dev translations").to_json())
     assert model_doubt(tmp_path, Translator.load(en_es_model)).precision == 0.5
     spanish = Evidence("el gato es de la casa", "the cat", 7, 0, 3, -1.0)

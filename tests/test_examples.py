@@ -21,7 +21,17 @@ from lab.page.examples import (
     is_accepted,
     no_examples_note,
 )
-from lab.page.language_check import MIN_TOKEN_PROB, evidence, unsure, warnings
+from lab.page.language_check import (
+    DOUBT_SENTENCES,
+    MIN_TOKEN_PROB,
+    evidence,
+    floored,
+    model_doubt,
+    unsure,
+    warnings,
+)
+from model.run_dir import DOUBT_FILE
+from training.prepare import model_data
 from translate.translator import DEFAULT_MODEL, Translator
 from views.maps import HEAD_KEYS, LAYER_KEYS
 
@@ -108,7 +118,7 @@ def test_correct_spanish_is_never_told_it_may_not_be_spanish(translator: Transla
     assert warnings(found, langs) == []
     doubt = unsure(found, langs)
     assert bool(doubt) == (found.token_prob < MIN_TOKEN_PROB)  # the model's doubt, with what it measured
-    assert not doubt or (f"{found.token_prob:.2f}" in doubt and "is the input" not in doubt)
+    assert not doubt or (f"{floored(found.token_prob)}," in doubt and "is the input" not in doubt)
 
 
 # --- the page: a hint only where the model earns it; doubt about the translation is not blamed on the input ---
@@ -183,6 +193,18 @@ def test_each_source_language_is_offered_its_own_examples() -> None:
     assert examples_for(Languages("en", "es", "English", "Spanish")) == EXAMPLES_EN_ES
     french = Languages("fr", "en", "French", "English")
     assert examples_for(french) == () and "French" in no_examples_note(french)
+
+
+def test_the_shipped_model_knows_how_often_it_is_wrong_when_unsure(translator: Translator, tmp_path: Path) -> None:
+    """Its doubt.json ships with it; without the file its dev pairs come back from its split.json and are measured."""
+    assert model_doubt(DEFAULT_MODEL, translator).precision is not None
+    if not Path(model_data(DEFAULT_MODEL).corpora[0]).is_file():
+        pytest.skip("the shipped model's corpus is not here")
+    for path in DEFAULT_MODEL.iterdir():  # the shipped folder less its doubt.json
+        if path.name != DOUBT_FILE:
+            (tmp_path / path.name).symlink_to(path.resolve())
+    measured = model_doubt(tmp_path, translator)
+    assert f"measured on {DOUBT_SENTENCES} dev translations" in measured.measured, measured
 
 
 def test_a_wrong_translation_the_old_threshold_missed_is_flagged_unsure(translator: Translator) -> None:

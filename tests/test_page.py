@@ -144,6 +144,14 @@ def test_no_letters_unknown_characters_copies_and_low_confidence_are_flagged() -
     assert any("4 of the input's 4 letters" in w for w in warnings(left_out, ES_EN))
 
 
+def test_the_unsure_box_never_prints_its_probability_as_the_threshold() -> None:
+    """Just under the threshold (0.5996 per token) the box says 0.59, below 0.60: never "0.60, below 0.6"."""
+    for p in (0.5996, 0.59, 0.3):
+        said = unsure(evidence("Quiero la estacion", "I want the station.", log_prob=8 * math.log(p)), ES_EN)
+        shown = float(said.split(") is ")[1].split(",")[0])
+        assert shown < MIN_TOKEN_PROB and shown <= p and f"below {MIN_TOKEN_PROB:.2f};" in said, said
+
+
 def test_english_typed_into_a_spanish_to_english_model_is_named_however_confident() -> None:
     for text in ("My name is Tom.", "Where is the train station?", "The cat is black."):
         found = warnings(evidence(text, "I've had a word.", log_prob=-0.5), ES_EN)

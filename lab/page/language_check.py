@@ -19,12 +19,12 @@ from pathlib import Path
 
 import sacrebleu
 
-from data.corpus import read_pairs_file
 from data.readers import CorpusError, Pair
 from lab.attention.translate_with_maps import TextTranslation
 from lab.page.direction import Languages
 from model.bounded_read import read_json
-from model.run_dir import DOUBT_FILE, split_file
+from model.run_dir import DOUBT_FILE
+from training.prepare import model_split
 from translate.translator import DecodeOptions, Translation, Translator
 
 MAX_UNKNOWN_SHARE = 0.25  # of the letters left out, or of the pieces <unk>: mostly characters never seen in training
@@ -33,7 +33,7 @@ MIN_COPY_WORDS = 2  # a one-word input such as a name is often rightly left as i
 # Geometric-mean p per output token under which the page says the model is unsure, unless the model's own
 # measurement (DOUBT_FILE) names another. Chosen on the shipped Spanish → English model's dev split, written and
 # typed (python -m workshop bench uncertainty; 4,000 translations, "wrong" = sentence chrF under 40): below 0.6,
-# 51 % are wrong (precision) and 25 % of the wrong ones are flagged (recall); 0.5 flagged 9 %.
+# 50 % are wrong (precision) and 24 % of the wrong ones are flagged (recall); 0.5 flagged 8 %.
 MIN_TOKEN_PROB = 0.6
 WRONG_BELOW = 40.0  # sentence chrF under which a dev translation counts as wrong
 DOUBT_SENTENCES = 200  # dev sentences a model without a measurement is measured on, once, when it is first unsure
@@ -129,6 +129,12 @@ def warnings(e: Evidence, langs: Languages) -> list[str]:
     return out
 
 
+def floored(p: float) -> str:
+    """``p`` to two decimals, rounded down: a probability just under a threshold never prints as the threshold
+    ("0.60, below 0.60")."""
+    return f"{math.floor(p * 100) / 100:.2f}"
+
+
 def unsure(e: Evidence, langs: Languages, doubt: Doubt | None = None) -> str:
     """What the page says when the input passes every language check but the model is unsure of its output ("" when
     it is not), with how often this model is wrong when it is this unsure (``doubt``: measured on its dev split, or
@@ -145,8 +151,8 @@ def unsure(e: Evidence, langs: Languages, doubt: Doubt | None = None) -> str:
         )
     return (
         "The model is unsure of this translation: the geometric mean of its output tokens' probabilities (exp of "
-        f"the mean log-probability) is {e.token_prob:.2f}, "
-        f"below {doubt.threshold}; {how_often}. The input passed the checks for {langs.src}, so the doubt is the "
+        f"the mean log-probability) is {floored(e.token_prob)}, "
+        f"below {doubt.threshold:.2f}; {how_often}. The input passed the checks for {langs.src}, so the doubt is the "
         "model's: the translation may be wrong."
     )
 
@@ -161,8 +167,8 @@ class Doubt:
 
     threshold: float = MIN_TOKEN_PROB
     precision: float | None = None  # None: not measured (or no dev translation scored below the threshold)
-    measured: str = ""  # on what: "measured on 4,000 dev translations, written and typed, 498 of them below 0.6"
-    unmeasured: str = "it has no dev split here to measure it on"
+    measured: str = ""  # on what: "measured on 4,000 dev translations, written and typed, 498 of them below 0.60"
+    unmeasured: str = "it has no dev split to measure it on"
 
     def to_json(self) -> str:
         return json.dumps({"threshold": self.threshold, "precision": self.precision, "measured": self.measured})
@@ -172,9 +178,9 @@ def doubt_of(probs: list[float], wrong: list[bool], measured: str, threshold: fl
     """The doubt figures of a model from its dev translations' probabilities per token and which are wrong."""
     below = [w for p, w in zip(probs, wrong, strict=True) if p < threshold]
     if not below:
-        return Doubt(threshold, None, measured, f"none of its {measured} scored below {threshold}")
+        return Doubt(threshold, None, measured, f"none of its {measured} scored below {threshold:.2f}")
     return Doubt(
-        threshold, sum(below) / len(below), f"measured on {measured}, {len(below):,} of them below {threshold}"
+        threshold, sum(below) / len(below), f"measured on {measured}, {len(below):,} of them below {threshold:.2f}"
     )
 
 
@@ -195,7 +201,8 @@ def measure_doubt(translator: Translator, pairs: list[Pair], measured: str) -> D
 
 def model_doubt(model_dir: Path, translator: Translator) -> Doubt:
     """The model's own doubt figures: its DOUBT_FILE (``python -m workshop bench uncertainty --write``), else
-    measured now on the first DOUBT_SENTENCES of its dev split when it has one on disk, else unmeasured."""
+    measured now on the first DOUBT_SENTENCES of its dev split (``model_split``: its run's ``splits/``, or the pairs
+    its ``split.json`` names, read back from its corpus), else unmeasured and why."""
     try:
         data = read_json(model_dir / DOUBT_FILE, ValueError)
         threshold, precision, measured = float(data["threshold"]), data["precision"], str(data["measured"])
@@ -205,7 +212,7 @@ def model_doubt(model_dir: Path, translator: Translator) -> Doubt:
     except (OSError, ValueError, KeyError, TypeError):
         pass
     try:
-        dev = read_pairs_file(split_file(model_dir, "dev"))[:DOUBT_SENTENCES]
-    except (OSError, CorpusError):
-        return Doubt()
+        dev = model_split(model_dir).dev[:DOUBT_SENTENCES]
+    except (OSError, CorpusError) as err:
+        return Doubt(unmeasured=f"its dev split cannot be read ({err})")
     return measure_doubt(translator, dev, f"{len(dev):,} dev translations") if dev else Doubt()

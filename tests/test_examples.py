@@ -10,6 +10,7 @@ import pytest
 from conftest import APP, unpadded_maps
 from streamlit.testing.v1 import AppTest
 
+from data.languages import name_of
 from lab.attention.translate_with_maps import maps_of, translate_text
 from lab.page.direction import UNKNOWN, Languages, languages
 from lab.page.examples import (
@@ -102,18 +103,24 @@ def test_a_claim_names_its_view_and_is_checked_by_the_argmax_of_each_named_row()
 
 
 @pytest.mark.parametrize(
-    "text", ["12345", "!!! ...", "你好 世界", "My name is Tom.", "Where is the train station?", "The cat is black."]
+    "text",
+    ["12345", "!!! ...", "你好 世界", "My name is Tom.", "Where is the train station?", "The cat is black."]
+    + ["Un café au lait, s'il vous plaît.", "Un café con leche, s'il vous plaît.", "Wo ist der Bahnhof?"],
 )
 def test_input_that_is_not_spanish_gets_a_warning(translator: Translator, text: str) -> None:
     c = translator.model.config
-    found = warnings(evidence(translate_text(translator, text), c.unk_id, c.eos_id), languages(DEFAULT_MODEL))
-    assert found and all("Spanish" in w for w in found)
+    found = evidence(translate_text(translator, text), c.unk_id, c.eos_id, translator.guard)
+    said = warnings(found, languages(DEFAULT_MODEL))
+    assert said and all("Spanish" in w for w in said)
+    assert not found.language or any(f"looks like {name_of(found.language)}, not Spanish" in w for w in said)
 
 
-@pytest.mark.parametrize("text", ["buenas noches", "De nada", "Buenas noches.", "Gracias"])
+@pytest.mark.parametrize(
+    "text", ["buenas noches", "De nada", "Buenas noches.", "Gracias", "Te echaré de menos.", "Ayer vi a Itziar."]
+)
 def test_correct_spanish_is_never_told_it_may_not_be_spanish(translator: Translator, text: str) -> None:
     c = translator.model.config
-    found = evidence(translate_text(translator, text), c.unk_id, c.eos_id)
+    found = evidence(translate_text(translator, text), c.unk_id, c.eos_id, translator.guard)
     langs = languages(DEFAULT_MODEL)
     assert warnings(found, langs) == []
     doubt = unsure(found, langs)
@@ -175,14 +182,14 @@ def test_the_page_blames_the_input_only_when_a_language_check_fails(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, translator: Translator
 ) -> None:
     at = page(monkeypatch, tmp_path, DEFAULT_MODEL)
-    langs, c = languages(DEFAULT_MODEL), translator.model.config
-    for text, spanish in (("De nada", True), ("The cat is black.", False)):
+    langs, c, doubt = languages(DEFAULT_MODEL), translator.model.config, model_doubt(DEFAULT_MODEL, translator)
+    for text, spanish in (("De nada", True), ("The cat is black.", False), ("Ich habe Hunger.", False)):
         at.text_area(key="source").set_value(text)
         at.button(key="translate").click().run()
         assert not at.exception
-        found = evidence(translate_text(translator, text), c.unk_id, c.eos_id)
+        found = evidence(translate_text(translator, text), c.unk_id, c.eos_id, translator.guard)
         assert keyed(at, "input_check") == warnings(found, langs) and bool(warnings(found, langs)) != spanish
-        assert keyed(at, "unsure") == ([unsure(found, langs)] if unsure(found, langs) else [])
+        assert keyed(at, "unsure") == ([unsure(found, langs, doubt)] if unsure(found, langs, doubt) else [])
         assert not any("is the input" in line for line in keyed(at, "unsure"))
 
 

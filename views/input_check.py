@@ -27,7 +27,7 @@ def show_input_check(
     """Warn, before the translation, when the input does not look like the model's source language; otherwise say
     when the model is unsure of its translation (its doubt, not the learner's input), with its own figures."""
     c = translator.model.config
-    found = evidence(result, c.unk_id, c.eos_id)
+    found = evidence(result, c.unk_id, c.eos_id, translator.guard)
     wrong_language = warnings(found, langs)
     if wrong_language:
         with st.container(key="input_check"):

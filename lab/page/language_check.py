@@ -1,9 +1,10 @@
 """Garbage in: cheap signs that the input is not in the language the model translates from.
 
-Cheap signals, none a full language identifier: no letters at all; a large share of letters the vocabulary has no
-form for (left out before the model reads) or of ``<unk>`` pieces; the translation repeating the input (the input
-is probably in the target language already); function words of the target language making up much of the input
-(the commonest mistake: typing the sentence one wants to see). Apart from these, the model's own confidence (the
+Cheap signals: no letters at all; a large share of letters the vocabulary has no form for (left out before the
+model reads) or of ``<unk>`` pieces; the language the text looks like, when its words are mostly not the model's
+corpus's and langid agrees (``translate.source_language``: French and German are not Spanish); the translation
+repeating the input (the input is probably in the target language already); function words of the target language
+making up much of the input (the commonest mistake: typing the sentence one wants to see). Apart from these, the model's own confidence (the
 geometric-mean probability of its output tokens) speaks of the translation, not of the input: correct Spanish the
 model handles badly ("De nada") is not the learner's fault, and a confident model can still be fed English. How often
 a model is wrong when it is unsure is its own figure, measured on its dev split (``Doubt``).
@@ -19,12 +20,15 @@ from pathlib import Path
 
 import sacrebleu
 
+from data.languages import name_of
 from data.readers import CorpusError, Pair
 from lab.attention.translate_with_maps import TextTranslation
 from lab.page.direction import Languages
 from model.bounded_read import read_json
 from model.run_dir import DOUBT_FILE
 from training.prepare import model_split
+from translate.name_guard import NameGuard
+from translate.source_language import is_source_language, looks_like
 from translate.translator import DecodeOptions, Translation, Translator
 
 MAX_UNKNOWN_SHARE = 0.25  # of the letters left out, or of the pieces <unk>: mostly characters never seen in training
@@ -67,6 +71,7 @@ class Evidence:
     n_out_tokens: int  # output tokens, EOS included
     log_prob: float  # of the whole output
     n_unreadable: int = 0  # the input's letters the vocabulary has no form for (left out before the model reads)
+    language: str = ""  # langid's code for the input when it is not taken for the source language ("": it is)
 
     @property
     def n_letters(self) -> int:
@@ -82,8 +87,10 @@ class Evidence:
         return difflib.SequenceMatcher(None, self.text.casefold().strip(), self.translation.casefold().strip()).ratio()
 
 
-def evidence(result: TextTranslation, unk_id: int, eos_id: int) -> Evidence:
-    """The best hypothesis of every piece of ``result``, summed."""
+def evidence(result: TextTranslation, unk_id: int, eos_id: int, guard: NameGuard | None = None) -> Evidence:
+    """The best hypothesis of every piece of ``result``, summed, and the language of its source when the words of
+    ``guard``'s corpus and langid say it is not the model's (``is_source_language``)."""
+    other = not is_source_language(result.source, guard)
     sources = [[i for i in s.src_ids if i != eos_id] for s in result.sentences]
     unreadable = {ch.casefold() for ch in result.left_out}
     return Evidence(
@@ -94,6 +101,7 @@ def evidence(result: TextTranslation, unk_id: int, eos_id: int) -> Evidence:
         n_out_tokens=sum(len(s.best.tokens) for s in result.sentences),
         log_prob=sum(s.best.log_prob for s in result.sentences),
         n_unreadable=sum(ch.isalpha() and ch.casefold() in unreadable for ch in result.source),
+        language=looks_like(result.source)[0] if other else "",
     )
 
 
@@ -119,7 +127,14 @@ def warnings(e: Evidence, langs: Languages) -> list[str]:
         )
     words = [w.strip(".,;:!?¡¿\"'()").casefold() for w in e.text.split()]
     target = sum(w in FUNCTION_WORDS.get(langs.tgt_code, ()) for w in words)
-    if len(words) >= MIN_COPY_WORDS and target / len(words) >= MIN_TARGET_SHARE:
+    if e.language:
+        name = name_of(e.language)
+        said = name if name != e.language else f"another language (langid's guess: '{e.language}')"
+        out.append(
+            f"The input looks like {said}, not {langs.src}: most of its words are none of the model's corpus. "
+            f"{expects}; the output is not a translation."
+        )
+    elif len(words) >= MIN_COPY_WORDS and target / len(words) >= MIN_TARGET_SHARE:
         out.append(
             f"The input looks like {langs.tgt} ({target} of its {len(words)} words are {langs.tgt} function words), "
             f"the language this model translates into. {expects}."

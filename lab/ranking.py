@@ -1,7 +1,9 @@
 """Find the bad translations (NMTVis's document view): a text's lines translated and ranked, least confident first.
 
 Each line gets three figures from the model and, where the line has one, its reference:
-- confidence: the mean log-probability per output token (EOS included) of the greedy or best beam hypothesis;
+- confidence: the mean log-probability per output token (EOS included) of the greedy or best beam hypothesis; under
+  the name guard, the worse of the line as the guard read it and as typed, so that the ranking ranks the model: a
+  line of random letters the guard reads as "Tom." is copied with confidence, and the model alone is lost on it;
 - low coverage (NMTVis's "might not be translated"): the share of its source words whose cross-attention summed
   over the whole output (last decoder layer, mean of heads, subwords joined) is below ``THRESHOLD``;
 - chrF: sacrebleu's sentence chrF against the reference, with the metric ``training/evaluate`` uses.
@@ -11,7 +13,7 @@ None of them proves a translation wrong: a confident output can be wrong, and at
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -28,7 +30,10 @@ MAX_LINES = 500  # lines ranked at once: about 6 s on one CPU thread with the sh
 MAX_BYTES = 256_000  # an uploaded file's size: 500 lines of 500 characters
 BATCH = 32  # lines per call to translate_all: the progress bar moves once per batch
 THRESHOLD = 0.3  # units of one output subword's attention (each output row spends 1 over the source)
-MAX_WORK = 8_000  # source subwords × beam size ranked at once: 500 dev lines greedy, ~7 s on one thread (docs/views.md)
+MAX_WORK = (
+    8_000  # source subwords × beam size ranked at once: 500 dev lines greedy, ~7 s on one thread (docs/views.md);
+)
+# a line the guard changed is decoded twice (as read and as typed): at most twice this work
 
 
 class LinesError(ValueError):
@@ -47,8 +52,9 @@ class Ranked:
     """One line's translation and its figures."""
 
     line: Line
-    translation: str
-    confidence: float  # mean log-probability per output token (nats, <= 0)
+    translation: str  # as the page gives it: under the guard when it is on, its names put back
+    confidence: float  # mean log-probability per output token (nats, <= 0); the worse of as read and as typed
+    read_as: str  # what the model read under the guard ("": the line as typed)
     low_coverage: float  # share of source words below the coverage threshold (0..1)
     chrf: float | None  # sentence chrF (0..100), None without a reference
     cut: bool  # the input or the output was cut at a length limit
@@ -126,13 +132,28 @@ def sentence_chrf(hypothesis: str, reference: str | None) -> float | None:
     return float(sacrebleu.metrics.CHRF().sentence_score(hypothesis, [reference]).score)
 
 
+def as_typed(
+    translator: Translator, lines: list[Line], results: list[Translation], options: DecodeOptions
+) -> list[float]:
+    """Each line's confidence as typed: ``results``' own where the guard read the line as typed, else decoded again
+    without the guard."""
+    guarded = [i for i, result in enumerate(results) if result.guarded is not None]
+    alone = replace(options, name_guard=False)
+    again = translator.translate_all([lines[i].source for i in guarded], alone, batch_size=BATCH) if guarded else []
+    scores = [mean_log_prob(result) for result in results]
+    for i, result in zip(guarded, again, strict=True):
+        scores[i] = mean_log_prob(result)
+    return scores
+
+
 def rank(
     translator: Translator,
     lines: list[Line],
     options: DecodeOptions | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> list[Ranked]:
-    """Every line translated whole (as ``training/evaluate`` does) and scored, least confident first;
+    """Every line translated whole (as ``training/evaluate`` does) and scored (under the guard, the worse of as read
+    and as typed: ``as_typed``), least confident first;
     ``progress`` is told the number of lines done after each batch. Refused before any decoding above MAX_WORK."""
     options = options or DecodeOptions()
     subwords = sum(len(translator.tokenizer.encode_src(line.source)) for line in lines)
@@ -145,10 +166,12 @@ def rank(
     for start in range(0, len(lines), BATCH):
         chunk = lines[start : start + BATCH]
         results = translator.translate_all([line.source for line in chunk], options, batch_size=BATCH)
-        for line, result in zip(chunk, results, strict=True):
+        for line, result, typed in zip(chunk, results, as_typed(translator, chunk, results, options), strict=True):
             cut = result.truncated or result.best.truncated
             chrf = sentence_chrf(result.text, line.reference)
-            out.append(Ranked(line, result.text, mean_log_prob(result), low_coverage(translator, result), chrf, cut))
+            confidence = min(mean_log_prob(result), typed)
+            read_as = result.guarded.read_as if result.guarded is not None else ""
+            out.append(Ranked(line, result.text, confidence, read_as, low_coverage(translator, result), chrf, cut))
         if progress is not None:
             progress(len(out))
     return sorted(out, key=lambda r: r.confidence)

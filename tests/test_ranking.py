@@ -26,6 +26,7 @@ from lab.ranking import (
     corpus_scores,
     dev_lines,
     low_coverage,
+    mean_log_prob,
     rank,
     read_lines,
     read_upload,
@@ -33,7 +34,7 @@ from lab.ranking import (
 )
 from model.run_dir import split_file
 from training.evaluate import score
-from translate.translator import DecodeOptions, Translator
+from translate.translator import DEFAULT_MODEL, DecodeOptions, Translator
 
 TAB = "Find the bad translations"
 
@@ -115,6 +116,81 @@ def test_a_ranking_over_the_work_budget_is_refused_before_any_decoding(tiny_mode
     with pytest.raises(LinesError, match=rf"at beam size 8: at most {MAX_WORK:,} subwords × beam size"):
         rank(translator, [*fits, line], DecodeOptions(beam_size=8))
     assert not decoded  # refused before any decoding
+
+
+ORDINARY = (  # 50 Tatoeba-like Spanish lines written for this test, a few names among them
+    "Tom está leyendo un libro en la cocina.",
+    "Mary quiere aprender a nadar este verano.",
+    "¿Dónde está la estación de tren?",
+    "No tengo tiempo para eso ahora.",
+    "Mi hermana trabaja en un hospital.",
+    "Hace mucho frío esta mañana.",
+    "¿Puedes ayudarme con los deberes?",
+    "El perro duerme debajo de la mesa.",
+    "Me gustaría un vaso de agua, por favor.",
+    "Tom no sabe conducir.",
+    "Nos vemos mañana por la tarde.",
+    "Ella siempre llega tarde a clase.",
+    "¿Cuánto cuesta este libro?",
+    "Estoy muy cansado hoy.",
+    "Los niños están jugando en el jardín.",
+    "Mi padre lee el periódico todas las mañanas.",
+    "Tom y Mary se casaron el año pasado.",
+    "No entiendo lo que dices.",
+    "¿Te gusta la música clásica?",
+    "Hay tres manzanas en la mesa.",
+    "Ayer fuimos al cine con María.",
+    "Tengo que irme ahora.",
+    "La reunión empieza a las nueve.",
+    "Juan vive en Madrid desde hace diez años.",
+    "¿Por qué no viniste a la fiesta?",
+    "Este coche es demasiado caro.",
+    "Me duele la cabeza.",
+    "Ella habla tres idiomas.",
+    "Tom compró un regalo para su madre.",
+    "Quiero viajar por todo el mundo.",
+    "El tren sale a las ocho.",
+    "¿Has comido ya?",
+    "Mi casa está cerca del río.",
+    "No me gusta el café sin azúcar.",
+    "Tom perdió las llaves otra vez.",
+    "La ventana está abierta.",
+    "¿Qué hora es?",
+    "Mañana va a llover.",
+    "Estudio español desde hace dos años.",
+    "Mary tiene un gato negro.",
+    "Necesito comprar pan y leche.",
+    "Mi abuelo tiene ochenta años.",
+    "¿Sabes nadar?",
+    "Ellos viven en una casa grande.",
+    "Tom es mayor que yo.",
+    "Me encanta leer antes de dormir.",
+    "La tienda cierra a las seis.",
+    "¿Quién escribió este libro?",
+    "Pedro y Ana van a la playa cada domingo.",
+    "Olvidé mi paraguas en el autobús.",
+)
+GARBAGE = (  # random letters, English, German, word salad, symbols
+    "Kemubc Rdlsbq vtoelp zuaqr wyhn.",
+    "I would like to know where the nearest bank is.",
+    "Ich habe gestern meinen alten Freund getroffen.",
+    "perro lentamente cuchara nube debajo rápidamente zapato.",
+    "%% ## @@ !! ** && ^^",
+)
+
+
+def test_with_the_guard_on_garbage_ranks_below_every_ordinary_line() -> None:
+    """On the shipped model, guard on: the five garbage lines rank 1–5 of 55 (the guard reads random letters as
+    "Tom." and the model copies them with confidence: as typed it is lost); a row the guard changed says what it
+    read and scores no better than the line as typed."""
+    translator = Translator.load(DEFAULT_MODEL)
+    lines = [Line(i, text, None) for i, text in enumerate(ORDINARY + GARBAGE, 1)]
+    ranked = rank(translator, lines, DecodeOptions(name_guard=True))
+    assert {r.line.source for r in ranked[: len(GARBAGE)]} == set(GARBAGE)
+    changed = [r for r in ranked if r.read_as]
+    assert changed and all(r.read_as == translator.translate(r.line.source).guarded.read_as for r in changed)
+    alone = translator.translate_all([r.line.source for r in changed], DecodeOptions(name_guard=False))
+    assert all(r.confidence <= mean_log_prob(t) + 1e-4 for r, t in zip(changed, alone, strict=True))  # padding aside
 
 
 def test_dev_lines_are_bounded(tiny_model_dir: Path, tmp_path: Path) -> None:

@@ -86,6 +86,7 @@ def table(ranked: list[Ranked]) -> pd.DataFrame:
             "low coverage": [r.low_coverage for r in ranked],
             "chrF": ["–" if r.chrf is None else f"{r.chrf:.1f}" for r in ranked],  # "–": no reference
             "source": [r.line.source for r in ranked],
+            "the guard read": [r.read_as or "(as typed)" for r in ranked],
             "translation": [r.translation for r in ranked],
             "reference": [r.line.reference or "" for r in ranked],
             "cut": [r.cut for r in ranked],
@@ -104,7 +105,9 @@ def show_ranking(translator: Translator, request: Request, open_source: Callable
     """The lines, Rank, the corpus scores and the ranked table; decoded with the shown result's search settings."""
     st.caption(
         "Translate many sentences at once and rank them least confident first, to find the translations worth a "
-        "look. **Confidence** is the model's mean log-probability per output token (0 is certain); **low coverage** "
+        "look. **Confidence** is the model's mean log-probability per output token (0 is certain); with the name "
+        "guard on, the worse of the line as the guard read it (its column) and as typed, so that the model is what is "
+        "ranked: random letters the guard reads as a name are copied with confidence. **Low coverage** is "
         f"the share of source words whose summed cross-attention (last layer, mean of heads) is below {THRESHOLD:g}; "
         "**chrF** (sacrebleu, 0–100) needs a reference. No score proves a translation wrong: a model can be confidently "
         "wrong, and attention is not explanation. Select a row to open its sentence in the lab."

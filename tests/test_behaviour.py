@@ -1,6 +1,7 @@
 """Behaviour tests (``lab/behaviour``): the cases are drawn repeatably and are many, each check passes a good pair
-and fails a hand-made failure with its reason, the runner reports exactly a hand-made model failure, and the tab
-(AppTest) opens a failing case in the lab."""
+and fails a hand-made failure with its reason, the runner reports exactly a hand-made model failure, the system and
+the model alone apart and the cases the guard read alike counted apart, and the tab (AppTest) opens a failing case in
+the lab."""
 
 from __future__ import annotations
 
@@ -22,8 +23,8 @@ from lab.behaviour.cases import (
     same_up_to_form,
     word_changes,
 )
-from lab.behaviour.runner import BATCH, run
-from workshop.checklist import table
+from lab.behaviour.runner import BATCH, Reading, run
+from workshop.checklist import HEAD, table
 
 EVERYDAY = sorted((Path(__file__).resolve().parents[1] / "data").glob("everyday-*.tsv"))
 BY_NAME = {t.name: t for t in TESTS}
@@ -93,9 +94,9 @@ def test_the_runner_reports_exactly_a_hand_made_model_failure() -> None:
     lost = tests[0].cases()[0].after
     calls: list[list[str]] = []
 
-    def fake(texts: list[str]) -> list[str]:
+    def fake(texts: list[str]) -> list[Reading]:
         calls.append(texts)
-        return [t.replace(lost, "Tom") for t in texts]
+        return [Reading(t.replace(lost, "Tom"), t.replace(lost, "Tom")) for t in texts]
 
     seen: list[tuple[int, int]] = []
     names, numbers, typed = run(fake, tests, progress=lambda done, total: seen.append((done, total)))
@@ -109,8 +110,35 @@ def test_the_runner_reports_exactly_a_hand_made_model_failure() -> None:
     assert seen[-1] == (len(sent), len(sent)) and len(seen) == len(calls)
 
 
+def test_the_system_and_the_model_alone_are_checked_apart_and_cases_read_alike_counted() -> None:
+    """A fake guard reads every name of the name swap's sentences as "Tom" and puts it back (the system copies its
+    source), while the model alone loses every name: the system passes all, all of them read alike, none passes read
+    apart, and the model alone passes none; the number cases, read as typed, are nobody's by construction."""
+    names, numbers = BY_NAME["name swap"], BY_NAME["number change"]
+    people = {c.before for c in names.cases()} | {c.after for c in names.cases()}
+
+    def fake(texts: list[str]) -> list[Reading]:
+        out = []
+        for t in texts:
+            read = t
+            for name in people:
+                read = read.replace(name, "Tom")
+            out.append(Reading(t, read.replace("Tom", "someone"), read if read != t else ""))
+        return out
+
+    swap, number = run(fake, (names, numbers))
+    n = len(swap.outcomes)
+    assert swap.passed == swap.read_alike == n and swap.passed_read_apart == 0 and swap.passed_alone == 0
+    assert swap.failures == list(swap.outcomes) and all(
+        o.alone_verdict.reason.endswith("is missing") for o in swap.outcomes
+    )
+    assert number.read_alike == 0 and number.passed == number.passed_read_apart == number.passed_alone == n
+
+
 def behaviour_page(lost: str, source: str = "es") -> None:
     """The tab with a fake model that copies its source but drops ``lost``; an opened case is kept in the state."""
+    from types import SimpleNamespace
+
     import streamlit as st
 
     from lab.page.direction import Languages
@@ -120,8 +148,11 @@ def behaviour_page(lost: str, source: str = "es") -> None:
     class Copying:
         guard = None
 
+        def translate_all(self, texts: list[str], options: object, batch_size: int) -> list[SimpleNamespace]:
+            return [SimpleNamespace(text=t.replace(lost, "Tom"), guarded=None) for t in texts]
+
         def translate_many(self, texts: list[str], options: object, batch_size: int) -> list[str]:
-            return [t.replace(lost, "Tom") for t in texts]
+            return [t.text for t in self.translate_all(texts, options, batch_size)]
 
     def open_source(text: str) -> None:
         st.session_state["opened"] = text
@@ -143,14 +174,17 @@ def test_tab_lists_each_test_and_a_failing_case_opens_in_the_lab() -> None:
     lost = BY_NAME["name swap"].cases()[0].after
     at = AppTest.from_function(behaviour_page, args=(lost,), default_timeout=30).run()
     assert not at.exception, [e.message for e in at.exception]
-    assert at.toggle(key="behaviour_guard").disabled  # this fake model has no guard
+    assert any("the system is the model alone" in c.value for c in at.caption)  # this fake model has no guard
     at.button(key="behaviour_run").click().run()
     assert not at.exception, [e.message for e in at.exception]
     summary = at.dataframe[0].value
     assert list(summary["test"]) == [t.name for t in TESTS] and (summary["cases"] >= 50).all()
+    assert (summary["system"] == summary["model alone"]).all() and (summary["read alike"] == 0).all()
     table = at.dataframe[1]  # the name swap's failing cases
     failing = table.value
-    assert set(failing["why it failed"]) == {f"'{lost}' is missing"}
+    assert (
+        set(failing["system: why it failed"]) == set(failing["model alone: why it failed"]) == {f"'{lost}' is missing"}
+    )
     select_row(at, table, 0)
     assert not at.exception, [e.message for e in at.exception]
     assert at.session_state["opened"] == failing["changed"].iloc[0]
@@ -164,7 +198,7 @@ def test_a_model_of_another_source_language_is_told_the_tests_are_spanish() -> N
 def test_the_workshop_table_has_a_row_per_test_with_one_failing_case() -> None:
     tests = (BY_NAME["name swap"], BY_NAME["negation"])
     lost = tests[0].cases()[0].after
-    printed = table(run(lambda texts: [t.replace(lost, "Tom") for t in texts], tests)).splitlines()
-    assert printed[0].split()[:5] == ["test", "kind", "cases", "passed", "rate"] and len(printed) == 3
+    printed = table(run(lambda texts: [Reading(t.replace(lost, "Tom"), t) for t in texts], tests)).splitlines()
+    assert all(head in printed[0] for head in HEAD) and len(printed) == 3
     assert f"('{lost}' is missing)" in printed[1] and printed[1].startswith("name swap")
     assert printed[2].startswith("negation") and "directional" in printed[2]

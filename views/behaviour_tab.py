@@ -1,5 +1,6 @@
-"""The Behaviour tests tab: CheckList's invariance and directional tests run on the model (``lab/behaviour``), a
-pass rate per test and its failing cases; a failing case picked opens its changed sentence in the lab."""
+"""The Behaviour tests tab: CheckList's invariance and directional tests run on the model (``lab/behaviour``), the
+system (model + name guard) and the model alone side by side per test, the cases the guard read alike counted apart,
+and the failing cases; a failing case picked opens its changed sentence in the lab."""
 
 from __future__ import annotations
 
@@ -22,19 +23,22 @@ ABOUT = (
     f"Does the model behave consistently? {len(TESTS)} tests of {CASES} generated cases each (CheckList, Ribeiro et "
     "al. 2020): each case is a Spanish sentence and a copy with one slot changed. An **invariant** test changes what "
     "must not change the rest of the translation (a name, a number, the way it is typed); a **directional** one "
-    "changes what must change it in a known way (él → ella: he → she). Greedy decoding, whatever the search settings; "
-    f"the sentences come from templates written for the lab, drawn with seed {SEED}. A pass rate measures these "
-    "templates, not the model's quality: a failure can be a fair paraphrase, and a pass is no proof on other "
-    "sentences. Select a failing case to open its changed sentence in the lab."
+    "changes what must change it in a known way (él → ella: he → she). Each case is checked on the **system** (the "
+    "model under its name guard, as the page translates) and on the **model alone**; **read alike** counts the cases "
+    "the guard reads as one stand-in sentence on both sides (Alberto and Esteban both read as Tom): the system passes "
+    "those by construction, so **system, read apart** gives its passes among the others. Greedy decoding, whatever "
+    f"the search settings; the sentences come from templates written for the lab, drawn with seed {SEED}. A pass "
+    "rate measures these templates, not the model's quality: a failure can be a fair paraphrase, and a pass is no "
+    "proof on other sentences. Select a failing case to open its changed sentence in the lab."
 )
 
 
-def results_with_progress(translator: Translator, name_guard: bool) -> list[TestResult]:
+def results_with_progress(translator: Translator) -> list[TestResult]:
     """``run`` with a progress bar that moves after each batch, in the server's heavy slot."""
     with in_line("behaviour tests"), slot():
         bar = st.progress(0.0, text="Translating the tests' sentences…")
         results = run(
-            model_translate(translator, name_guard),
+            model_translate(translator),
             progress=lambda done, total: bar.progress(done / total, f"{done} of {total} sentences"),
         )
         bar.empty()
@@ -42,28 +46,33 @@ def results_with_progress(translator: Translator, name_guard: bool) -> list[Test
 
 
 def summary(results: list[TestResult]) -> pd.DataFrame:
-    """One row per test: its kind, what it expects, and how many of its cases passed."""
+    """One row per test: its kind, what it expects, and how many of its cases the system and the model alone
+    passed, with the cases the guard read alike apart."""
     return pd.DataFrame(
         {
             "test": [r.test.name for r in results],
             "kind": [r.test.kind for r in results],
             "cases": [len(r.outcomes) for r in results],
-            "passed": [r.passed for r in results],
-            "rate": [r.rate for r in results],
+            "system": [r.passed for r in results],
+            "read alike": [r.read_alike for r in results],
+            "system, read apart": [f"{r.passed_read_apart} of {len(r.outcomes) - r.read_alike}" for r in results],
+            "model alone": [r.passed_alone for r in results],
             "expects": [r.test.expects for r in results],
         }
     )
 
 
 def failing(outcomes: list[Outcome]) -> pd.DataFrame:
-    """One row per failing case: both sentences, both translations, and why it failed."""
+    """One row per case the system or the model alone fails: both sentences, both translations of each, and why."""
     return pd.DataFrame(
         {
             "original": [o.case.original for o in outcomes],
             "changed": [o.case.changed for o in outcomes],
-            "translation of the original": [o.translations[0] for o in outcomes],
-            "translation of the changed": [o.translations[1] for o in outcomes],
-            "why it failed": [o.verdict.reason for o in outcomes],
+            "system": [" | ".join(o.translations) for o in outcomes],
+            "system: why it failed": [o.verdict.reason or "(passed)" for o in outcomes],
+            "model alone": [" | ".join(o.alone) for o in outcomes],
+            "model alone: why it failed": [o.alone_verdict.reason or "(passed)" for o in outcomes],
+            "read alike": [o.read_alike for o in outcomes],
         }
     )
 
@@ -79,14 +88,11 @@ def show_results(results: list[TestResult], seconds: float, open_source: Callabl
     """The summary table, then each test's failing cases in an expander."""
     cases = sum(len(r.outcomes) for r in results)
     st.caption(f"{cases} cases checked in {seconds:.1f} s.")
-    st.dataframe(
-        summary(results),
-        hide_index=True,
-        column_config={"rate": st.column_config.NumberColumn(format="percent", help="share of the cases passed")},
-    )
+    st.dataframe(summary(results), hide_index=True)
     for i, result in enumerate(results):
-        failed = result.failures
-        with st.expander(f"{result.test.name}: {len(failed)} of {len(result.outcomes)} failed"):
+        failed, n = result.failures, len(result.outcomes)
+        said = f"the system fails {n - result.passed}, the model alone {n - result.passed_alone} of {n}"
+        with st.expander(f"{result.test.name}: {said}"):
             st.caption(f"{result.test.kind.capitalize()}. {result.test.expects}")
             if not failed:
                 continue
@@ -103,25 +109,18 @@ def show_results(results: list[TestResult], seconds: float, open_source: Callabl
 def show_behaviour(
     translator: Translator, request: Request, open_source: Callable[[str], None], langs: Languages
 ) -> None:
-    """The guard switch, Run, and the results of the last run for this model and switch."""
+    """Run, and the results of the last run for this model."""
     st.caption(ABOUT)
     if langs.src_code != "es":
         st.info(f"The behaviour tests are Spanish sentences: this model reads {langs.src}.")
         return
-    has_guard = translator.guard is not None
-    guard = st.toggle(
-        "Name guard",
-        value=request.name_guard and has_guard,
-        key="behaviour_guard",
-        disabled=not has_guard,
-        help="On: names, places and numbers are read as stand-ins and put back, as the page translates. Off: the "
-        "model alone." + ("" if has_guard else " This model has no name guard."),
-    )
-    asked = (request.model, guard)
+    if translator.guard is None:
+        st.caption("This model has no name guard: the system is the model alone.")
+    asked = request.model
     if st.button("Run the behaviour tests", key="behaviour_run"):
         try:
             start = time.perf_counter()
-            results = results_with_progress(translator, guard)
+            results = results_with_progress(translator)
             st.session_state[RESULT] = (asked, results, time.perf_counter() - start)
         except Busy as err:
             st.error(str(err))

@@ -1,29 +1,44 @@
 """Running the behaviour tests on a model: every test's sentences translated once, in batches (greedy), then each
-case checked; a pass rate per test and its failing cases.
+case checked twice: the system's translations (the model under its name guard) and the model's alone. A pass rate
+of each per test, their failing cases, and apart the cases the guard decides by reading both sentences alike
+("Alberto/Esteban toca el piano." both read as "Tom toca el piano."): the system passes those by construction.
 
 The work is bounded by the suite, not by the user: ``len(TESTS) × CASES × 2`` sentences at most (720, fewer where
-tests share one): 3–6 s on one CPU thread with the shipped model (docs/views.md).
+tests share one), a sentence the guard changed translated a second time as typed: 3–6 s on one CPU thread with the
+shipped model (docs/views.md).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import partial
 
 from lab.behaviour.cases import CASES, SEED, TESTS, BehaviourTest, Case, Verdict
 from translate.translator import DecodeOptions, Translator
 
 BATCH = 64  # sentences decoded at once; the progress bar moves once per batch
 
-Translate = Callable[[list[str]], list[str]]  # Spanish sentences -> their English, in order
+
+@dataclass(frozen=True)
+class Reading:
+    """One sentence's English from the system (model + guard) and from the model alone, and what the guard read."""
+
+    system: str
+    alone: str
+    read_as: str = ""  # the sentence the model read under the guard ("": as typed)
+
+
+Translate = Callable[[list[str]], list[Reading]]  # Spanish sentences -> their readings, in order
 
 
 @dataclass(frozen=True)
 class Outcome:
     case: Case
-    translations: tuple[str, str]  # of case.original, case.changed
-    verdict: Verdict
+    translations: tuple[str, str]  # the system's, of case.original, case.changed
+    verdict: Verdict  # the system's
+    alone: tuple[str, str]  # the model alone's
+    alone_verdict: Verdict
+    read_alike: bool  # the guard read both sentences as one stand-in sentence: the system passes by construction
 
 
 @dataclass(frozen=True)
@@ -33,7 +48,23 @@ class TestResult:
 
     @property
     def passed(self) -> int:
+        """Cases the system passes."""
         return sum(o.verdict.passed for o in self.outcomes)
+
+    @property
+    def passed_alone(self) -> int:
+        """Cases the model alone passes."""
+        return sum(o.alone_verdict.passed for o in self.outcomes)
+
+    @property
+    def read_alike(self) -> int:
+        """Cases the guard decides: both sentences read as the same stand-in sentence."""
+        return sum(o.read_alike for o in self.outcomes)
+
+    @property
+    def passed_read_apart(self) -> int:
+        """Cases the system passes among those the guard did not read alike: what the model itself had to do."""
+        return sum(o.verdict.passed and not o.read_alike for o in self.outcomes)
 
     @property
     def rate(self) -> float:
@@ -41,12 +72,25 @@ class TestResult:
 
     @property
     def failures(self) -> list[Outcome]:
-        return [o for o in self.outcomes if not o.verdict.passed]
+        """Cases the system or the model alone fails."""
+        return [o for o in self.outcomes if not (o.verdict.passed and o.alone_verdict.passed)]
 
 
-def model_translate(translator: Translator, name_guard: bool = True) -> Translate:
-    """The model's greedy translations, under its name guard when it has one and ``name_guard`` asks."""
-    return partial(translator.translate_many, options=DecodeOptions(name_guard=name_guard), batch_size=BATCH)
+def model_translate(translator: Translator) -> Translate:
+    """The model's greedy translations under its name guard (when it has one) and alone: a sentence the guard read
+    as typed is translated once."""
+
+    def translate(texts: list[str]) -> list[Reading]:
+        system = translator.translate_all(texts, DecodeOptions(), batch_size=BATCH)
+        guarded = [i for i, t in enumerate(system) if t.guarded is not None]
+        alone = translator.translate_many([texts[i] for i in guarded], DecodeOptions(name_guard=False), BATCH)
+        typed = dict(zip(guarded, alone, strict=True))
+        return [
+            Reading(t.text, typed.get(i, t.text), t.guarded.read_as if t.guarded is not None else "")
+            for i, t in enumerate(system)
+        ]
+
+    return translate
 
 
 def run(
@@ -60,15 +104,20 @@ def run(
     ``BATCH`` at a time; ``progress(done, total)`` after each batch), and each case checked."""
     drawn = [(test, test.cases(seed, cases)) for test in tests]
     texts = sorted(dict.fromkeys(s for _, made in drawn for c in made for s in (c.original, c.changed)), key=len)
-    english: dict[str, str] = {}
+    english: dict[str, Reading] = {}
     for start in range(0, len(texts), BATCH):
         chunk = texts[start : start + BATCH]
         english.update(zip(chunk, translate(chunk), strict=True))
         if progress is not None:
             progress(len(english), len(texts))
-    results = []
-    for test, made in drawn:
-        pairs = [(english[c.original], english[c.changed]) for c in made]
-        outcomes = tuple(Outcome(c, pair, test.check(c, pair)) for c, pair in zip(made, pairs, strict=True))
-        results.append(TestResult(test, outcomes))
-    return results
+    return [
+        TestResult(test, tuple(outcome(test, c, english[c.original], english[c.changed]) for c in made))
+        for test, made in drawn
+    ]
+
+
+def outcome(test: BehaviourTest, case: Case, original: Reading, changed: Reading) -> Outcome:
+    """``case`` checked on the system's translations and on the model alone's."""
+    system, alone = (original.system, changed.system), (original.alone, changed.alone)
+    alike = bool(original.read_as) and original.read_as == changed.read_as
+    return Outcome(case, system, test.check(case, system), alone, test.check(case, alone), alike)

@@ -114,7 +114,7 @@ class TrainingSet:
                 )
                 for s, q, p, ex in zip(sources, pairs, self.pairs, self._clean, strict=True)
             ]
-        spm.set_random_generator_seed(self.seed * 1_000_003 + epoch)
+        spm.set_random_generator_seed((self.seed * 1_000_003 + epoch) % 2**32)  # SentencePiece takes 32 bits
         t = self.tokenizer
         sample = {"enable_sampling": True, "alpha": self.sampling_alpha, "nbest_size": -1}
         src_ids = t.src.encode([t.src_text(s) for s in sources], **sample)

@@ -9,7 +9,7 @@ from data.entities import EntityConfig
 from data.languages import SRC_LANG, TGT_LANG
 from data.noise import NoiseConfig
 from model.config import MAX_SIZES, SPECIAL_IDS
-from model.typed_config import ConfigError
+from model.typed_config import ConfigError, check_seed
 
 Format = Literal["auto", "tsv", "anki", "csv", "moses", "tmx"]  # "auto" detects the format from the file
 FORMATS: tuple[str, ...] = get_args(Format)
@@ -72,6 +72,7 @@ class DataConfig:
             )
         if not 0.0 <= self.sampling_alpha <= 1.0:
             raise ConfigError(f"data.sampling_alpha must be in [0, 1], got {self.sampling_alpha!r}")
+        check_seed("data.split_seed", self.split_seed)
         for name in ("src_lang", "tgt_lang"):
             if not getattr(self, name).strip():
                 raise ConfigError(f"data.{name} must name a language (e.g. 'es'), got {getattr(self, name)!r}")

@@ -15,6 +15,7 @@ from typing import Any, Literal, TypeVar
 from model.bounded_read import QUOTE, quoted
 
 T = TypeVar("T")
+MAX_SEED = 2**64 - 1  # the largest seed torch.manual_seed takes (its negative ones are remapped: refused here)
 
 
 class ConfigError(ValueError):
@@ -81,3 +82,9 @@ def check_at_least(section: str, record: object, names: tuple[str, ...], minimum
     for name in names:
         if getattr(record, name) < minimum:
             raise ConfigError(f"{section}.{name} must be at least {minimum}, got {quoted(getattr(record, name))}")
+
+
+def check_seed(key: str, seed: int) -> None:
+    """Raise ConfigError naming ``key`` unless ``seed`` is one torch.manual_seed takes as it is (0 … MAX_SEED)."""
+    if not 0 <= seed <= MAX_SEED:
+        raise ConfigError(f"{key} must be 0 … {MAX_SEED} (what torch.manual_seed takes), got {quoted(seed)}")

@@ -267,6 +267,7 @@ def test_positional_table_and_threads(translator: Translator) -> None:
     np.testing.assert_allclose(table[0, 0::2], 0.0, atol=1e-6)  # sin(0) = 0
     np.testing.assert_allclose(table[0, 1::2], 1.0, atol=1e-6)  # cos(0) = 1
     assert set_threads(None) == 1 and set_threads("2") == 2 and set_threads("zero") == 1
+    assert set_threads("100000") == 1  # more than twice the machine's cores: the default (100,000 crashed torch)
 
 
 # --- long inputs: sentences and pieces that fit ---

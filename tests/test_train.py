@@ -72,27 +72,6 @@ def test_every_form_of_the_command_takes_the_same_lock(tmp_path: Path) -> None:
             assert done.returncode == 2 and "is being written by process" in done.stderr, done.stderr
 
 
-@pytest.mark.parametrize(
-    ("setting", "says"),
-    [
-        ("--optim.lr=-1", "optim.lr must be at least 0"),
-        (
-            "--data.vocab_size=-1",
-            "data.vocab_size must be from 5 to 1,000,000, got -1",
-        ),  # was SentencePiece's traceback
-        ("--run.device=tpu", "device 'tpu': not one this machine has"),  # was torch's traceback
-    ],
-)
-def test_a_config_error_is_one_line_and_leaves_no_folder_behind(
-    setting: str, says: str, tmp_path: Path, toy_corpus: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    out = tmp_path / "run"
-    assert main(tiny_run(toy_corpus, out, setting)) == 2
-    err = capsys.readouterr().err
-    assert err.startswith("error: ") and err.count("\n") == 1 and says in err, err
-    assert not out.exists()
-
-
 def test_a_vocabulary_the_corpus_cannot_make_is_one_line(
     tmp_path: Path, toy_corpus: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

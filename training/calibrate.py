@@ -174,6 +174,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("overrides look like --optim.lr=5e-4")
     try:
         config = load_train_config(args.config, overrides)
+        distributed.check_machine(config.run)
         figures = measure(config, args.corpus)
     except (ConfigError, CorpusError, TokenizerError, ModelLoadError, ValueError, OSError) as err:
         print(f"error: {err}", file=sys.stderr)

@@ -11,7 +11,10 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
+from model.typed_config import ConfigError
+from training.train_config import RunConfig
 from translate.model_dir import check_device
+from translate.settings import MAX_THREADS
 
 
 @dataclass(frozen=True)
@@ -42,6 +45,16 @@ def resolve_device(name: str = "auto") -> torch.device:
     if getattr(torch.backends, "mps", None) and torch.backends.mps.is_available():
         return torch.device("mps")
     return torch.device("cpu")
+
+
+def check_machine(run: RunConfig) -> None:
+    """One line naming the setting, before any work, unless this machine has ``run.device`` ("auto" it always has)
+    and ``run.threads`` is 0 (torch's default) or 1 … MAX_THREADS."""
+    if run.threads > MAX_THREADS:
+        most = f"1 … {MAX_THREADS} (twice this machine's cores)"
+        raise ConfigError(f"run.threads must be 0 (torch's default) or {most}, got {run.threads}")
+    if run.device != "auto":
+        check_device(run.device, "run.device")
 
 
 def resolve_precision(precision: str, device: torch.device) -> torch.dtype | None:

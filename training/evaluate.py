@@ -141,8 +141,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     options = decode_options(args)
     try:
+        device = str(resolve_device(args.device))  # one this machine lacks: refused before the test set is read
         pairs = read_test_set(args.src, args.ref, args.pairs)
-        translator = Translator.load(args.model, str(resolve_device(args.device)))
+        translator = Translator.load(args.model, device)
         for option, path in (("--hyp", args.hyp), ("--json", args.json)):
             if path is not None:
                 check_file(path, option)  # before the work: a report is never lost after it

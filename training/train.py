@@ -219,7 +219,7 @@ def main(argv: list[str] | None = None, mix: Mixer | None = None) -> int:
         if distributed.launched_rank() == 0:  # one writer per run directory: rank 0 holds it for all ranks
             lock = acquire(run_dir)
         config = resume_config(run_dir, overrides) if args.resume else new_config(args, overrides)
-        distributed.resolve_device(config.run.device)  # a device this machine lacks: one line, before the work
+        distributed.check_machine(config.run)  # a device this machine lacks, too many threads: before the work
     except (ConfigError, CorpusError, ModelLoadError, OutputError, RunLocked, OSError, checkpoint.StateError) as err:
         message = f"{run_dir}: {err.strerror or err}" if isinstance(err, OSError) else str(err)
         print(f"error: {message}", file=sys.stderr)

@@ -12,7 +12,7 @@ from typing import Any, Literal
 from data.data_config import DataConfig
 from model.bounded_read import MAX_SETTINGS_BYTES, read_json, read_text
 from model.config import ModelConfig
-from model.typed_config import ConfigError, check_at_least, from_dict
+from model.typed_config import ConfigError, check_at_least, check_seed, from_dict
 
 
 @dataclass(frozen=True)
@@ -53,13 +53,14 @@ class OptimConfig:
     def __post_init__(self) -> None:
         check_at_least("optim", self, ("max_tokens", "accumulate", "max_steps", "max_epochs"))
         check_at_least("optim", self, ("lr", "max_minutes", "label_smoothing", "clip_norm"), 0)
+        check_seed("optim.seed", self.seed)
 
 
 @dataclass(frozen=True)
 class RunConfig:
     device: str = "auto"
     precision: Literal["auto", "fp32", "bf16"] = "auto"
-    threads: int = 0  # CPU threads; 0 = torch's default
+    threads: int = 0  # CPU threads; 0 = torch's default; at most twice this machine's cores (checked at the start)
     log_every: int = 50
     eval_every: int = 1000
     save_every: int = 0  # steps between train_state.pt + checkpoints/step-N snapshots; 0 = at each evaluation

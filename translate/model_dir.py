@@ -63,13 +63,24 @@ def network_config(network: Path) -> ModelConfig:
     return config
 
 
-def check_device(device: str | torch.device) -> None:
-    """ModelLoadError unless ``device`` is one this machine has: an unknown name ("auto" is training's, resolved
-    there), or CUDA or MPS this PyTorch lacks, is one line before anything is loaded."""
+def machine_devices() -> list[str]:
+    """The devices this machine and its PyTorch build have: the CPU, each CUDA GPU, Apple's MPS."""
+    cuda = [f"cuda:{i}" for i in range(torch.cuda.device_count())] if torch.cuda.is_available() else []
+    mps = getattr(torch.backends, "mps", None)
+    return ["cpu", *cuda, *(["mps"] if mps is not None and mps.is_available() else [])]
+
+
+def check_device(device: str | torch.device, setting: str = "device") -> None:
+    """ModelLoadError naming ``setting`` unless ``device`` is one of ``machine_devices`` ("cuda" without a number:
+    any GPU; "auto" is training's, resolved there): never ``meta`` (no data) nor a backend this build lacks; one
+    line, before anything is loaded."""
+    has = machine_devices()
     try:
-        torch.empty(0, device=device)
-    except (RuntimeError, AssertionError) as err:
-        raise ModelLoadError(f"device {str(device)!r}: not one this machine has ({quoted(str(err))})") from None
+        known = str(torch.device(device))
+    except (RuntimeError, ValueError, TypeError):
+        known = ""
+    if not (known.startswith("cpu") or any(known in (d, d.split(":")[0]) for d in has)):
+        raise ModelLoadError(f"{setting} {quoted(str(device))}: not one this machine has (expected {', '.join(has)})")
 
 
 def load_model(directory: Path, device: str | torch.device = "cpu") -> LoadedModel:

@@ -1,5 +1,6 @@
-"""Where the lab finds things on this machine: the repository, the team's shared data and the runs folder; and how
-it names them to a visitor (relative to the repository: a server's own paths are never shown).
+"""Where the lab finds things on this machine: the repository, the team's shared data and the runs folder; how many
+threads any setting may ask of it; and how it names paths to a visitor (relative to the repository: a server's own
+paths are never shown).
 
 The one home of the repository's own paths and of ``LAB_RUNS_DIR``; ``model/`` reads neither (it is the network
 only), so translation, training, the lab and the Train page all read them here.
@@ -15,6 +16,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO_ROOT.parent / "shared" / "data"  # the team's corpora and gold sets, beside the repository
 
 RUNS_ENV = "LAB_RUNS_DIR"
+MAX_THREADS = 2 * (os.cpu_count() or 1)  # torch threads any setting may ask for: more only stall the machine
 
 
 def runs_folder(environ: Mapping[str, str] = os.environ) -> Path:

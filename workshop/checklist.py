@@ -11,12 +11,10 @@ import argparse
 import time
 from pathlib import Path
 
-import torch
-
 from lab.behaviour.cases import CASES, SEED
 from lab.behaviour.runner import TestResult, model_translate, run
-from translate.cli import refuse_unless
 from translate.translator import DEFAULT_MODEL, Translator
+from workshop.bounds import use_threads
 
 HEAD = ("test", "kind", "cases", "system", "read alike", "system, read apart", "model alone", "a failing case")
 
@@ -45,8 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=SEED, help="the draw of the cases")
     parser.add_argument("--threads", type=int, default=1, help="torch threads (the app's LAB_THREADS: 1)")
     args = parser.parse_args(argv)
-    refuse_unless(1 <= args.threads <= 256, f"--threads {args.threads}: expected 1 to 256")
-    torch.set_num_threads(args.threads)
+    use_threads(args.threads, default=False)
     translator = Translator.load(args.model)
     start = time.perf_counter()
     results = run(model_translate(translator), seed=args.seed)

@@ -15,8 +15,10 @@ import numpy as np
 from lab.neighbours.lookup import CANDIDATES, K
 from lab.neighbours.sentence_index import NEIGHBOURS_INDEX_FILE, SentenceIndex, build, save
 from lab.neighbours.training_pairs import NeighboursError
-from translate.cli import refuse_unless
 from translate.translator import DEFAULT_MODEL, Translator
+from workshop.bounds import within
+
+MAX_CHECK = 10_000  # training pairs checked, each against every pair of the index by brute force
 
 
 def check(index: SentenceIndex, vectors: np.ndarray, rows: np.ndarray) -> tuple[int, int, int]:
@@ -37,7 +39,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model", type=Path, default=DEFAULT_MODEL, help="model folder (default: the shipped one)")
     parser.add_argument("--check", type=int, default=200, help="training pairs checked (default 200)")
     args = parser.parse_args(argv)
-    refuse_unless(args.check >= 1, f"--check {args.check}: expected 1 or more training pairs")
+    within("--check", args.check, 1, MAX_CHECK, "training pairs")
     if not os.access(args.model, os.W_OK):
         print(f"error: --model {args.model}: cannot write {NEIGHBOURS_INDEX_FILE} there", file=sys.stderr)
         return 2

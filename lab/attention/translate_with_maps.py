@@ -14,6 +14,7 @@ import torch
 from lab.attention.sentence_maps import SentenceMaps
 from model.attention_maps import inspect
 from model.layers import sinusoidal_table
+from translate.settings import MAX_THREADS
 from translate.translator import DecodeOptions, Translation, Translator
 
 DEFAULT_THREADS = 1  # the app shares a small CPU with training jobs
@@ -92,8 +93,8 @@ def notices(result: TextTranslation) -> list[str]:
 
 
 def set_threads(setting: str | None) -> int:
-    """Use ``setting`` (e.g. the LAB_THREADS variable) torch threads, default 1; returns the number used."""
-    n = int(setting) if setting and setting.strip().isdigit() and int(setting) > 0 else DEFAULT_THREADS
+    """Use ``setting`` (e.g. the LAB_THREADS variable) torch threads, 1 … MAX_THREADS, else 1; returns the number."""
+    n = int(setting) if setting and setting.strip().isdigit() and 0 < int(setting) <= MAX_THREADS else DEFAULT_THREADS
     if torch.get_num_threads() != n:
         torch.set_num_threads(n)
     return n

@@ -30,7 +30,6 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-import torch
 from tqdm import tqdm
 
 from data.alignments import eflomal_links
@@ -40,6 +39,7 @@ from lab.alignment.bench_result import EFLOMAL
 from lab.alignment.links import READINGS
 from lab.alignment.methods import EXTRACTIONS, Extraction, ForcedPair, Method, force_decode
 from lab.alignment.scoring import CLOSERS, OPENERS, QUOTES, GoldPair, Link, Score, read_gold, score
+from lab.whatif.attribution import MAX_IG_STEPS
 from model.run_dir import ALIGNMENT_FILE, TRAIN_CONFIG_FILE
 from training.train_config import read_saved_config
 from translate.translator import DEFAULT_MODEL, Translator
@@ -50,6 +50,7 @@ from workshop.bench.attribution_aligner import (
     AttributionMethod,
     attribute_gold,
 )
+from workshop.bounds import use_threads, within
 
 Extract = Callable[[ForcedPair], set[Link]]
 
@@ -251,8 +252,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    if args.threads:
-        torch.set_num_threads(args.threads)
+    within("--ig-steps", args.ig_steps, 0, MAX_IG_STEPS, "points (0 = input × gradient only)")
+    use_threads(args.threads)
     started = time.perf_counter()
     translator = Translator.load(args.model)
     test = load_set(translator, args.gold, "gold")

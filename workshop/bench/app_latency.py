@@ -32,6 +32,7 @@ from lab.attention.translate_with_maps import maps_of, set_threads, translate_te
 from translate.translator import DEFAULT_MODEL, Translator
 from viz.heatmap import attention_frame, attention_heatmap
 from workshop.bench.app_server import CHROMIUM, CHROMIUM_ARGS, REPO, running_app
+from workshop.bounds import MAX_REPEATS, within
 
 SENTENCE_15 = "Mañana mis amigos y yo vamos a ir a la playa con el perro grande."
 BROWSER_SENTENCES = (
@@ -247,6 +248,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=3, help="timed browser clicks on cached sentences")
     parser.add_argument("--no-browser", action="store_true")
     args = parser.parse_args(argv)
+    within("--repeats", args.repeats, 1, MAX_REPEATS, "timed calls")
+    within("--rounds", args.rounds, 1, MAX_REPEATS, "timed clicks")
     set_threads(os.environ.get("LAB_THREADS"))  # like the app: 1 thread unless LAB_THREADS says otherwise
     python_latency(args.model, args.repeats)
     long_input_python(args.model, args.repeats)

@@ -22,6 +22,7 @@ from pathlib import Path
 import torch
 
 from translate.translator import Translator
+from workshop.bounds import MAX_SENTENCES, MAX_TIMED, within
 from workshop.ct2 import CT2Translator
 
 CASES = [  # (torch threads while CTranslate2 decodes, CTranslate2 inter_threads, intra_threads); 0 = all cores
@@ -77,6 +78,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--latency-sentences", type=int, default=200)
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    within("--limit", args.limit, 1, MAX_SENTENCES, "sentences")
+    within("--latency-sentences", args.latency_sentences, 1, MAX_TIMED, "sentences")
     if args.child:
         case, ct2_dir, sources_file = json.loads(args.child)
         sources = Path(sources_file).read_text(encoding="utf-8").splitlines()

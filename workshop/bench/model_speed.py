@@ -38,6 +38,7 @@ from training.evaluate import corpus_scores, read_test_set
 from training.trainer import TranslationLoss
 from translate.translator import DEFAULT_MODEL, DecodeOptions, Translator
 from workshop import ct2
+from workshop.bounds import MAX_REPEATS, MAX_SENTENCES, MAX_TIMED, use_threads, within
 
 SIZES = {
     "small": dict(d_model=256, n_heads=4, d_ff=1024, n_encoder_layers=3, n_decoder_layers=3),
@@ -271,8 +272,15 @@ def main(argv: list[str] | None = None) -> None:
     sections = args.sections.split(",")
     if unknown := set(sections) - set(SECTIONS):
         parser.error(f"--sections: unknown {sorted(unknown)} (known: {', '.join(SECTIONS)})")
-    if args.threads:
-        torch.set_num_threads(args.threads)
+    for option, value, low, high in (
+        ("--steps", args.steps, 1, MAX_TIMED),
+        ("--sentences", args.sentences, 1, MAX_TIMED),
+        ("--repeats", args.repeats, 1, MAX_REPEATS),
+        ("--limit", args.limit, 0, MAX_SENTENCES),
+        ("--latency-sentences", args.latency_sentences, 1, MAX_TIMED),
+    ):
+        within(option, value, low, high)
+    use_threads(args.threads)
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads")
     for size in args.sizes.split(",") if "training" in sections else []:
         bench_training(size, args.steps, args.sentences)

@@ -21,16 +21,18 @@ import time
 from pathlib import Path
 
 import sacrebleu
-import torch
 
 from data.corpus import CorpusError, Pair, ReadReport
 from data.noise import TYPED_DESCRIPTION, typed
+from model.bounded_read import quoted
 from model.run_dir import DATA_REPORT_FILE, TRAIN_CONFIG_FILE
 from training.phrases import read_phrases, score_phrases
 from training.prepare import load_and_split, model_split, split_fingerprint
 from training.train_config import read_saved_config
+from translate.cli import MAX_BEAM, refuse_unless
 from translate.translator import DEFAULT_MODEL, DecodeOptions, Translator
 from workshop.bench import apertium
+from workshop.bounds import MAX_SENTENCES, use_threads, within
 from workshop.everyday import everyday_list
 
 
@@ -85,6 +87,14 @@ def translate_systems(translator: Translator, sources: list[str], beams: list[in
     return systems
 
 
+def beam_sizes(text: str) -> list[int]:
+    """``--beams``: whole numbers separated by commas (each then bounded), or exit 2 in one line."""
+    sizes = [part.strip() for part in text.split(",")]
+    fits = all(size.removeprefix("-").isdigit() for size in sizes)
+    refuse_unless(fits, f"--beams {quoted(text)}: expected beam sizes separated by commas, each 1 to {MAX_BEAM}")
+    return [int(size) for size in sizes]
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         prog="python -m workshop bench quality",
@@ -101,14 +111,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--json", type=Path, default=None, help="write the table as JSON here")
     parser.add_argument("--threads", type=int, default=0)
     args = parser.parse_args(argv)
-    if args.threads:
-        torch.set_num_threads(args.threads)
+    beams = [within("--beams", beam, 1, MAX_BEAM, "(1 = greedy)") for beam in beam_sizes(args.beams)]
+    within("--limit", args.limit, 0, MAX_SENTENCES, "sentences (0 = all)")
+    use_threads(args.threads)
     pairs = test_pairs(args.model, args.corpus)
     if args.limit:
         pairs = pairs[: args.limit]
     refs = [p.tgt for p in pairs]
     translator = Translator.load(args.model)
-    beams = [int(b) for b in args.beams.split(",")]
     written = score_rows(translate_systems(translator, [p.src for p in pairs], beams), refs)
     as_typed = score_rows(translate_systems(translator, [typed(p.src) for p in pairs], beams), refs)
     print(f"\n{len(pairs)} test sentences of {args.model} (held out from training); typed = {TYPED_DESCRIPTION}")

@@ -46,6 +46,7 @@ from lab.whatif.steering import MAX_SOURCE, output_limit
 from model.run_dir import NEIGHBOURS_INDEX_FILE
 from translate.translator import DEFAULT_MODEL, DecodeOptions, Translation, Translator
 from workshop.bench.app_latency import PARAGRAPH, long_input
+from workshop.bounds import MAX_BENCH_SECONDS, MAX_REPEATS, MAX_SESSIONS, use_threads, within
 
 TEXT_BOX = 5000  # the text box's max_chars (app.py)
 BEAM = DecodeOptions(beam_size=8, length_penalty=2.0, n_best=8)  # the sidebar's largest beam and n-best
@@ -395,7 +396,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=60.0, help="how long the sessions run")
     parser.add_argument("--tool", choices=list(TOOLS), default="heads", help="the What-if tool the sessions open")
     args = parser.parse_args(argv)
-    torch.set_num_threads(args.threads)
+    use_threads(args.threads, default=False)
+    within("--repeats", args.repeats, 1, MAX_REPEATS, "timed calls")
+    within("--sessions", args.sessions, 0, MAX_SESSIONS, "browser sessions")
+    within("--seconds", args.seconds, 1, MAX_BENCH_SECONDS, "seconds")
     if args.sessions:
         concurrent_sessions(args.model, args.sessions, args.seconds, args.threads, args.tool)
         return 0

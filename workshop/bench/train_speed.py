@@ -29,6 +29,7 @@ from training.train_config import load_train_config
 from training.trainer import TranslationLoss
 from translate.settings import SHARED_DATA
 from workshop.bench.model_speed import TorchBaseline
+from workshop.bounds import MAX_TIMED, within
 
 CORPUS = SHARED_DATA / "tatoeba-spa-eng" / "spa-eng.tsv"
 
@@ -62,6 +63,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--corpus", type=Path, default=CORPUS)
     parser.add_argument("--steps", type=int, default=30)
     args = parser.parse_args(argv)
+    within("--steps", args.steps, 1, MAX_TIMED, "timed steps")
     config = load_train_config(args.preset, [f"data.corpora=['{args.corpus}']"])
     parts = load_and_split(config.data, ReadReport())
     tokenizer = train_tokenizer(parts.train, config.data.vocab_size, config.data.joint_vocab)

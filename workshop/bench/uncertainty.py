@@ -24,6 +24,7 @@ from lab.page.language_check import MIN_TOKEN_PROB, WRONG_BELOW, doubt_of, token
 from model.run_dir import DOUBT_FILE
 from training.prepare import model_split
 from translate.translator import DEFAULT_MODEL, DecodeOptions, Translator
+from workshop.bounds import within
 
 THRESHOLDS = (0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7)
 
@@ -34,6 +35,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--wrong-below", type=float, default=WRONG_BELOW, help="sentence chrF under which it is wrong")
     parser.add_argument("--write", action="store_true", help=f"write the page's threshold's figures to {DOUBT_FILE}")
     args = parser.parse_args(argv)
+    within("--wrong-below", args.wrong_below, 0, 100, "chrF")
     dev = model_split(args.model).dev
     translator, chrf = Translator.load(args.model), sacrebleu.metrics.CHRF()
     probs, wrong = [], []

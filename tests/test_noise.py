@@ -11,6 +11,7 @@ from data.corpus import Pair
 from data.noise import NoiseConfig, add_noise, drop_commas, typed
 from data.tokenizer import Tokenizer, train_tokenizer
 from model.config import ConfigError
+from model.typed_config import MAX_SEED
 from training.train_config import load_train_config
 
 PAIRS = [
@@ -72,6 +73,12 @@ def test_epochs_are_seeded_different_and_only_the_source_changes(tiny_tokenizer:
     assert epoch0 != epoch1 and epoch0 != clean  # a new draw each epoch
     assert [e.tgt for e in epoch0] == [e.tgt for e in clean]  # the English side is never noised
     assert 0 < sum(a.src != b.src for a, b in zip(epoch0, clean, strict=True)) < len(PAIRS)
+
+
+def test_subword_sampling_takes_every_seed_torch_takes(tiny_tokenizer: Tokenizer) -> None:
+    """SentencePiece's generator takes 32 bits: a seed above 4,294 (times 1,000,003) was a TypeError mid-run."""
+    for seed in (5000, MAX_SEED):
+        assert len(TrainingSet(PAIRS, tiny_tokenizer, 64, sampling_alpha=0.1, seed=seed).epoch(7)) == len(PAIRS)
 
 
 def test_noise_options_are_checked_and_nested_overrides_reach_them() -> None:

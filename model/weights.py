@@ -68,8 +68,12 @@ def file_shapes(path: Path) -> dict[str, tuple[int, ...]]:
     size = regular_size(path, ModelLoadError)
     with open(path, "rb") as file:
         header = int.from_bytes(file.read(8), "little")  # safetensors: the header's length, then the header
-    if not 0 < header <= min(MAX_HEADER_BYTES, size - 8):
+    if not 0 < header <= MAX_HEADER_BYTES:
         raise ModelLoadError(f"{path}: a safetensors header of {header:,} bytes; expected at most {MAX_HEADER_BYTES:,}")
+    if header > size - 8:
+        raise ModelLoadError(
+            f"{path}: truncated: its header needs {header:,} bytes, the file holds {max(0, size - 8):,} after it"
+        )
     try:
         with safe_open(str(path), "pt") as f:
             slices = {name: f.get_slice(name) for name in f.keys()}  # noqa: SIM118 (not iterable)

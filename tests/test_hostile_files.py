@@ -157,6 +157,13 @@ def test_a_safetensors_header_over_its_cap_is_refused_before_it_is_read(tmp_path
     assert "a safetensors header of 20,971,520 bytes" in message and "expected at most 16,777,216" in message
 
 
+def test_a_truncated_safetensors_file_says_it_is_truncated(tmp_path: Path) -> None:
+    path = tmp_path / "model.safetensors"
+    path.write_bytes((300_000).to_bytes(8, "little") + b"{" * 1000)  # a header under the cap, cut by a copy
+    message = one_line(lambda: file_shapes(path), ModelLoadError)  # was "…expected at most 16,777,216"
+    assert message == f"{path}: truncated: its header needs 300,000 bytes, the file holds 1,000 after it"
+
+
 def test_a_split_record_that_lies_is_one_line(tmp_path: Path) -> None:
     corpus = write_tsv(tmp_path / "c.tsv", toy_pairs(30))
     d = DataConfig(corpora=(str(corpus),))

@@ -3,6 +3,7 @@ tiny run started, stopped, resumed and finished through the same code the Train 
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -206,6 +207,19 @@ def test_a_refused_start_leaves_nothing_behind(tmp_path: Path, monkeypatch: pyte
     finally:
         control.stop(runs / "one", OWNER, grace_s=5)
     assert not pid_alive(first)
+
+
+def test_a_start_refused_by_a_full_disk_leaves_no_lock_behind(run_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def full(fd: int, found: run_lock.Holder) -> None:  # the holder's name does not fit on the disk
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(run_lock, "_write", full)
+    with pytest.raises(OSError, match="No space left on device"):
+        control.start_staged(run_dir, control.CONFIGS_DIR / "tiny.toml", lambda: Path("corpus.tsv"), owner=OWNER)
+    assert not run_dir.exists()  # was: run.lock left in a folder of its own, and held by the page for good
+    monkeypatch.undo()
+    run_dir.mkdir(parents=True)
+    run_lock.acquire(run_dir).release()  # free for the next Start
 
 
 def test_a_failed_start_keeps_what_another_start_wrote_before_it_took_the_lock(

@@ -181,12 +181,27 @@ class RunLock:
 def acquire(run_dir: Path, owner: str = "") -> RunLock:
     """Take ``run_dir``'s lock for this process (creating the directory), or raise ``RunLocked`` naming the holder.
 
-    A process started with the lock in ``LOCK_FD_ENV`` (by the page) adopts that descriptor instead."""
+    A process started with the lock in ``LOCK_FD_ENV`` (by the page) adopts that descriptor instead. An OSError (a
+    full disk) leaves nothing held, nor the lock file or the folder this call made."""
     run_dir = Path(run_dir)
     inherited = _inherited(run_dir)
     if inherited is not None:
         return inherited
+    made = not run_dir.exists()
     run_dir.mkdir(parents=True, exist_ok=True)
+    new = not (run_dir / LOCK_FILE).exists()
+    try:
+        return _take(run_dir, owner)
+    except OSError:
+        if new:
+            (run_dir / LOCK_FILE).unlink(missing_ok=True)
+        if made and not any(run_dir.iterdir()):
+            run_dir.rmdir()
+        raise
+
+
+def _take(run_dir: Path, owner: str) -> RunLock:
+    """``acquire``'s lock, its descriptor closed again when the holder's name cannot be written."""
     fd = _open(run_dir, create=True)
     deadline = time.monotonic() + SETTLE_S
     while True:
@@ -204,7 +219,11 @@ def acquire(run_dir: Path, owner: str = "") -> RunLock:
             time.sleep(0.01)
     pid = os.getpid()
     held = Holder(str(run_dir.resolve()), pid, process_start_time(pid), time.time(), owner_digest(owner))
-    _write(fd, held)
+    try:
+        _write(fd, held)
+    except OSError:
+        os.close(fd)
+        raise
     return RunLock(fd, held)
 
 

@@ -169,9 +169,10 @@ def show_map(
     st.altair_chart(training_map(frame, title, langs.src, langs.tgt), key="training_map", width="stretch")
     st.caption(
         f"Each dot is a training pair's encoder vector on the two directions along which they vary most (a PCA of the "
-        f"index); the two keep {fit.explained:.0%} of the variance, so near on the map is not near in the model: the "
-        "tables above measure that. Colour: the source's length in words. The cross is your sentence, placed as its "
-        "pair would be; red rings, the nearest pairs by the encoder. Hover a point for its pair."
+        f"index); the two keep {fit.explained:.0%} of the index's variance, less of the model's vectors', so near on "
+        "the map is not near in the model: the tables above measure that. Colour: the source's length in words. The "
+        "cross is your sentence, placed as its pair would be; red rings, the nearest pairs by the encoder. Hover a "
+        "point for its pair."
     )
 
 

@@ -67,10 +67,6 @@ class TestResult:
         return sum(o.verdict.passed and not o.read_alike for o in self.outcomes)
 
     @property
-    def rate(self) -> float:
-        return self.passed / len(self.outcomes) if self.outcomes else 0.0
-
-    @property
     def failures(self) -> list[Outcome]:
         """Cases the system or the model alone fails."""
         return [o for o in self.outcomes if not (o.verdict.passed and o.alone_verdict.passed)]

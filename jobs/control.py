@@ -153,11 +153,13 @@ def resume(run_dir: Path, overrides: Sequence[str] = (), env: Mapping[str, str] 
     """Continue a stopped or crashed run exactly from its last saved state; returns the PID."""
     if (run_dir / RESULT_FILE).exists():
         raise JobError(f"run {run_dir.name!r} has finished; start a new run to train more")
-    if not (run_dir / STATE_FILE).is_file():
+    if not os.path.lexists(run_dir / STATE_FILE):
         raise JobError(
             f"run {run_dir.name!r} has no saved training state yet (it is written at each evaluation); "
             "start a new run instead"
         )
+    if not (run_dir / STATE_FILE).is_file():  # a FIFO or a folder there: said, never opened
+        raise JobError(f"run {run_dir.name!r}: its {STATE_FILE} is not a regular file; move it away to resume")
     return launch(run_dir, training_command(run_dir, overrides=overrides, resume=True), env, owner)
 
 
@@ -278,4 +280,4 @@ def job_status(run_dir: Path) -> JobStatus:
         state = "crashed"
     else:  # ended while no process of this app watched it: the log tells
         state = "crashed" if log_shows_error(log_tail(run_dir)) else "stopped"
-    return JobStatus(state, None, code, (run_dir / STATE_FILE).is_file())
+    return JobStatus(state, None, code, os.path.lexists(run_dir / STATE_FILE))  # Resume says what a FIFO there is

@@ -425,6 +425,9 @@ def test_resume_needs_saved_state_and_an_unfinished_run(run_dir: Path) -> None:
     run_dir.mkdir(parents=True)
     with pytest.raises(control.JobError, match="no saved training state"):
         control.resume(run_dir)
+    os.mkfifo(run_dir / control.STATE_FILE)  # was "no saved training state yet"
+    with pytest.raises(control.JobError, match=r"its train_state\.pt is not a regular file; move it away to resume"):
+        control.resume(run_dir)
     (run_dir / control.RESULT_FILE).write_text("{}")
     with pytest.raises(control.JobError, match="has finished"):
         control.resume(run_dir)

@@ -14,7 +14,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+import torch
 from conftest import APP, toy_pairs, write_tsv
+from safetensors.torch import load_file
 from streamlit.testing.v1 import AppTest
 from test_every_command import run as run_command
 from test_train_page import PAGE as TRAIN_PAGE
@@ -31,7 +33,7 @@ from jobs.control import log_tail
 from jobs.run_progress import read_jsonl
 from lab.page.model_choices import find_models, last_step
 from model.config import ModelConfig
-from model.run_dir import SNAPSHOTS_DIR, STATE_FILE
+from model.run_dir import SNAPSHOTS_DIR, STATE_FILE, WEIGHTS_FILE
 from model.weights import ModelLoadError, file_shapes
 from training import checkpoint
 from training.train import main as train
@@ -333,6 +335,31 @@ def test_a_damaged_training_state_is_one_line_and_a_partial_snapshot_goes_at_res
         (run / STATE_FILE).unlink()
         os.mkfifo(run / STATE_FILE)
         checkpoint.load_state(run)
+
+
+def test_a_snapshot_a_kill_cut_short_is_written_at_resume(stopped_run: tuple[Path, list[str]]) -> None:
+    run, resume = stopped_run
+    snapshot = run / SNAPSHOTS_DIR / "step-0000004"
+    before = load_file(str(snapshot / WEIGHTS_FILE))
+    shutil.rmtree(snapshot)  # kill -9 after the state of step 4 was saved, while its snapshot was written
+    partial = run / SNAPSHOTS_DIR / ".step-0000004.partial-0123abcd"
+    partial.mkdir()
+    (partial / f"{WEIGHTS_FILE}.tmp").write_bytes(b"half")
+    assert train([*resume, "--optim.max_steps=6"]) == 0
+    after = load_file(str(snapshot / WEIGHTS_FILE))  # was missing for good: the next snapshot is step 6's
+    assert after.keys() == before.keys() and all(torch.equal(after[name], before[name]) for name in before)
+    assert not partial.exists()
+
+
+def test_a_fifo_training_state_is_named_at_resume(stopped_run: tuple[Path, list[str]]) -> None:
+    run, resume = stopped_run
+    (run / STATE_FILE).unlink()
+    os.mkfifo(run / STATE_FILE)
+    status, err = run_command("train", resume, seconds=60)  # was "no training state to resume from"
+    assert (status, err) == (
+        2,
+        f"error: --out {run}: its {STATE_FILE} is not a regular file as a run writes it; nothing written: move it away\n",
+    )
 
 
 @pytest.mark.parametrize(

@@ -144,10 +144,14 @@ def drop_snapshots_after(run_dir: Path, step: int) -> None:
         shutil.rmtree(partial, ignore_errors=True)
 
 
+def snapshot_path(run_dir: Path, step: int) -> Path:
+    return run_dir / CHECKPOINT_DIR / f"step-{step:07d}"
+
+
 def save_checkpoint(run_dir: Path, model: Transformer, step: int, keep: int) -> Path:
     """Weights-only snapshot ``checkpoints/step-N/`` for averaging, written beside and renamed in; then keeps the
     newest ``keep``."""
-    path = run_dir / CHECKPOINT_DIR / f"step-{step:07d}"
+    path = snapshot_path(run_dir, step)
     with staged_dir(path, "partial") as staged:
         save_model(model, staged)
     existing = snapshots(run_dir)

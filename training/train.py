@@ -6,6 +6,7 @@ import argparse
 import dataclasses
 import json
 import logging
+import os
 import shutil
 import sys
 import time
@@ -132,7 +133,7 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, list[str]]:
 
 def resume_config(run_dir: Path, overrides: list[str]) -> TrainConfig:
     """The run's saved configuration; overrides may restate it but change only run.* and the training limits."""
-    if not (run_dir / checkpoint.STATE_FILE).is_file():
+    if not os.path.lexists(run_dir / checkpoint.STATE_FILE):  # a FIFO or a link there is refused below, by name
         stopped_early = (run_dir / METRICS_LOG_FILE).exists() or (run_dir / TRAIN_CONFIG_FILE).exists()
         raise ConfigError(
             f"{run_dir / checkpoint.STATE_FILE}: no training state to resume from"

@@ -78,6 +78,11 @@ class RunConfig:
         check_at_least("run", self, ("save_every", "keep_checkpoints", "average_last", "patience", "threads"), 0)
         check_at_least("run", self, ("dev_bleu_sentences",), 0)
 
+    @property
+    def kept_snapshots(self) -> int:
+        """``checkpoints/step-N`` snapshots kept: enough for keep_checkpoints and for average_last."""
+        return max(self.keep_checkpoints, self.average_last)
+
 
 @dataclass(frozen=True)
 class TrainConfig:

@@ -178,10 +178,10 @@ def make_optimizer(model: Transformer, optim: OptimConfig) -> torch.optim.AdamW:
     return torch.optim.AdamW(groups, lr=optim.lr, betas=tuple(optim.betas))
 
 
-def resume_from(
-    run_dir: Path, model: Transformer, optimizer: torch.optim.Optimizer, env: Env, metrics: MetricsLog
-) -> Progress:
-    """Load weights, optimizer, progress and this process's RNG; forget what a killed run logged after the state."""
+def resume_from(run: RunContext, model: Transformer, optimizer: torch.optim.Optimizer) -> Progress:
+    """Load weights, optimizer, progress and this process's RNG; forget what a killed run logged after the state,
+    and write the state's snapshot when a kill cut it short (the state is saved first: ``save_state``)."""
+    run_dir, env, metrics = run.run_dir, run.env, run.metrics
     state = checkpoint.load_state(run_dir)
     try:
         model.load_state_dict(state["model"])
@@ -199,6 +199,8 @@ def resume_from(
     if env.is_main:
         metrics.truncate_after(progress.step)
         checkpoint.drop_snapshots_after(run_dir, progress.step)
+        if not checkpoint.snapshot_path(run_dir, progress.step).is_dir():
+            checkpoint.save_checkpoint(run_dir, model, progress.step, run.config.run.kept_snapshots)
     log.info("resumed at step %d (epoch %d, batch %d)", progress.step, progress.epoch, progress.batch_in_epoch)
     return progress
 
@@ -250,7 +252,7 @@ def train(
     o = run.config.optim
     optimizer = make_optimizer(model, o)
     if resume:
-        progress = resume_from(run.run_dir, model, optimizer, run.env, run.metrics)
+        progress = resume_from(run, model, optimizer)
     else:
         progress = Progress()
         run.metrics.start_fresh()
@@ -385,7 +387,6 @@ def save_state(s: Session, progress: Progress) -> None:
     """Snapshot for averaging and the full training state (every process's RNG); rank 0 writes."""
     rngs = all_gather(checkpoint.rng_states(), s.run.env)
     if s.run.env.is_main:
-        keep = max(s.run.config.run.keep_checkpoints, s.run.config.run.average_last)
         # The state first: a disk that fills at the snapshot then leaves the new resume point and the old snapshots.
         checkpoint.save_state(s.run.run_dir, s.model, s.optimizer, dataclasses.asdict(progress), rngs)
-        checkpoint.save_checkpoint(s.run.run_dir, s.model, progress.step, keep)
+        checkpoint.save_checkpoint(s.run.run_dir, s.model, progress.step, s.run.config.run.kept_snapshots)

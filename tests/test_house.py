@@ -118,6 +118,8 @@ FEATURE_TESTS = {
     "hostile_files": "every file the lab opens from a user, lying or hostile, refused in one line",
     "every_command": "every command that takes a path, handed a hostile one",
     "tour": "docs/tour.md: its links and line anchors",
+    "name_guard_restore": "the name guard puts every original back in one pass, over 10,000 generated sentences",
+    "name_guard_bounds": "the name guard's work bounded: long pools, retries, invisible and combining characters",
 }
 
 

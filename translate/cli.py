@@ -9,7 +9,7 @@ from itertools import islice
 from pathlib import Path
 
 from model.weights import ModelLoadError
-from translate.translator import DEFAULT_MODEL, DecodeOptions, Translation, Translator
+from translate.translator import DEFAULT_MODEL, UNRESTORED, DecodeOptions, Translation, Translator
 
 CHUNK_LINES = 2000  # standard input is read, translated and written this many lines at a time
 MAX_BEAM, MAX_BATCH, MAX_PENALTY = 64, 4096, 10.0  # the bounds of a command line's decoding options
@@ -131,6 +131,8 @@ def _warn(translator: Translator, number: int, line: str, results: list[Translat
         )
     for note in {r.guard_note for r in results if r.guard_note}:
         print(f"note: {where}{note}", file=sys.stderr)
+    if unrestored := sum(r.unrestored for r in results):
+        print(f"note: {where}name guard: {unrestored} {UNRESTORED}", file=sys.stderr)
 
 
 if __name__ == "__main__":

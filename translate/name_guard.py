@@ -13,15 +13,19 @@ This model's placeholders are the corpus's own stand-ins. ``protect`` finds in t
   phone numbers and codes ("AB1234", "91 234 56 78", "07:05"),
 
 and reads each as a stand-in of its kind (Tom or John, Mary or Alice, Boston…; all distinct in a sentence). A name
-the corpus holds often (Boston, Monday) is left to the model. ``restore`` puts the originals back by whole-word
-match of each stand-in in the output; a stand-in missing, repeated or invented there means the guard gives up and
-the caller translates the sentence unguarded. The lists and counts are computed once from a model's training pairs
-(``build``) and kept beside its weights in ``name_guard.json``: a model without the file has no guard.
+the corpus holds often (Boston, Monday) is left to the model. The text is read NFC-normalised, and a word keeps its
+combining accents and invisible format characters ("An\u200ba"): a swap takes whole words. ``restore`` reads the
+output once for every stand-in as a whole token and puts each original back (nothing put back is read again); a
+stand-in missing, repeated or invented there (one of the guard's, not used in this sentence) means the guard gives up
+and the caller translates the sentence unguarded. The lists and counts are computed once from a model's training pairs
+(``build``) and kept beside its weights in ``name_guard.json`` (checked on load, translate/guard_file.py): a model
+without the file has no guard.
 """
 
 from __future__ import annotations
 
 import bisect
+import functools
 import json
 import math
 import os
@@ -33,11 +37,19 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from data.entities import EntityFinder, EntityPool
-from model.bounded_read import quoted, read_json
+from model.bounded_read import read_json
 from model.weights import ModelLoadError
+from translate.guard_file import MAX_GUARD_BYTES, check_guard
 
+MARKS = "\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f"  # combining accents NFC left apart
+FORMAT = (  # Unicode's format characters (Cf), invisible: "An\u200ba", a direction mark
+    "\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890-\u0891\u08e2\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064"
+    "\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U00013438\U0001bca0-\U0001bca3"
+    "\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f"
+)
+LETTERS = rf"[^\W\d_](?:[^\W\d_]|[{MARKS}]|[{FORMAT}]+(?=[^\W\d_]))*"  # a word's letters, its marks and joiners
 # a token holding a digit ("07:05", "3,50", "AB1234"; never a final stop), or a word ("don't", "Karl-Jürgen")
-WORD = re.compile(r"[^\W_]*\d(?:\w|[:.,/-](?=\w))*|[^\W\d_]+(?:['’-][^\W\d_]+)*")
+WORD = re.compile(rf"[^\W_]*\d(?:\w|[:.,/-](?=\w))*|{LETTERS}(?:['’-]{LETTERS})*")
 CONNECTORS = frozenset(
     ["de", "del", "la", "las", "los", "da", "di", "do", "dos", "van", "von", "le", "du", "of"]
 )  # inside "Santa Cruz de Tenerife"
@@ -66,14 +78,13 @@ RARE_ORDINARY = 2  # a listed name or place used more often than this as an ordi
 SHAPE_MARGIN = 3.0  # log-odds a name-shaped word needs where no cue announces a name
 STAND_INS_PER_KIND = 9
 MIN_PAIRS = 1000  # training pairs a run needs for its preparation to write a guard (python -m training guard: any)
-MAX_GUARD_BYTES = 64 << 20  # a guard file is under 1 MB for a corpus of 120,000 pairs
 MIN_STAND_IN = 10  # a stand-in is a name or number both sides of at least this many training pairs share
 
 
 def plain(word: str) -> str:
     """Lowercase, accents and apostrophes dropped: the form typed in a hurry ("Lucía" → "lucia", "don't" → "dont")."""
     decomposed = unicodedata.normalize("NFD", word.lower().replace("'", "").replace("’", ""))
-    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch) and unicodedata.category(ch) != "Cf")
 
 
 @dataclass(frozen=True)
@@ -90,21 +101,35 @@ class Guarded:
     source: str  # as typed
     read_as: str  # with each swap's stand-in in place of its original
     swaps: tuple[Swap, ...]
+    unused: tuple[str, ...] = ()  # the guard's stand-ins the output must not hold: not used, not explained
 
     def restore(self, output: str) -> tuple[str | None, str]:
-        """``output`` with every stand-in back to its original, and "" — or None and why it cannot be."""
-        found = {}
+        """``output`` with every stand-in back to its original, in one pass, and "" — or None and why it cannot be."""
+        if not self.swaps:
+            return output, ""
+        back = self.originals
+        pattern = whole_tokens(frozenset([*back, *self.unused]))
+        found = Counter(m.group() for m in pattern.finditer(output))
         for swap in self.swaps:
-            pattern = re.compile(rf"(?<!\w){re.escape(swap.stand_in)}(?!\w)")
-            n = len(pattern.findall(output))
-            if n != 1:
+            if (n := found[swap.stand_in]) != 1:
                 return None, f"{swap.stand_in} (read for {swap.original}) is {'missing' if not n else 'repeated'}"
-            found[swap.stand_in] = (pattern, swap)
-        for swap in self.swaps:  # the swaps are in source order; names typed in lowercase come back capitalised
-            pattern, _ = found[swap.stand_in]
-            original = swap.original if swap.kind == "number" else capitalised(swap.original)
-            output = pattern.sub(lambda _m, o=original: o, output)
-        return output, ""
+        if invented := next((s for s in self.unused if found[s]), None):
+            return None, f"{invented} is in the translation, though nothing was read as it"
+        return pattern.sub(lambda m: back[m.group()], output), ""
+
+    @functools.cached_property
+    def originals(self) -> dict[str, str]:
+        """Each stand-in's original as put back: a name typed in lowercase capitalised ("ana" → "Ana")."""
+        return {s.stand_in: s.original if s.kind == "number" else capitalised(s.original) for s in self.swaps}
+
+
+@functools.lru_cache(maxsize=256)  # a guard's sentences share a few sets: compiled once each
+def whole_tokens(words: frozenset[str]) -> re.Pattern:
+    """Any of ``words`` as a whole token, longest first: never inside a word, a name or a number ("30" is not in
+    "10:30" nor in "7,30", "Mary" not in "O'Mary" nor in "Ana-Mary"; "Mary's" holds Mary, "30-year-old" 30)."""
+    alternatives = "|".join(map(re.escape, sorted(words, key=lambda w: (-len(w), w))))
+    inside = rf"[\w{MARKS}{FORMAT}]"
+    return re.compile(rf"(?<!{inside})(?<!\w[:.,/'’-])(?:{alternatives})(?!{inside})(?![:.,/]\w)")
 
 
 def number_stand_in(number: str, pool: list[str], attempt: int) -> str:
@@ -112,9 +137,17 @@ def number_stand_in(number: str, pool: list[str], attempt: int) -> str:
     most for any other), the ``attempt``-th."""
     year = re.fullmatch(r"1\d{3}|20\d{2}", number) is not None
     digits = 4 if year else min(3, sum(ch.isdigit() for ch in number))
-    gap = lambda n: abs(len(n) - digits)  # noqa: E731
-    closest = [n for n in pool if gap(n) == min(map(gap, pool))]
+    nearest = min(abs(len(n) - digits) for n in pool)  # once: the pool may be long
+    closest = [n for n in pool if abs(len(n) - digits) == nearest]
     return closest[attempt % len(closest)]
+
+
+def _in_word(text: str, at: int, step: int) -> bool:
+    """Whether a letter, digit or mark is at ``text[at]``, or beyond invisible format characters going ``step``: a
+    span beside it would split a word, so it is not swapped."""
+    while 0 <= at < len(text) and unicodedata.category(text[at]) == "Cf":
+        at += step
+    return 0 <= at < len(text) and (text[at].isalnum() or text[at] == "_" or unicodedata.category(text[at])[0] == "M")
 
 
 def trigrams(key: str) -> list[str]:
@@ -131,7 +164,7 @@ def capitalised(name: str) -> str:
     """ "josé luis" → "José Luis", "karl-jurgen" → "Karl-Jurgen", "santa cruz de tenerife" → "Santa Cruz de
     Tenerife"; "McKay" unchanged."""
     return re.sub(
-        r"[^\W\d_]+", lambda m: m.group() if m.group() in CONNECTORS else m.group()[:1].upper() + m.group()[1:], name
+        LETTERS, lambda m: m.group() if m.group() in CONNECTORS else m.group()[:1].upper() + m.group()[1:], name
     )
 
 
@@ -207,6 +240,11 @@ class NameGuard:
         kept as typed, even where the corpus gives it an English form ("Pablo", not "Paul")."""
         return key in self.translated and key not in self.people
 
+    def translates_name(self, key: str) -> bool:
+        """Whether ``key`` is a name the model translates itself, maybe into a stand-in ("María" → "Mary")."""
+        capital = self.capital.get(key, 0)
+        return key in self.translated and capital >= KNOWN_TRANSLATION and 4 * capital >= self.initial.get(key, 0)
+
     def name_shape(self, key: str) -> float:
         """Naive Bayes over letter trigrams: > 0 when ``key`` looks more like the lists' names than like the
         corpus's words (its endings say most: "-iendo", "-mente" are words; "-ine", "-zu" names)."""
@@ -225,12 +263,14 @@ class NameGuard:
 
     # --- the guard ------------------------------------------------------------------------------------------
     def protect(self, text: str, attempt: int = 0) -> Guarded:
-        """``text`` with each name, place and number read as a stand-in (``Guarded.swaps`` empty: nothing to do);
-        a later ``attempt`` starts from each kind's next stand-in (the model drops "Tom" in "Mi hermano Tom")."""
+        """``text`` (NFC-normalised) with each name, place and number read as a stand-in (``Guarded.swaps`` empty:
+        nothing to do); a later ``attempt`` starts from each kind's next stand-in (the model drops "Tom" in "Mi
+        hermano Tom")."""
+        typed, text = text, unicodedata.normalize("NFC", text)
         spans = self._entities(text)
         taken = {plain(w) for w in WORD.findall(text)}
-        pools = {k: [s for s in self.stand_ins.get(k, ()) if plain(s) not in taken] for k in KINDS}
-        pools = {k: pool[attempt:] + pool[:attempt] if k != "number" else pool for k, pool in pools.items()}
+        free = {k: [s for s in self.stand_ins.get(k, ()) if plain(s) not in taken] for k in KINDS}
+        pools = {k: pool[attempt:] + pool[:attempt] if k != "number" else list(pool) for k, pool in free.items()}
         swaps, pieces, end = [], [], 0
         for start, stop, kind in spans:
             pool = pools[kind] or (pools["male"] + pools["female"] + pools["place"] if kind != "number" else [])
@@ -247,7 +287,11 @@ class NameGuard:
             swaps.append(Swap(text[start:stop], stand_in, kind))
             pieces += [text[end:start], stand_in]
             end = stop
-        return Guarded(text, "".join(pieces) + text[end:], tuple(swaps))
+        left = " ".join([*pieces[::2], text[end:]])  # a name left to the model may come out as a stand-in: María → Mary
+        translates = any(self.translates_name(plain(w)) for w in WORD.findall(left))
+        used = {s.stand_in for s in swaps}
+        unused = [s for k in KINDS for s in free[k] if s not in used and not (translates and k in ("male", "female"))]
+        return Guarded(typed, "".join(pieces) + text[end:], tuple(swaps), tuple(dict.fromkeys(unused)))
 
     def _entities(self, text: str) -> list[tuple[int, int, str]]:
         """(start, end, kind) of every name run and number in ``text``, in order."""
@@ -281,7 +325,7 @@ class NameGuard:
             after = tokens[i - 1].group() if i else ""
             out.append((match.start(), tokens[j].end(), self.kind(words, after)))
             i = j + 1
-        return out
+        return [(a, b, kind) for a, b, kind in out if not _in_word(text, a - 1, -1) and not _in_word(text, b, 1)]
 
     def _unknown_number(self, token: str) -> bool:
         """Whether the model cannot be trusted to copy ``token``: a form its corpus holds fewer than KNOWN_NUMBER
@@ -361,17 +405,12 @@ class NameGuard:
     @classmethod
     def load(cls, path: Path) -> NameGuard:
         """The guard in ``path``; one written before a field existed reads it as empty ("accented"). A file that
-        is not a guard: ModelLoadError naming it and how to write it again."""
+        is not a guard: ModelLoadError naming it, the field and how to write it again (translate/guard_file.py)."""
         d = read_json(Path(path), ModelLoadError, MAX_GUARD_BYTES)
-        try:
-            stand_ins = {k: tuple(v) for k, v in d["stand_ins"].items()}
-            sets = (frozenset(d["translated"]), frozenset(d.get("accented", ())), d["people"], frozenset(d["places"]))
-            return cls(d["lowercase"], d["capital"], d["initial"], *sets, stand_ins, d["shape"], d["lang"])
-        except (KeyError, TypeError, AttributeError) as err:
-            raise ModelLoadError(
-                f"{path}: not a name guard this lab can read ({type(err).__name__}: {quoted(str(err))}); write it "
-                "again with python -m training guard --model DIR"
-            ) from None
+        check_guard(d, path, KINDS)
+        stand_ins = {k: tuple(v) for k, v in d["stand_ins"].items()}
+        sets = (frozenset(d["translated"]), frozenset(d.get("accented", ())), d["people"], frozenset(d["places"]))
+        return cls(d["lowercase"], d["capital"], d["initial"], *sets, stand_ins, d["shape"], d["lang"])
 
 
 def source_counts(pairs: Iterable) -> tuple[Counter, Counter, Counter, frozenset[str], frozenset[str]]:

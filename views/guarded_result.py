@@ -13,7 +13,7 @@ from lab.attention.translate_with_maps import TextTranslation
 from lab.page.request import Request
 from model.run_dir import NAME_GUARD_FILE
 from translate.name_guard import NameGuard
-from translate.translator import Translator
+from translate.translator import UNRESTORED, Translator
 
 GUARD_KEY = "name_guard"  # the session's switch: on for every new translation, until switched off
 KEPT_GUARD = "kept_name_guard"  # the switch, kept while the Train page runs
@@ -76,9 +76,10 @@ def show_guard(result: TextTranslation, translator: Translator, request: Request
                 "is put back after translating. The maps show what the model read."
             )
         for i, s in enumerate(result.sentences):
+            which = f"Sentence {i + 1}: " if several else ""
             if note := s.guard_note:
-                st.caption(
-                    f"{f'Sentence {i + 1}: ' if several else ''}{note[:1].upper()}{note[1:]}; translated as typed."
-                )
+                st.caption(f"{which}{note[:1].upper()}{note[1:]}; translated as typed.")
+            if s.unrestored:
+                st.caption(f"{which}{s.unrestored} {UNRESTORED}.")
         if swaps or any(s.guard_note for s in result.sentences):
             st.button("Show the model alone (no name guard)", key="unguard", on_click=set_guard, args=(False,))

@@ -99,6 +99,31 @@ def test_the_page_says_a_request_waits_only_while_another_holds_the_slot(monkeyp
     ]
 
 
+def test_a_request_behind_its_own_sessions_earlier_one_is_told_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run pressed again while the first press computes: the wait is for this session's own request."""
+    shown: list[str] = []
+
+    class Note:
+        def info(self, text: str) -> None:
+            shown.append(text)
+
+        def empty(self) -> None:
+            pass
+
+    monkeypatch.setattr(heavy_slot.st, "empty", Note)
+    monkeypatch.setattr(heavy_slot, "session", lambda: "my tab")
+    with heavy_slot.slot(), heavy_slot.in_line("ranking"):
+        pass
+    monkeypatch.setattr(heavy_slot, "session", lambda: "another tab")
+    with heavy_slot.slot():
+        monkeypatch.setattr(heavy_slot, "session", lambda: "my tab")
+        with heavy_slot.in_line("ranking"):
+            pass
+    line = "Heavy tools run one at a time on this server: your ranking waits for {}, then runs."
+    assert shown == [line.format("your earlier request"), line.format("another visitor's request")]  # was twice this
+    assert heavy_slot.asking() == 0 and not heavy_slot._asking  # no session is remembered after its requests
+
+
 def test_share_lets_a_waiting_request_run_before_the_holder_goes_on() -> None:
     order: list[str] = []
     holder_in, holder_may_share = threading.Event(), threading.Event()

@@ -25,7 +25,6 @@ STAGED_NAME = re.compile(r"[0-9a-f]{16}")  # a staged upload's folder: its conte
 MAX_NAME = 100  # characters of a staged upload's name
 MAX_NAME_BYTES, MAX_PATH_BYTES = 255, 4095  # what Linux file systems allow (NAME_MAX; PATH_MAX less its NUL)
 CORPUS_DIRS_ENV = "LAB_CORPUS_DIRS"  # folders (os.pathsep-separated) whose files the Train page may read
-SHOWN_PATH = 200  # characters of a typed path that a message quotes
 
 
 def max_upload_mb(environ: Mapping[str, str] = os.environ) -> int:

@@ -17,6 +17,7 @@ MAX_SETTINGS_BYTES = 1 << 20  # a preset, a recipe or a phrase list: a few kilob
 MAX_DEPTH = 32  # nested arrays and objects: the lab's JSON files nest 3 deep
 MAX_DIGITS = 40  # characters of one number: any float or int64 fits
 QUOTE = 80  # characters of a bad value a message shows
+SHOWN_PATH = 200  # characters of a path a message shows (one of 5,000 was quoted whole)
 STRING = re.compile(r'"(?:[^"\\]|\\.)*"')  # a JSON string, whose brackets are text
 KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISSOCK, "a socket"))
 

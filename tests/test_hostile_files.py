@@ -159,6 +159,12 @@ def test_a_safetensors_header_over_its_cap_is_refused_before_it_is_read(tmp_path
     assert "a safetensors header of 20,971,520 bytes" in message and "expected at most 16,777,216" in message
 
 
+def test_a_model_path_of_5000_characters_is_one_short_line(tmp_path: Path) -> None:
+    given = tmp_path / ("x" * 5000)  # was OSError (File name too long) from is_dir: a traceback
+    message = one_line(lambda: load_model(given), ModelLoadError)
+    assert message == f"{str(given)[:200]}…: model directory not found"
+
+
 def test_a_truncated_safetensors_file_says_it_is_truncated(tmp_path: Path) -> None:
     path = tmp_path / "model.safetensors"
     path.write_bytes((300_000).to_bytes(8, "little") + b"{" * 1000)  # a header under the cap, cut by a copy

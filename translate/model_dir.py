@@ -11,7 +11,7 @@ from pathlib import Path
 import torch
 
 from data.tokenizer import Tokenizer, TokenizerError
-from model.bounded_read import quoted
+from model.bounded_read import SHOWN_PATH, cut, quoted
 from model.config import ConfigError, ModelConfig
 from model.run_dir import BEST_DIR, CONFIG_FILE, SNAPSHOTS_DIR, WEIGHTS_FILE
 from model.transformer import Transformer
@@ -87,8 +87,8 @@ def load_model(directory: Path, device: str | torch.device = "cpu") -> LoadedMod
     """Rebuild the model from its directory in eval mode, checking every file."""
     check_device(device)
     directory = Path(directory)
-    if not directory.is_dir():
-        raise ModelLoadError(f"{directory}: model directory not found")
+    if not os.path.isdir(directory):  # False, never an OSError, for a name too long for the file system
+        raise ModelLoadError(f"{cut(str(directory), SHOWN_PATH)}: model directory not found")
     network = weights_dir(directory)
     config = network_config(network)
     try:

@@ -23,7 +23,6 @@ from jobs.corpus_check import (
 )
 from jobs.uploads import (
     CORPUS_DIRS_ENV,
-    SHOWN_PATH,
     STAGING_DIR,
     corpus_folders,
     folder_problem,
@@ -33,7 +32,7 @@ from jobs.uploads import (
     stage_files,
     stage_problem,
 )
-from model.bounded_read import cut, quoted
+from model.bounded_read import SHOWN_PATH, cut, quoted
 from translate.settings import repo_relative
 
 SOURCES = ("Upload a TSV, CSV or TMX file", "Upload a pair of line-aligned files", "A file on the server")

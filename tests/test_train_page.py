@@ -331,7 +331,8 @@ def test_the_model_picker_and_the_train_page_read_one_runs_folder(
     translate_page = AppTest.from_file(str(Path(PAGE).parents[1] / "app.py"), default_timeout=30).run()
     assert not translate_page.exception
     assert "run: mine" in translate_page.selectbox(key="model").options
-    assert any(f"`{model.parent}`" in c.value for c in page().caption)  # "Runs are saved in ..."
+    shown = f"`{os.path.relpath(model.parent, REPO_ROOT)}`"  # from the repository, never the server's own path
+    assert any(shown in c.value for c in page().caption)  # "Runs are saved in ..."
 
 
 def test_a_crashed_run_shows_the_end_of_its_log(runs: Path) -> None:

@@ -9,11 +9,17 @@ This model's placeholders are the corpus's own stand-ins. ``protect`` finds in t
 - at the start or typed in lowercase, a word the corpus holds as a name, or a first name or place of the lists
   (Faker's locales, MIT licence; the copy check's held-out names excluded) that is rare as an ordinary word, or a
   word the corpus has never seen, nor any word sharing most of its letters ("beatriz" yes, "escribiéramos" no);
-- runs of them ("José Luis Ortiz", "Santa Cruz de Tenerife", "buenos aires") and digit strings, times, prices,
-  phone numbers and codes ("AB1234", "91 234 56 78", "07:05"),
+- a word a cue announces as a name though the corpus uses it ("me llamo clara", "Esperanza y yo");
+- runs of them ("José Luis Ortiz", "Santa Cruz de Tenerife", "buenos aires"), but not a listed place written as
+  words the model translates ("La victoria fue…"); digit strings, times, prices, phone numbers and codes
+  ("AB1234", "91 234 56 78", "07:05"); dates ("3 de mayo de 1987"),
 
-and reads each as a stand-in of its kind (Tom or John, Mary or Alice, Boston…; all distinct in a sentence). A name
-the corpus holds often (Boston, Monday) is left to the model. The text is read NFC-normalised, and a word keeps its
+and reads each as a stand-in of its kind (Tom or John, Mary or Alice, Boston…; all distinct in a sentence): a
+person's gender from the lists, else the words near the name that agree with it ("está cansada", "la doctora") against
+its ending's ("Teresa", "Xoán"); a time as a time the corpus holds (2:30); a date as one the model has read ("30 de
+octubre de 2013"), its month read as the corpus's best-known one when it is rare and put back by name ("May"). A name
+the corpus holds often (Boston, Monday) is left to the model, and so is text in another language than its source
+(the translator asks translate/source_language.py). The text is read NFC-normalised, and a word keeps its
 combining accents and invisible format characters ("An\u200ba"): a swap takes whole words. ``restore`` reads the
 output once for every stand-in as a whole token and puts each original back (nothing put back is read again); a
 stand-in missing, repeated or invented there (one of the guard's, not used in this sentence) means the guard gives up
@@ -55,6 +61,19 @@ CONNECTORS = frozenset(
 )  # inside "Santa Cruz de Tenerife"
 KINDS = ("male", "female", "place", "number")
 PAIRING = frozenset(["y", "e", "o", "ni", "and", "or", "nor"])  # "Ana y Pedro": a word after a name and "y"
+PERSONS = frozenset(["yo", "tú", "él", "ella", "usted", "i", "you", "he", "she"])  # "Esperanza y yo": a person
+# A person's gender in the sentence: these words, and a Spanish word whose other ending the corpus uses ("cansada")
+PRONOUNS = {"ella": 1, "ellas": 1, "she": 1, "her": 1, "he": -1, "him": -1, "his": -1}  # +1 feminine, -1 masculine
+ARTICLES = {"la": 1, "una": 1, "las": 1, "el": -1, "un": -1, "los": -1}  # before a name: "la doctora Quispe"
+AGREEMENT = (("a", "o"), ("as", "os"))  # feminine and masculine endings
+NEAR = 4  # words either side of a name that may agree with it
+AGREEING = 3.0  # a word agreeing with a name against the log-odds of its form ("Rocío está cansada")
+PAIRED_SHARE = 0.1  # a word agrees when its other ending is this common beside it (not "pregunta": "pregunto")
+FEMALE_MARGIN = 2.0  # log-odds a woman's stand-in needs: the model copies Tom more surely than Mary
+MONTHS = {  # a date's month the corpus rarely uses is read as its best-known one, and put back by name
+    "es": "enero febrero marzo abril mayo junio julio agosto septiembre octubre noviembre diciembre",
+    "en": "January February March April May June July August September October November December",
+}
 PLACE_PREPOSITIONS = frozenset(["en", "desde", "hasta", "in", "from", "to", "at"])
 # Words after which a name may come: strongly ("me llamo", "a" before a person), or as often a word ("de", "and").
 NAME_CUES = {
@@ -91,7 +110,14 @@ def plain(word: str) -> str:
 class Swap:
     original: str  # as in the source ("Ana", "91 234 56 78")
     stand_in: str  # what the model read instead ("Mary")
-    kind: str  # one of KINDS
+    kind: str  # one of KINDS, or "month"
+    out: str = ""  # the stand-in as the translation writes it, where not as read ("octubre" → "October")
+    back: str = ""  # what goes back there ("May" for "mayo")
+
+    @property
+    def written(self) -> str:
+        """What the translation holds for the stand-in."""
+        return self.out or self.stand_in
 
 
 @dataclass(frozen=True)
@@ -111,7 +137,7 @@ class Guarded:
         pattern = whole_tokens(frozenset([*back, *self.unused]))
         found = Counter(m.group() for m in pattern.finditer(output))
         for swap in self.swaps:
-            if (n := found[swap.stand_in]) != 1:
+            if (n := found[swap.written]) != 1:
                 return None, f"{swap.stand_in} (read for {swap.original}) is {'missing' if not n else 'repeated'}"
         if invented := next((s for s in self.unused if found[s]), None):
             return None, f"{invented} is in the translation, though nothing was read as it"
@@ -120,7 +146,9 @@ class Guarded:
     @functools.cached_property
     def originals(self) -> dict[str, str]:
         """Each stand-in's original as put back: a name typed in lowercase capitalised ("ana" → "Ana")."""
-        return {s.stand_in: s.original if s.kind == "number" else capitalised(s.original) for s in self.swaps}
+        return {
+            s.written: s.back or (s.original if s.kind == "number" else capitalised(s.original)) for s in self.swaps
+        }
 
 
 @functools.lru_cache(maxsize=256)  # a guard's sentences share a few sets: compiled once each
@@ -133,13 +161,20 @@ def whole_tokens(words: frozenset[str]) -> re.Pattern:
 
 
 def number_stand_in(number: str, pool: list[str], attempt: int) -> str:
-    """The stand-in for ``number``: of the pool's numbers closest in length (a year for a year, three digits at
-    most for any other), the ``attempt``-th."""
+    """The stand-in for ``number``: of the pool's numbers closest in length (a year for a year, nearest first;
+    three digits at most for any other), the ``attempt``-th."""
     year = re.fullmatch(r"1\d{3}|20\d{2}", number) is not None
     digits = 4 if year else min(3, sum(ch.isdigit() for ch in number))
     nearest = min(abs(len(n) - digits) for n in pool)  # once: the pool may be long
     closest = [n for n in pool if abs(len(n) - digits) == nearest]
+    if year:  # 1987 as 2013, not 1939: a date the model has read
+        closest.sort(key=lambda n: abs(int(n) - int(number)) if n.isdigit() else math.inf)
     return closest[attempt % len(closest)]
+
+
+def number_shape(token: str) -> str:
+    """A number's form with each digit run as 0: "18:45" and "2:30" are both "0:0", "IB3146" is "IB0"."""
+    return re.sub(r"\d+", "0", token)
 
 
 def _in_word(text: str, at: int, step: int) -> bool:
@@ -189,6 +224,18 @@ class NameGuard:
         object.__setattr__(self, "_longest_place", longest)
         used = {plain(s) for names in self.stand_ins.values() for s in names}
         object.__setattr__(self, "_stand_in_words", used)
+        forms = sorted(
+            (n, w) for w, n in self.lowercase.items() if n >= MIN_STAND_IN and number_shape(w) not in ("0", w)
+        )
+        shaped: dict[str, list[str]] = {}
+        for _, form in reversed(forms):  # the corpus's own times: "18:45" read as "2:30", most used first
+            shaped.setdefault(number_shape(form), []).append(form)
+        object.__setattr__(self, "_number_forms", shaped)
+        months = MONTHS.get(self.lang, "").split()
+        best = max(months, key=lambda m: self.lowercase.get(plain(m), 0), default="")
+        object.__setattr__(self, "_month", best if self.lowercase.get(plain(best), 0) >= KNOWN_NAME else "")
+        women, men = ({k for k, g in self.people.items() if g == gender} for gender in ("female", "male"))
+        object.__setattr__(self, "_female_shape", name_shapes(women, men))  # a name's form: "-esa" a woman's
 
     # --- what is a name -------------------------------------------------------------------------------------
     def _inflection_of_known(self, key: str) -> bool:
@@ -205,7 +252,8 @@ class NameGuard:
 
     def is_name(self, word: str, initial: bool, after: str = "", accents: bool = False, paired: bool = False) -> bool:
         """Whether ``word`` (at a sentence's start or not, after the word ``after``, in a sentence written with
-        ``accents``, ``paired`` with a name before it by "y") is a name to guard."""
+        ``accents``, ``paired`` by "y" with a name or a person: "ernesto y clara", "Esperanza y yo") is a name to
+        guard."""
         key = plain(word)
         lower, capital, at_start = self.lowercase.get(key, 0), self.capital.get(key, 0), self.initial.get(key, 0)
         if accents and key in self.accented and plain(word) == word.lower():  # "Nino se está…" is not "niño"
@@ -213,6 +261,10 @@ class NameGuard:
         if key in self._stand_in_words or self.known_translation(key) or capital >= KNOWN_NAME or len(key) < 2:
             return False
         rarely_lower = lower <= max(RARE_ORDINARY, MAX_LOWER_SHARE * (lower + capital))
+        announced = paired or plain(after) in NAME_CUES.get(self.lang, ())  # "a beatriz", "geoffrey y gesa"
+        listed = (key in self.people or key in self.places) and lower < LISTED_ORDINARY  # not "a nada", "a luz"
+        if announced and (listed or (word[:1].isupper() and at_start <= RARE_ORDINARY)):  # not "Mamá y yo"
+            return True  # "me llamo lucia", "Esperanza y yo": a name, though the corpus also uses the word
         if word[:1].isupper() and not initial:  # "con Esperanza", "a Mira": a name, though "esperanza" is a word
             cued = plain(after) in NAME_CUES.get(self.lang, ()) | WEAK_CUES.get(self.lang, ())
             return rarely_lower or cued or key in self.people or key in self.places
@@ -231,7 +283,6 @@ class NameGuard:
             )
         # where a name is announced ("me llamo ana", "a beatriz") the word need hardly look like one
         margin = 0.0 if plain(after) in WEAK_CUES.get(self.lang, ()) else SHAPE_MARGIN
-        announced = paired or plain(after) in NAME_CUES.get(self.lang, ())  # "a beatriz", "geoffrey y gesa"
         margin = -2 * SHAPE_MARGIN if announced else margin  # not "a depilarse"
         return self.name_shape(key) > margin
 
@@ -251,15 +302,37 @@ class NameGuard:
         unknown = self.shape.get("", 0.0)
         return sum(self.shape.get(g, unknown) for g in trigrams(key))
 
-    def kind(self, words: list[str], after: str) -> str:
-        """A stand-in kind for a name of ``words``: a listed first name's gender, a listed place, else by the
-        word before it ("en Sevilla" a place) or a man's name."""
+    def kind(self, words: list[str], after: str, agreement: int) -> str:
+        """A stand-in kind for a name of ``words``: a listed first name's gender, a listed place, a place by the
+        word before it ("en Sevilla"); else a person of the gender the sentence agrees with (``agreement`` > 0:
+        feminine), else of the name's form ("Teresa" a woman's, "Xoán" a man's)."""
         first = plain(words[0])
         if len(words) == 1 and first in self.people:
             return self.people[first]
         if plain(" ".join(words)) in self.places or plain(after) in PLACE_PREPOSITIONS:
             return "place"
-        return self.people.get(first, "male")
+        if first in self.people:
+            return self.people[first]
+        shape = self._female_shape
+        form = sum(shape.get(g, shape[""]) for g in trigrams(first)[-2:])  # its ending: "-esa", "-io"
+        return "female" if form + AGREEING * agreement > FEMALE_MARGIN else "male"
+
+    def agreement(self, before: list[str], after: list[str]) -> int:
+        """Feminine words less masculine ones, of those near a name: "ella", "she", an article before it ("la
+        doctora Quispe"), and Spanish words the corpus uses with either ending ("cansada", "buena" against
+        "cansado", "bueno"; not "está", a verb)."""
+        votes = sum(ARTICLES.get(w.lower(), 0) for w in before)
+        for word in before + after:
+            key = plain(word)
+            votes += PRONOUNS.get(key, 0)
+            if self.lang != "es" or key in PRONOUNS or key in ARTICLES or key != word.lower():
+                continue
+            for fem, masc in AGREEMENT:
+                for end, other, sign in ((fem, masc, 1), (masc, fem, -1)):
+                    stem = key[: -len(end)] if key.endswith(end) else ""
+                    uses = sorted([self.lowercase.get(key, 0), self.lowercase.get(stem + other, 0)])
+                    votes += sign if stem and uses[0] >= max(KNOWN_NUMBER, PAIRED_SHARE * uses[1]) else 0
+        return votes
 
     # --- the guard ------------------------------------------------------------------------------------------
     def protect(self, text: str, attempt: int = 0) -> Guarded:
@@ -273,10 +346,18 @@ class NameGuard:
         pools = {k: pool[attempt:] + pool[:attempt] if k != "number" else list(pool) for k, pool in free.items()}
         swaps, pieces, end = [], [], 0
         for start, stop, kind in spans:
+            if kind == "month":
+                swaps.append(self._month_swap(text[start:stop]))
+                pieces += [text[end:start], swaps[-1].stand_in]
+                end = stop
+                continue
             pool = pools[kind] or (pools["male"] + pools["female"] + pools["place"] if kind != "number" else [])
             if not pool:
                 continue  # this model has no stand-in left of that kind: the name stays as typed
-            if kind == "number":  # a year for a year, else a number of three digits or fewer: 30, 100
+            forms = [f for f in self._number_forms.get(number_shape(text[start:stop]), ()) if f not in taken]
+            if kind == "number" and forms:  # a time as a time the corpus holds
+                stand_in = forms[attempt % len(forms)]
+            elif kind == "number":  # a year for a year, else a number of three digits or fewer: 30, 100
                 stand_in = number_stand_in(text[start:stop], pool, attempt)
                 pool.remove(stand_in)
             else:
@@ -293,6 +374,28 @@ class NameGuard:
         unused = [s for k in KINDS for s in free[k] if s not in used and not (translates and k in ("male", "female"))]
         return Guarded(typed, "".join(pieces) + text[end:], tuple(swaps), tuple(dict.fromkeys(unused)))
 
+    def _month_swap(self, month: str) -> Swap:
+        """A rare month read as the corpus's best-known one, put back by its name in the other language."""
+        target = MONTHS[next(lang for lang in MONTHS if lang != self.lang)].split()
+        names = [plain(m) for m in MONTHS[self.lang].split()]
+        return Swap(month, self._month, "month", target[names.index(self._month)], target[names.index(plain(month))])
+
+    def _date(self, tokens: list[re.Match], i: int) -> list[tuple[int, int, str]]:
+        """A date at ``tokens[i]`` ("3 de mayo de 1987"): its day and year read as stand-ins, its month when the
+        corpus rarely uses it as its best-known one (``_month_swap``); empty where no date begins."""
+        words = [t.group() for t in tokens[i : i + 5]]
+        months = [plain(m) for m in MONTHS.get(self.lang, "").split()]
+        if len(words) < 3 or not (words[0].isdigit() and int(words[0]) <= 31 and words[1] == "de"):
+            return []
+        if plain(words[2]) not in months:
+            return []
+        out = [(tokens[i].start(), tokens[i].end(), "number")]
+        if self._month and self.lowercase.get(plain(words[2]), 0) < KNOWN_NAME:
+            out.append((tokens[i + 2].start(), tokens[i + 2].end(), "month"))
+        if words[3:4] == ["de"] and re.fullmatch(r"\d{3,4}", "".join(words[4:5])):
+            out.append((tokens[i + 4].start(), tokens[i + 4].end(), "number"))
+        return out
+
     def _entities(self, text: str) -> list[tuple[int, int, str]]:
         """(start, end, kind) of every name run and number in ``text``, in order."""
         tokens = list(WORD.finditer(text))
@@ -301,6 +404,10 @@ class NameGuard:
         i = 0
         while i < len(tokens):
             match = tokens[i]
+            if date := self._date(tokens, i):
+                out += date
+                i = next(k for k, t in enumerate(tokens) if t.end() == date[-1][1]) + 1
+                continue
             if any(ch.isdigit() for ch in match.group()):
                 j = i  # a phone number is digit groups separated by single spaces
                 while (
@@ -313,6 +420,8 @@ class NameGuard:
                 continue
             j = self._place_at(tokens, i, text)
             paired = bool(out) and i >= 2 and out[-1][1] == tokens[i - 2].end() and tokens[i - 1].group() in PAIRING
+            words = [t.group().lower() for t in tokens[i + 1 : i + 3]]
+            paired = paired or (len(words) == 2 and words[0] in PAIRING and words[1] in PERSONS)  # "Ana y yo"
             if j < 0:
                 j = self._name_run(tokens, i, text, accents, paired)
             if j < 0:
@@ -323,7 +432,11 @@ class NameGuard:
                 match = tokens[i]
             words = [t.group() for t in tokens[i : j + 1]]
             after = tokens[i - 1].group() if i else ""
-            out.append((match.start(), tokens[j].end(), self.kind(words, after)))
+            near = [
+                [t.group() for t in tokens[max(0, i - NEAR) : i]],
+                [t.group() for t in tokens[j + 1 : j + 1 + NEAR]],
+            ]
+            out.append((match.start(), tokens[j].end(), self.kind(words, after, self.agreement(*near))))
             i = j + 1
         return [(a, b, kind) for a, b, kind in out if not _in_word(text, a - 1, -1) and not _in_word(text, b, 1)]
 
@@ -339,22 +452,29 @@ class NameGuard:
         if not ((word[:1].isupper() or typed) and _spaced(text, before, name)) or key in self._stand_in_words:
             return False
         lower, named = self.lowercase.get(key, 0), self.capital.get(key, 0) + self.initial.get(key, 0)
-        if typed and lower + named == 0:  # two unseen words in a row: "leander urena"
-            return len(key) >= 3 and self.name_shape(key) > 0
+        if typed and lower + named == 0:  # two unseen words in a row: "leander urena", "jerome fowler"
+            return len(key) >= 3 and not self._inflection_of_known(key)
         if typed and not (key in self.people or 4 * self.capital.get(key, 0) >= self.initial.get(key, 0) > 0):
             return False  # "ojala ravi": "Ojalá" begins sentences, it is not a first name
         return lower <= max(RARE_ORDINARY, MAX_LOWER_SHARE * (lower + named)) and (named > 0 or key in self.people)
 
     def _place_at(self, tokens: list[re.Match], i: int, text: str) -> int:
         """The last token of a listed place of several words that starts at ``tokens[i]``, or -1: capitalised, or
-        after "en", "in", "from"… ("vivo en buenos aires"; "una casa grande" is not Casa Grande)."""
+        after "en", "in", "from"… ("vivo en buenos aires"; "una casa grande" is not Casa Grande), and not made of
+        words the corpus uses, as it writes them ("La victoria fue…": the model translates it)."""
         after = plain(tokens[i - 1].group()) if i else ""
         if not (tokens[i].group()[:1].isupper() or after in PLACE_PREPOSITIONS):
             return -1
         for n in range(min(self._longest_place, len(tokens) - i), 1, -1):
-            if plain(text[tokens[i].start() : tokens[i + n - 1].end()]) in self.places:
+            words = [t.group() for t in tokens[i : i + n]]
+            if plain(text[tokens[i].start() : tokens[i + n - 1].end()]) in self.places and not self._words(words):
                 return i + n - 1
         return -1
+
+    def _words(self, run: list[str]) -> bool:
+        """Whether each word of ``run`` after its first is one the corpus uses often, written as it writes it
+        (lowercase): a phrase the model has a translation for, not a name."""
+        return all(w.islower() and self.lowercase.get(plain(w), 0) > RARE_ORDINARY for w in run[1:])
 
     def _name_run(self, tokens: list[re.Match], i: int, text: str, accents: bool, paired: bool) -> int:
         """The last token of the name run that begins at ``tokens[i]`` (in a text written with ``accents``;

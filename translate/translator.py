@@ -18,6 +18,7 @@ from model.transformer import Transformer
 from translate.model_dir import load_model
 from translate.name_guard import Guarded, NameGuard
 from translate.settings import REPO_ROOT
+from translate.source_language import is_source_language, looks_like
 
 DEFAULT_MODEL = REPO_ROOT / "checkpoints" / "es-en"
 GUARD_ATTEMPTS = 3  # stand-in sets tried before a sentence is translated as typed
@@ -95,11 +96,13 @@ class Translator:
     def translate_batch(self, texts: list[str], options: DecodeOptions = DecodeOptions()) -> list[Translation]:
         """Translate several sentences at once, under the name guard when the model has one and ``options`` ask:
         a sentence whose stand-ins do not come back exactly once each is tried again with other stand-ins, when
-        it reads differently and has few of them, then translated again as typed."""
+        it reads differently and has few of them, then translated again as typed. A sentence that is not in the
+        model's source language (translate/source_language.py) is not guarded: its names are not the guard's to read."""
         if self.guard is None or not options.name_guard:
             return self.decode_batch(texts, options)
         out: list[Translation | None] = [None] * len(texts)
-        todo, why, read = list(range(len(texts))), {}, {i: set() for i in range(len(texts))}
+        why = {i: foreign(t, self.guard.lang) for i, t in enumerate(texts) if not is_source_language(t, self.guard)}
+        todo, read = [i for i in range(len(texts)) if i not in why], {i: set() for i in range(len(texts))}
         for attempt in range(GUARD_ATTEMPTS):  # each try with other stand-ins, for the sentences still failing
             guarded = {i: self.guard.protect(texts[i], attempt) for i in todo}
             todo = [i for i in todo if guarded[i].read_as not in read[i]]  # read as before, it fails as before
@@ -190,6 +193,12 @@ def guarded_result(guarded: Guarded, result: Translation) -> tuple[Translation |
     kept = [replace(c, text=text) for c, text, _ in restored if text is not None]
     unrestored = len(restored) - len(kept)
     return replace(result, source=guarded.source, candidates=kept, guarded=guarded, unrestored=unrestored), ""
+
+
+def foreign(text: str, lang: str) -> str:
+    """Why the guard leaves ``text`` alone: it looks like another language than the model's source ``lang``."""
+    code = looks_like(text)[0]
+    return f"it looks like {code or 'another language'}, not {lang}, and its names are not the guard's to read"
 
 
 def load_guard(directory: Path) -> NameGuard | None:

@@ -46,9 +46,11 @@ def looks_like(text: str) -> tuple[str, float]:
 
 def known_share(text: str, guard: NameGuard) -> float | None:
     """The share of ``text``'s words the guard's corpus writes in lowercase ``KNOWN_USES`` times or more; a
-    capitalised word after the first is left out (a name), and so are numbers. None when no word is left."""
+    capitalised word is left out (a name) unless it is the first and the corpus has seen it ("Alban Soffici
+    apestaba…" counts from "apestaba"), and so are numbers. None when no word is left."""
     tokens = [m.group() for m in WORD.finditer(text) if not any(ch.isdigit() for ch in m.group())]
-    words = [w for k, w in enumerate(tokens) if k == 0 or not w[:1].isupper()]
+    seen = lambda w: any(plain(w) in counts for counts in (guard.lowercase, guard.capital, guard.initial))  # noqa: E731
+    words = [w for k, w in enumerate(tokens) if not w[:1].isupper() or (k == 0 and seen(w))]
     if not words:
         return None
     return sum(guard.lowercase.get(plain(w), 0) >= KNOWN_USES for w in words) / len(words)

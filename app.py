@@ -273,7 +273,8 @@ def show_translation(request: Request, current: Request, langs: Languages, besid
     """``request``'s translation ``beside`` the text box, its maps and tabs (``current``: what the page asks now)."""
     try:
         version, r = weights_version(request.model), request
-        result = translate(r.model, version, r.text, r.beam_size, r.length_penalty, r.n_best, r.name_guard)
+        key = (r.model, version, r.text, r.beam_size, r.length_penalty, r.n_best)
+        result = translate(*key, r.name_guard)
     except ModelLoadError as err:
         st.error(f"This model cannot be loaded: {err}")
         return
@@ -281,7 +282,8 @@ def show_translation(request: Request, current: Request, langs: Languages, besid
     with beside:
         show_input_check(result, translator, request.model, version, langs)
         show_output(result, request, current, langs)
-        show_guard(result, translator, request)
+        guarded = result if r.name_guard or translator.guard is None else translate(*key, True)
+        show_guard(result, translator, request, guarded)
     sentence = sentence_picker(result, langs)
     candidate = hypothesis_picker(sentence)
     maps = attention(request.model, version, tuple(sentence.src_ids), tuple(candidate.tokens))
@@ -329,7 +331,7 @@ def views(
         ("Arithmetic of a weight", partial(show_arithmetic, translator, maps, enc, dec, head, langs)),
         ("What if", partial(show_whatif, translator, request, sentence.src_ids, candidate.tokens, maps, dec, langs)),
         ("Where did it learn this?", partial(show_neighbours, translator, request, sentence, candidate, langs)),
-        ("Teach a correction", partial(show_teach, translator, request, sentence.source, dec, head, words, langs)),
+        ("Teach a correction", partial(show_teach, translator, request, sentence, dec, head, words, langs)),
         (
             COMPARE_VIEW,
             partial(

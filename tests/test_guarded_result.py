@@ -79,3 +79,19 @@ def test_a_result_says_when_it_was_computed_without_the_guard() -> None:
         ", name guard off"
     )
     assert changes(shown, off) == ["the name guard"] and changes(off, off) == []
+
+
+def test_the_model_alone_names_the_swaps_of_the_guarded_translation_never_a_fresh_guess(
+    guarded_model: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The caption reads the guarded translation's record (the try the guard used), not ``protect`` again (which
+    gives the first try's stand-ins: "Lima as Boston" after "Lima → read as Australia")."""
+    at = translate(AppTest.from_file(APP, default_timeout=60).run(), "El gato azul 789.")
+
+    def again(*_: object) -> None:
+        raise AssertionError("the page guessed the swaps again")
+
+    monkeypatch.setattr(NameGuard, "protect", again)
+    at.button(key="unguard").click().run()
+    assert not at.exception
+    assert beside(at) == ["Name guard off: the model alone reads the text as typed (the guard would read 789 as 12)."]

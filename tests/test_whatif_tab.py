@@ -125,6 +125,8 @@ def test_the_what_if_tab_forces_a_prefix_and_edits_the_source(page: AppTest) -> 
     at.radio(key="whatif_edit").set_value("drop").run()
     assert not at.exception, [e.message for e in at.exception]
     assert shown(at, "whatif_edited_output") is not None and "Change in cross-attention" in chart_titles(at)
+    headings = [m.value for m in at.main.markdown]  # the words are the ids the model read: under the guard, not typed
+    assert "**Spanish, as the model read it**" in headings and "**Spanish, as typed**" not in headings
 
 
 def test_a_replacement_too_long_for_the_tools_is_refused_with_the_limit_named(page: AppTest) -> None:

@@ -51,17 +51,21 @@ def stand_ins(guard: NameGuard) -> str:
     return ", ".join(names[:-1]) + f" and {names[-1]}" if len(names) > 1 else "".join(names) or "a few names"
 
 
-def show_guard(result: TextTranslation, translator: Translator, request: Request) -> None:
+def show_guard(
+    result: TextTranslation, translator: Translator, request: Request, guarded: TextTranslation | None = None
+) -> None:
     """Beside the translation: each swap ("Ana → read as Mary") and why, or where the guard gave up; with the guard
-    off, what it would have read. Nothing for a model without a guard. (A swap's words are letters, digits and
-    ``:.,/'-`` only, translate/name_guard.WORD: safe in Markdown.)"""
+    off, what it read in ``guarded`` (the same text's translation under the guard: the stand-ins of the try it
+    used). Nothing for a model without a guard. (A swap's words are letters, digits and ``:.,/'-`` only,
+    translate/name_guard.WORD: safe in Markdown.)"""
     guard = translator.guard
     if guard is None:
         return
     several = len(result.sentences) > 1
     with st.container(key="guard"):
         if not request.name_guard:
-            would = [f"{w.original} as {w.stand_in}" for s in result.sentences for w in guard.protect(s.source).swaps]
+            used = guarded.sentences if guarded is not None else ()
+            would = [f"{w.original} as {w.stand_in}" for s in used if s.guarded for w in s.guarded.swaps]
             st.caption(
                 "Name guard off: the model alone reads the text as typed"
                 + (f" (the guard would read {', '.join(would)})." if would else ".")

@@ -14,7 +14,7 @@ from lab.page.direction import Languages
 from lab.page.request import Request
 from lab.teaching.adapt import MAX_SECONDS, MAX_STEPS
 from lab.teaching.outcome import CorrectionError, Outcome, teach
-from translate.translator import DecodeOptions, Translator
+from translate.translator import DecodeOptions, Translation, Translator
 from views.heavy_slot import Busy, in_line, slot
 from views.map_chart import heatmap
 
@@ -116,13 +116,14 @@ def show_checks(outcome: Outcome) -> None:
 def show_teach(
     translator: Translator,
     request: Request,
-    source: str,
+    sentence: Translation,
     layer: int,
     head: int | None,
     words: bool,
     langs: Languages,
 ) -> None:
     """The teach form for the sentence on screen, or this session's one adaptation with its Reset."""
+    source = sentence.source
     st.caption(ABOUT.format(tgt=langs.tgt))
     outcome = st.session_state.get(TAUGHT)
     if isinstance(outcome, Outcome):
@@ -134,7 +135,7 @@ def show_teach(
         show_outcome(outcome, layer, head, words, langs)
         return
     st.code(source, language=None, wrap_lines=True)
-    if request.name_guard and translator.guard is not None and translator.guard.protect(source).swaps:
+    if sentence.guarded is not None:  # what the guard read for the maps above
         st.caption(
             "The copy learns this sentence as typed, not as the name guard reads it (the maps above); its "
             "translations before and after are guarded, as the page's are."

@@ -82,7 +82,7 @@ def show_source_edit(subject: Subject, langs: Languages) -> None:
     old, new = tok.decode_tgt(list(subject.tokens)), tok.decode_tgt(result.tokens)
     changed = [w for w in source_words(tok, result.src_ids).labels if w != tok.src.id_to_piece(tok.src.eos_id())]
     left, right = st.columns(2)
-    left.markdown(f"**{langs.src}, as typed**")
+    left.markdown(f"**{langs.src}, as the model read it**")
     left.code(" ".join(words.labels[w] for w in words.editable), language=None, wrap_lines=True)
     left.code(old, language=None, wrap_lines=True)
     right.markdown(f"**{langs.src}, changed**")

@@ -74,6 +74,9 @@ def test_a_time_reads_as_a_time_the_corpus_holds_and_a_code_as_a_number(guard):
         ("Esperanza y yo vamos al cine.", ["Esperanza"]),  # "y yo": a person, though "esperanza" is a word
         ("Mamá y yo vamos al cine.", []),  # a word the corpus begins sentences with
         ("hable con anastasio wexford ayer", ["anastasio wexford"]),  # an unseen word before an unseen name
+        ("la casa de quiroga es grande", ["quiroga"]),  # unseen after a cue, though shaped like a word
+        ("vivo con leocadio", ["leocadio"]),
+        ("no vuelvas a entrometerte", []),  # shaped too much like a word: a verb the corpus never met
     ],
 )
 def test_a_cue_announces_a_name_that_is_also_a_word(guard, text, originals):

@@ -284,7 +284,9 @@ class NameGuard:
         # where a name is announced ("me llamo ana", "a beatriz") the word need hardly look like one
         margin = 0.0 if plain(after) in WEAK_CUES.get(self.lang, ()) else SHAPE_MARGIN
         margin = -2 * SHAPE_MARGIN if announced else margin  # not "a depilarse"
-        return self.name_shape(key) > margin
+        cued = announced or plain(after) in WEAK_CUES.get(self.lang, ())  # "a recep", "de verdejo"; not "a depilarse"
+        shape = self.name_shape(key)
+        return shape > margin or (cued and shape > -3 * SHAPE_MARGIN and not self._inflection_of_known(key))
 
     def known_translation(self, key: str) -> bool:
         """Whether the model has learned a translation for ``key`` ("Viena" → "Vienna"); a person's first name is

@@ -120,6 +120,7 @@ FEATURE_TESTS = {
     "tour": "docs/tour.md: its links and line anchors",
     "name_guard_restore": "the name guard puts every original back in one pass, over 10,000 generated sentences",
     "name_guard_bounds": "the name guard's work bounded: long pools, retries, invisible and combining characters",
+    "name_guard_reading": "what the name guard reads on the shipped guard: language, phrases, gender, dates, cues",
 }
 
 

@@ -77,6 +77,7 @@ def test_a_time_reads_as_a_time_the_corpus_holds_and_a_code_as_a_number(guard):
         ("la casa de quiroga es grande", ["quiroga"]),  # unseen after a cue, though shaped like a word
         ("vivo con leocadio", ["leocadio"]),
         ("no vuelvas a entrometerte", []),  # shaped too much like a word: a verb the corpus never met
+        ("Ayer conocí a Mira en el parque.", ["Mira"]),  # the corpus translates "Mira" only at a start: a verb
     ],
 )
 def test_a_cue_announces_a_name_that_is_also_a_word(guard, text, originals):

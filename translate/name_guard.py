@@ -289,9 +289,10 @@ class NameGuard:
         return shape > margin or (cued and shape > -3 * SHAPE_MARGIN and not self._inflection_of_known(key))
 
     def known_translation(self, key: str) -> bool:
-        """Whether the model has learned a translation for ``key`` ("Viena" → "Vienna"); a person's first name is
-        kept as typed, even where the corpus gives it an English form ("Pablo", not "Paul")."""
-        return key in self.translated and key not in self.people
+        """Whether the model has learned a translation for ``key`` as a name, written capitalised after a sentence's
+        start ("Viena" → "Vienna"; not "Mira", a verb that begins sentences); a person's first name is kept as
+        typed, even where the corpus gives it an English form ("Pablo", not "Paul")."""
+        return key in self.translated and key not in self.people and self.capital.get(key, 0) > 0
 
     def translates_name(self, key: str) -> bool:
         """Whether ``key`` is a name the model translates itself, maybe into a stand-in ("María" → "Mary")."""

@@ -45,6 +45,7 @@ def test_a_listed_place_written_as_words_the_corpus_uses_is_left_to_the_model(gu
         ("Idoia lee.", "female"),  # nothing in the sentence: the name's ending
         ("Xabier lee la carta.", "male"),  # "la carta" is not about Xabier
         ("Iñaki está contento.", "male"),
+        ("Alaitz es muy tímida.", "female"),  # an adjective accented inside agrees; "está" (a verb) does not
     ],
 )
 def test_a_stand_in_has_the_gender_of_the_sentence_else_of_the_name(guard, text, kind):

@@ -323,12 +323,12 @@ class NameGuard:
     def agreement(self, before: list[str], after: list[str]) -> int:
         """Feminine words less masculine ones, of those near a name: "ella", "she", an article before it ("la
         doctora Quispe"), and Spanish words the corpus uses with either ending ("cansada", "buena" against
-        "cansado", "bueno"; not "está", a verb)."""
+        "cansado", "bueno", "tímida"; not "está", a verb accented on its end)."""
         votes = sum(ARTICLES.get(w.lower(), 0) for w in before)
         for word in before + after:
             key = plain(word)
             votes += PRONOUNS.get(key, 0)
-            if self.lang != "es" or key in PRONOUNS or key in ARTICLES or key != word.lower():
+            if self.lang != "es" or key in PRONOUNS or key in ARTICLES or plain(word[-2:]) != word[-2:].lower():
                 continue
             for fem, masc in AGREEMENT:
                 for end, other, sign in ((fem, masc, 1), (masc, fem, -1)):

@@ -83,3 +83,14 @@ def test_a_time_reads_as_a_time_the_corpus_holds_and_a_code_as_a_number(guard):
 )
 def test_a_cue_announces_a_name_that_is_also_a_word(guard, text, originals):
     assert [original for original, _ in swaps(guard, text)] == originals
+
+
+@pytest.mark.parametrize(
+    ("text", "originals"),
+    [
+        ("Ayer Kenji donó sangre en el hospital.", ["Kenji"]),  # written, a lowercase word after a name is no surname
+        ("ayer vi a mateus arroyo en el parque", ["mateus arroyo"]),  # typed, a word the corpus rarely uses may be
+    ],
+)
+def test_a_surname_in_lowercase_only_where_the_text_is_typed(guard, text, originals):
+    assert [original for original, _ in swaps(guard, text)] == originals

@@ -94,6 +94,7 @@ LISTED_ORDINARY = (
     20  # a listed name written capitalised at a sentence's start: "Lucía" (18 uses of "lucía"), not "Rosa"
 )
 RARE_ORDINARY = 2  # a listed name or place used more often than this as an ordinary lowercase word is not guarded
+TYPED_SURNAME = 10  # a word after a name typed in lowercase, used at most this often in lowercase, is its surname
 SHAPE_MARGIN = 3.0  # log-odds a name-shaped word needs where no cue announces a name
 STAND_INS_PER_KIND = 9
 MIN_PAIRS = 1000  # training pairs a run needs for its preparation to write a guard (python -m training guard: any)
@@ -497,10 +498,10 @@ class NameGuard:
         before = lambda k: tokens[k - 1].group() if k else ""  # noqa: E731
         if not (self.is_name(tokens[i].group(), initial(i), before(i), accents, paired) or two_capitals):
             return -1
-        j = i
+        j, typed = i, not any(ch.isupper() for ch in text)  # written, a surname is capitalised: not "CIA realiza"
         while j + 1 < len(tokens) and _spaced(text, tokens[j], tokens[j + 1]):
             nxt, key = tokens[j + 1].group(), plain(tokens[j + 1].group())
-            surname = nxt.islower() and len(key) >= 3 and self.lowercase.get(key, 0) <= RARE_ORDINARY  # "ana corral"
+            surname = typed and len(key) >= 3 and self.lowercase.get(key, 0) <= TYPED_SURNAME  # "recep arroyo"
             named = nxt[:1].isupper() and not nxt.isupper() and not initial(j + 1)  # "Jérôme Juan": Juan too
             if key not in self._stand_in_words and (self.is_name(nxt, False) or named or surname):
                 j += 1

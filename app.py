@@ -37,7 +37,7 @@ from lab.page.request import Request
 from model.run_dir import WEIGHTS_FILE
 from model.weights import ModelLoadError
 from translate.model_dir import weights_dir
-from translate.settings import runs_folder
+from translate.settings import repo_relative, runs_folder
 from translate.translator import Candidate, DecodeOptions, Translation, Translator
 from views.alignment_tab import gold_picker, show_alignment
 from views.architecture import show_architecture_tab
@@ -125,7 +125,7 @@ def model_picker() -> ModelChoice:
         st.error(f"{choice.label}: {choice.refused}")
     elif not choice.available:
         st.warning(
-            f"The model `{choice.path}` is not trained yet. Pick a finished run in the sidebar when there is one, or "
+            f"The model `{repo_relative(choice.path)}` is not trained yet. Pick a finished run in the sidebar when there is one, or "
             "train one: `python -m training.train --config configs/tiny.toml --corpus FILE --out runs/NAME`."
         )
     return choice
@@ -276,7 +276,7 @@ def show_translation(request: Request, current: Request, langs: Languages, besid
         key = (r.model, version, r.text, r.beam_size, r.length_penalty, r.n_best)
         result = translate(*key, r.name_guard)
     except ModelLoadError as err:
-        st.error(f"This model cannot be loaded: {err}")
+        st.error(f"This model cannot be loaded: {str(err).replace(str(request.model), repo_relative(request.model))}")
         return
     translator = load_translator(request.model)
     with beside:

@@ -38,7 +38,7 @@ from model.weights import ModelLoadError, file_shapes
 from training import checkpoint
 from training.train import main as train
 from translate.model_dir import load_model
-from translate.settings import RUNS_ENV
+from translate.settings import RUNS_ENV, repo_relative
 from translate.translator import Translator
 
 GOOD = ModelConfig(src_vocab_size=8, tgt_vocab_size=8)
@@ -121,6 +121,9 @@ def test_the_picker_shows_a_folder_that_lies_as_refused_and_never_offers_it(tmp_
     assert choices["honest"].available and not choices["honest"].refused
     liar = choices["liar"]
     assert not liar.available and liar.label == "run: liar (refused)" and "pad_id" in liar.refused
+    assert liar.refused.startswith(
+        f"{repo_relative(runs_dir / 'liar')}/"
+    )  # from the repository, never the server's path
 
 
 def test_the_translate_page_says_why_its_model_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -141,7 +144,9 @@ def test_a_model_too_big_for_this_machine_is_refused_before_allocating(
     folder = lying_folder(tmp_path / "big", text(big.to_json()))
     message = one_line(lambda: load_model(folder), ModelLoadError)
     assert f"a model of {big.n_elements:,} parameters needs about" in message and "expected at most" in message
-    assert find_models(tmp_path / "none", tmp_path)[1].refused == message
+    assert find_models(tmp_path / "none", tmp_path)[1].refused == message.replace(
+        str(tmp_path), repo_relative(tmp_path)
+    )
 
 
 def test_a_tokenizer_file_over_its_cap_is_refused_before_it_is_read(tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ from model.run_dir import METRICS_LOG_FILE
 from model.weights import ModelLoadError
 from translate.model_dir import MODEL_FILES as MODEL_FILES  # re-exported: the app's tests name it here
 from translate.model_dir import holds_network, network_config, weights_dir
-from translate.settings import REPO_ROOT
+from translate.settings import REPO_ROOT, repo_relative
 from translate.translator import DEFAULT_MODEL
 
 KEPT_MODEL = "kept_model"  # the page's session key for the picked model's folder, kept while the Train page runs
@@ -94,7 +94,8 @@ def checked(choice: ModelChoice) -> ModelChoice:
     try:
         network_config(weights_dir(choice.path))
     except ModelLoadError as err:
-        return ModelChoice(f"{choice.label} (refused)", choice.path, False, choice.stopped_at, str(err))
+        why = str(err).replace(str(choice.path), repo_relative(choice.path))  # no server path on the page
+        return ModelChoice(f"{choice.label} (refused)", choice.path, False, choice.stopped_at, why)
     return choice
 
 

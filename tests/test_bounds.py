@@ -21,40 +21,46 @@ from translate.settings import MAX_THREADS
 from workshop.__main__ import main as workshop_main
 
 MISSING = "/nonexistent/model"  # a model no command may reach: the bound is checked first
-CORES = "(twice this machine's cores)"
 HAS = f"not one this machine has (expected {', '.join(machine_devices())})"
 SEEDS = "must be 0 … 18446744073709551615 (what torch.manual_seed takes), got"
 TRAIN = ["--config", "configs/tiny.toml", "--corpus", "{corpus}", "--out", "{out}"]
 
+THREADS = f"{MAX_THREADS} (twice this machine's cores)"
+TRAIN_CASES = {  # an override of ``training train``: what its one line says
+    "--run.threads=4096": f"run.threads must be 0 (torch's default) or 1 … {THREADS}, got 4096",
+    "--run.threads=-1": "run.threads must be at least 0, got -1",
+    "--optim.seed=99999999999999999999999": f"optim.seed {SEEDS} 99999999999999999999999",
+    "--optim.seed=-1": f"optim.seed {SEEDS} -1",
+    "--data.split_seed=-5": f"data.split_seed {SEEDS} -5",
+    "--run.device=meta": f"run.device 'meta': {HAS}",
+    "--run.device=xla": f"run.device 'xla': {HAS}",  # was NotImplementedError
+    "--run.device=tpu": f"run.device 'tpu': {HAS}",  # was torch's traceback
+    "--optim.lr=-1": "optim.lr must be at least 0",
+    "--data.vocab_size=-1": "data.vocab_size must be from 5 to 1,000,000, got -1",  # was SentencePiece's traceback
+}
+WORKSHOP_CASES = {  # a workshop command, its model MISSING: what its one line says
+    "bench requests --threads 0": f"--threads 0: expected 1 to {THREADS}",
+    "bench requests --repeats 0": "--repeats 0: expected 1 to 100 timed calls",
+    "bench requests --sessions -3": "--sessions -3: expected 0 to 32 browser sessions",
+    "bench requests --seconds -5": "--seconds -5.0: expected 1 to 3,600 seconds",
+    "bench requests --seconds nan": "--seconds nan: expected 1 to 3,600 seconds",
+    "bench quality --beams 0,-1": f"--beams 0: expected 1 to {MAX_BEAM} (1 = greedy)",
+    "bench quality --beams 4,x": f"--beams '4,x': expected beam sizes separated by commas, each 1 to {MAX_BEAM}",
+    "bench quality --threads 4096": f"--threads 4096: expected 0 to {THREADS}",
+    "bench model_speed --steps 0": "--steps 0: expected 1 to 10,000",
+    "bench app_latency --rounds 0": "--rounds 0: expected 1 to 100 timed clicks",
+    "bench uncertainty --wrong-below -1": "--wrong-below -1.0: expected 0 to 100 chrF",
+    "neighbours-index --check 999999999": "--check 999999999: expected 1 to 10,000 training pairs",
+    "neighbours-index --check -5": "--check -5: expected 1 to 10,000 training pairs",
+    "behaviour --threads 0": f"--threads 0: expected 1 to {THREADS}",
+}
 # (the command's main, its arguments, what its one line says)
 CASES: list[tuple[Callable[[list[str]], int | None], list[str], str]] = [
-    (train_main, [*TRAIN, "--run.threads=4096"], f"run.threads must be 0 (torch's default) or 1 … {MAX_THREADS} {CORES}"),
-    (train_main, [*TRAIN, "--run.threads=-1"], "run.threads must be at least 0, got -1"),
-    (train_main, [*TRAIN, "--optim.seed=99999999999999999999999"], f"optim.seed {SEEDS} 99999999999999999999999"),
-    (train_main, [*TRAIN, "--optim.seed=-1"], f"optim.seed {SEEDS} -1"),
-    (train_main, [*TRAIN, "--data.split_seed=-5"], f"data.split_seed {SEEDS} -5"),
-    (train_main, [*TRAIN, "--run.device=meta"], f"run.device 'meta': {HAS}"),
-    (train_main, [*TRAIN, "--run.device=xla"], f"run.device 'xla': {HAS}"),  # was NotImplementedError
-    (train_main, [*TRAIN, "--run.device=tpu"], f"run.device 'tpu': {HAS}"),  # was torch's traceback
-    (train_main, [*TRAIN, "--optim.lr=-1"], "optim.lr must be at least 0"),
-    (train_main, [*TRAIN, "--data.vocab_size=-1"], "data.vocab_size must be from 5 to 1,000,000, got -1"),  # was SentencePiece's traceback
+    *((train_main, [*TRAIN, override], says) for override, says in TRAIN_CASES.items()),
     (translate_main, ["--model", MISSING, "--device", "meta", "Hola"], f"device 'meta': {HAS}"),
     (evaluate_main, ["--model", MISSING, "--pairs", "{corpus}", "--device", "meta"], f"device 'meta': {HAS}"),
-    (workshop_main, ["bench", "requests", "--model", MISSING, "--threads", "0"], f"--threads 0: expected 1 to {MAX_THREADS} {CORES}"),
-    (workshop_main, ["bench", "requests", "--model", MISSING, "--repeats", "0"], "--repeats 0: expected 1 to 100 timed calls"),
-    (workshop_main, ["bench", "requests", "--model", MISSING, "--sessions", "-3"], "--sessions -3: expected 0 to 32 browser sessions"),
-    (workshop_main, ["bench", "requests", "--model", MISSING, "--seconds", "-5"], "--seconds -5.0: expected 1 to 3,600 seconds"),
-    (workshop_main, ["bench", "requests", "--model", MISSING, "--seconds", "nan"], "--seconds nan: expected 1 to 3,600 seconds"),
-    (workshop_main, ["bench", "quality", "--model", MISSING, "--beams", "0,-1"], f"--beams 0: expected 1 to {MAX_BEAM} (1 = greedy)"),
-    (workshop_main, ["bench", "quality", "--model", MISSING, "--beams", "4,x"], f"--beams '4,x': expected beam sizes separated by commas, each 1 to {MAX_BEAM}"),
-    (workshop_main, ["bench", "quality", "--model", MISSING, "--threads", "4096"], f"--threads 4096: expected 0 to {MAX_THREADS} {CORES}"),
-    (workshop_main, ["bench", "model_speed", "--model", MISSING, "--steps", "0"], "--steps 0: expected 1 to 10,000"),
-    (workshop_main, ["bench", "app_latency", "--model", MISSING, "--rounds", "0"], "--rounds 0: expected 1 to 100 timed clicks"),
-    (workshop_main, ["bench", "uncertainty", "--model", MISSING, "--wrong-below", "-1"], "--wrong-below -1.0: expected 0 to 100 chrF"),
-    (workshop_main, ["neighbours-index", "--model", MISSING, "--check", "999999999"], "--check 999999999: expected 1 to 10,000 training pairs"),
-    (workshop_main, ["neighbours-index", "--model", MISSING, "--check", "-5"], "--check -5: expected 1 to 10,000 training pairs"),
-    (workshop_main, ["behaviour", "--model", MISSING, "--threads", "0"], f"--threads 0: expected 1 to {MAX_THREADS} {CORES}"),
-]  # fmt: skip
+    *((workshop_main, [*c.split()[:-2], "--model", MISSING, *c.split()[-2:]], s) for c, s in WORKSHOP_CASES.items()),
+]
 
 
 @pytest.mark.parametrize(

@@ -7,27 +7,19 @@ proposal only fills the pickers and warns when the columns look the other way ro
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Sequence
 
-from langid.langid import LanguageIdentifier, model
-
 from data.languages import name_of
+from translate.source_language import identifier
 
 MIN_CONFIDENCE = 0.8  # below this a proposal fills nothing and warns about nothing
 LANGUAGE_CODE = re.compile(r"[a-z]{2,3}(-[A-Za-z0-9]{2,8})?")  # ISO 639-1/-3, with an optional region: "pt-BR"
 
 
-@functools.cache
-def _identifier() -> LanguageIdentifier:
-    """langid's bundled model, loaded once per process (about a second)."""
-    return LanguageIdentifier.from_modelstring(model, norm_probs=True)
-
-
 def _ranked(text: str) -> list[tuple[str, float]]:
     """(language, probability) best first; empty for text without letters."""
-    return _identifier().rank(text)[:3] if any(ch.isalpha() for ch in text) else []
+    return identifier().rank(text)[:3] if any(ch.isalpha() for ch in text) else []
 
 
 def propose_columns(samples: Sequence[tuple[str, str]]) -> tuple[str, str, float]:

@@ -19,6 +19,7 @@ class Hypothesis:
     log_prob: float  # sum of token log-probabilities, EOS included
     score: float  # log_prob after length normalisation (what beam search ranks by)
     truncated: bool = False  # the length limit forced EOS where the model wanted to go on
+    token_log_probs: tuple[float, ...] = ()  # log p(token | source, tokens before), one per token, EOS included
 
 
 def max_output_lengths(src_lengths: Tensor, max_len_a: float, max_len_b: int, limit: int) -> Tensor:
@@ -56,6 +57,7 @@ def greedy(
     finished = torch.zeros(b, dtype=torch.bool, device=src.device)
     truncated = torch.zeros(b, dtype=torch.bool, device=src.device)
     caches = model.start_caches(memory, n_steps) if use_cache else None
+    token_lp = torch.zeros(b, n_steps, device=src.device)  # each step's token log-probability
     for step in range(n_steps):
         if caches is not None:
             logits = model.decode_step(tokens[:, step : step + 1], caches, src_mask).logits
@@ -66,15 +68,17 @@ def greedy(
         out_of_room = (last_step == step) & ~finished  # end these sentences here
         truncated |= out_of_room & (next_token != c.eos_id)
         next_token = next_token.masked_fill(out_of_room, c.eos_id).masked_fill(finished, c.pad_id)
-        log_prob += step_logp.gather(1, next_token[:, None]).squeeze(1).masked_fill(finished, 0.0)
+        token_lp[:, step] = step_logp.gather(1, next_token[:, None]).squeeze(1).masked_fill(finished, 0.0)
+        log_prob += token_lp[:, step]
         tokens[:, step + 1] = next_token
         finished |= next_token == c.eos_id
         if bool(finished.all()):
             break
     out = []
-    for row, lp, cut in zip(tokens[:, 1:].tolist(), log_prob.tolist(), truncated.tolist(), strict=True):
+    rows = zip(tokens[:, 1:].tolist(), log_prob.tolist(), truncated.tolist(), token_lp.tolist(), strict=True)
+    for row, lp, cut, steps in rows:
         ids = row[: row.index(c.eos_id) + 1]
-        out.append(Hypothesis(ids, lp, lp, cut))
+        out.append(Hypothesis(ids, lp, lp, cut, tuple(steps[: len(ids)])))
     return out
 
 
@@ -94,30 +98,31 @@ class _BeamRule:
 
 
 def _advance(
-    candidates: Iterable[tuple[float, int]],
-    prefixes: list[list[int]],
+    candidates: Iterable[tuple[float, int, float]],
+    prefixes: tuple[list[list[int]], list[list[float]]],
     done: list[Hypothesis],
     ends: tuple[bool, list[bool]],
     rule: _BeamRule,
-) -> list[tuple[float, int, int]]:
-    """One sentence's step: of its best (log-prob, beam × vocab + token) candidates, finish those that end with EOS
-    (into ``done``) and return up to K that continue, as (log-prob, beam, token)."""
+) -> list[tuple[float, int, int, float]]:
+    """One sentence's step: of its best (log-prob, beam × vocab + token, token's log-prob) candidates, finish those
+    that end with EOS (into ``done``) and return up to K that continue, as (log-prob, beam, token, token's log-prob).
+    ``prefixes``: each beam's tokens and their log-probabilities so far."""
     out_of_room, wanted_eos = ends
-    live: list[tuple[float, int, int]] = []
-    for rank, (lp, index) in enumerate(candidates):
+    live: list[tuple[float, int, int, float]] = []
+    for rank, (lp, index, token_lp) in enumerate(candidates):
         if lp == float("-inf"):
             break
         beam, token = divmod(index, rule.vocab)
         if token == rule.eos and rank >= rule.k:  # EOS counts only among the top K (as fairseq): else short
             continue  # hypotheses that merely survive in the 2K reserve would crowd out the good ones
         if token == rule.eos:
-            ids = prefixes[beam] + [token]
+            ids, steps = prefixes[0][beam] + [token], (*prefixes[1][beam], token_lp)
             cut = out_of_room and not wanted_eos[beam]
-            done.append(Hypothesis(ids, lp, _length_normalised(lp, len(ids), rule.length_penalty), cut))
+            done.append(Hypothesis(ids, lp, _length_normalised(lp, len(ids), rule.length_penalty), cut, steps))
             if len(done) >= rule.k:
                 break
         elif len(live) < rule.k:
-            live.append((lp, beam, token))
+            live.append((lp, beam, token, token_lp))
     return live
 
 
@@ -144,6 +149,7 @@ def beam_search(
     src_mask = src_mask.repeat_interleave(k, dim=0)  # (B*K, 1, 1, S)
     caches = model.start_caches(memory, int(limits.max()))
     tokens = torch.full((b * k, 1), c.bos_id, dtype=torch.long, device=src.device)
+    token_lps = torch.zeros(b * k, 0, device=src.device)  # (B*K, t): each beam's token log-probabilities
     beam_logp = torch.zeros(b, k, device=src.device)
     beam_logp[:, 1:] = float("-inf")  # all beams start identical: expand only the first
     finalized: list[list[Hypothesis]] = [[] for _ in range(b)]
@@ -159,24 +165,28 @@ def beam_search(
             logp = _only_eos(logp, out_of_room, c.eos_id)
         candidates = (beam_logp[:, :, None] + logp).view(b, k * vocab)
         top_logp, top_index = candidates.topk(2 * k, dim=1)  # (B, 2K): enough to refill K live beams
+        top_token_lp = logp.reshape(b, k * vocab).gather(1, top_index)  # (B, 2K): the tokens' own log-probs
         next_beam_logp = torch.full((b, k), float("-inf"), device=src.device)
         origin = own_beam.clone()  # default: keep own row (dead beams)
         next_token = torch.full((b, k), c.pad_id, dtype=torch.long, device=src.device)
-        prefixes = tokens[:, 1:].tolist()
+        next_token_lp = torch.zeros(b, k, device=src.device)
+        prefixes, prefix_lps = tokens[:, 1:].tolist(), token_lps.tolist()
         rule = _BeamRule(k, vocab, c.eos_id, length_penalty)
-        for i, (row_logp, row_index) in enumerate(zip(top_logp.tolist(), top_index.tolist(), strict=True)):
+        tops = zip(top_logp.tolist(), top_index.tolist(), top_token_lp.tolist(), strict=True)
+        for i, (row_logp, row_index, row_token_lp) in enumerate(tops):
             if len(finalized[i]) >= k:
                 continue
-            candidates = zip(row_logp, row_index, strict=True)
-            chosen = _advance(
-                candidates, prefixes[i * k : (i + 1) * k], finalized[i], (out_of_room[i], wanted_eos[i]), rule
-            )
-            for live, (lp, beam, token) in enumerate(chosen):
+            candidates = zip(row_logp, row_index, row_token_lp, strict=True)
+            beams = (prefixes[i * k : (i + 1) * k], prefix_lps[i * k : (i + 1) * k])
+            chosen = _advance(candidates, beams, finalized[i], (out_of_room[i], wanted_eos[i]), rule)
+            for live, (lp, beam, token, token_lp) in enumerate(chosen):
                 next_beam_logp[i, live], origin[i, live], next_token[i, live] = lp, beam, token
+                next_token_lp[i, live] = token_lp
         if all(len(f) >= k for f in finalized):
             break
         flat_origin = (origin + first_row).view(-1)  # (B*K,)
         tokens = torch.cat([tokens.index_select(0, flat_origin), next_token.view(-1, 1)], dim=1)
+        token_lps = torch.cat([token_lps.index_select(0, flat_origin), next_token_lp.view(-1, 1)], dim=1)
         for cache in caches:
             cache.reorder(flat_origin)
         beam_logp = next_beam_logp

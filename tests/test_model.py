@@ -224,6 +224,30 @@ def test_beam_search_n_best_is_sorted_and_scored_by_normalised_log_probability()
             assert float(logp) == pytest.approx(h.log_prob, abs=1e-3)
 
 
+def forced_token_log_probs(model: Transformer, src: torch.Tensor, tokens: list[int]) -> list[float]:
+    """log p(y_t | source, y_<t) of every token: one teacher-forced pass."""
+    with torch.no_grad():
+        logp = model(src, torch.tensor([[BOS, *tokens[:-1]]])).log_softmax(-1)
+    return logp[0, torch.arange(len(tokens)), torch.tensor(tokens)].tolist()
+
+
+def test_every_hypothesis_carries_its_tokens_log_probabilities() -> None:
+    """Greedy and beam keep each token's log-probability: one per token, EOS included, summing to the log-probability,
+    equal to a forced pass's; greedy's tokens are its argmax (the search's output is what it was)."""
+    model = tiny_model(seed=5)
+    src = random_ids(3, 6, seed=15, lengths=[6, 4, 2])
+    hyps = [
+        *greedy(model, src, max_len_a=1.0, max_len_b=5),
+        *(h for b in beam_search(model, src, 4, n_best=4) for h in b),
+    ]
+    rows = [*range(3), *(i for i in range(3) for _ in range(4))]
+    for row, h in zip(rows, hyps, strict=True):
+        assert len(h.token_log_probs) == len(h.tokens)
+        assert sum(h.token_log_probs) == pytest.approx(h.log_prob, abs=1e-4)
+        forced = forced_token_log_probs(model, src[row : row + 1, : int((src[row] != PAD).sum())], h.tokens)
+        assert h.token_log_probs == pytest.approx(forced, abs=1e-4)
+
+
 def test_beam_search_finds_at_least_the_greedy_score() -> None:
     model = tiny_model(seed=3)
     src = random_ids(4, 6, seed=14)

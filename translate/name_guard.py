@@ -34,7 +34,6 @@ import bisect
 import functools
 import json
 import math
-import os
 import re
 import unicodedata
 from collections import Counter
@@ -44,7 +43,7 @@ from pathlib import Path
 
 from data.entities import EntityFinder, EntityPool
 from model.bounded_read import read_json
-from model.weights import ModelLoadError
+from model.weights import ModelLoadError, write_beside
 from translate.guard_file import MAX_GUARD_BYTES, check_guard
 
 MARKS = "\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f"  # combining accents NFC left apart
@@ -518,13 +517,7 @@ class NameGuard:
             k: getattr(self, k) for k in ("lowercase", "capital", "initial", "people", "stand_ins", "shape", "lang")
         }
         data |= {k: sorted(getattr(self, k)) for k in ("translated", "accented", "places")}
-        path = Path(path)
-        partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
-        try:
-            partial.write_text(json.dumps(data, ensure_ascii=False, sort_keys=True), encoding="utf-8")
-            os.replace(partial, path)
-        finally:
-            partial.unlink(missing_ok=True)
+        write_beside(Path(path), lambda f: f.write(json.dumps(data, ensure_ascii=False, sort_keys=True).encode()))
 
     @classmethod
     def load(cls, path: Path) -> NameGuard:

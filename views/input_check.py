@@ -11,6 +11,7 @@ from lab.attention.translate_with_maps import TextTranslation, maps_of
 from lab.page.direction import Languages, languages
 from lab.page.examples import MapClaim, by_source, is_accepted
 from lab.page.language_check import MIN_TOKEN_PROB, Doubt, evidence, model_doubt, unsure, warnings
+from lab.page.unfamiliar import far_note, loop, reading
 from translate.translator import Translator
 from views.maps import HEAD_KEYS, LAYER_KEYS
 
@@ -25,7 +26,8 @@ def show_input_check(
     result: TextTranslation, translator: Translator, directory: str, version: int, langs: Languages
 ) -> None:
     """Warn, before the translation, when the input does not look like the model's source language; otherwise say
-    when the model is unsure of its translation (its doubt, not the learner's input), with its own figures."""
+    when the model is unsure of its translation (its doubt, not the learner's input), with its own figures, when the
+    text is far from what it learned (lab/page/unfamiliar.py), and when the translation repeats itself."""
     c = translator.model.config
     found = evidence(result, c.unk_id, c.eos_id, translator.guard)
     wrong_language = warnings(found, langs)
@@ -33,9 +35,22 @@ def show_input_check(
         with st.container(key="input_check"):
             for line in wrong_language:
                 st.warning(line)
-    elif found.token_prob < MIN_TOKEN_PROB and (line := unsure(found, langs, doubt(directory, version, translator))):
+        return
+    if found.token_prob < MIN_TOKEN_PROB and (line := unsure(found, langs, doubt(directory, version, translator))):
         with st.container(key="unsure"):
             st.warning(line)
+    read = reading(result.sentences, translator.guard) if translator.guard else None
+    far = far_note(read, doubt(directory, version, translator).far) if read and read.far else ""
+    repeated = loop(result.text)
+    if far or repeated:
+        with st.container(key="far"):
+            if far:
+                st.warning(far)
+            if repeated:
+                st.warning(
+                    f"The translation says “{repeated}” three or more times in a row: the decoder lost its place "
+                    "(each step reads the words before it, and a repeated word makes the next repeat likelier)."
+                )
 
 
 @st.cache_data(show_spinner=False, max_entries=16)

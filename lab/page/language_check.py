@@ -24,6 +24,7 @@ from data.languages import name_of
 from data.readers import CorpusError, Pair
 from lab.attention.translate_with_maps import TextTranslation
 from lab.page.direction import Languages
+from lab.page.unfamiliar import FarFigures
 from model.bounded_read import read_json
 from model.run_dir import DOUBT_FILE
 from training.prepare import model_split
@@ -184,9 +185,13 @@ class Doubt:
     precision: float | None = None  # None: not measured (or no dev translation scored below the threshold)
     measured: str = ""  # on what: "measured on 4,000 dev translations, written and typed, 498 of them below 0.60"
     unmeasured: str = "it has no dev split to measure it on"
+    far: FarFigures | None = None  # how the far-from-training sign does on this model (lab/page/unfamiliar.py)
 
     def to_json(self) -> str:
-        return json.dumps({"threshold": self.threshold, "precision": self.precision, "measured": self.measured})
+        far = vars(self.far) if self.far else None
+        return json.dumps(
+            {"threshold": self.threshold, "precision": self.precision, "measured": self.measured, "far": far}
+        )
 
 
 def doubt_of(probs: list[float], wrong: list[bool], measured: str, threshold: float = MIN_TOKEN_PROB) -> Doubt:
@@ -221,10 +226,11 @@ def model_doubt(model_dir: Path, translator: Translator) -> Doubt:
     try:
         data = read_json(model_dir / DOUBT_FILE, ValueError)
         threshold, precision, measured = float(data["threshold"]), data["precision"], str(data["measured"])
+        far = FarFigures(**data["far"]) if data.get("far") else None
         if precision is None:
-            return Doubt(threshold, None, "", measured)
-        return Doubt(threshold, float(precision), measured)
-    except (OSError, ValueError, KeyError, TypeError):
+            return Doubt(threshold, None, "", measured, far)
+        return Doubt(threshold, float(precision), measured, far=far)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         pass
     try:
         dev = model_split(model_dir).dev[:DOUBT_SENTENCES]

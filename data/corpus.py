@@ -17,6 +17,7 @@ from data.readers import DEFAULT_READING, CorpusError, Pair, Reading, ReadReport
 from data.sentences import sentences
 from data.tmx import tmx_pairs
 from model.bounded_read import read_text, regular_size
+from model.weights import write_beside
 
 # ----------------------------------------------------------------------------------------- reading
 
@@ -217,13 +218,13 @@ def swapped(parts: Split) -> Split:
 
 
 def write_pairs(pairs: list[Pair], path: Path) -> None:
-    """Write ``src<TAB>tgt`` lines (the project's own TSV layout); the pairs must be cleaned (no tabs, newlines)."""
+    """Write ``src<TAB>tgt`` lines (the project's own TSV layout), renamed in whole; the pairs must be cleaned."""
     for index, pair in enumerate(pairs):
         if any(c in text for text in (pair.src, pair.tgt) for c in "\t\r\n"):
             raise CorpusError(
                 f"{pair.origin or f'pair {index + 1}'}: a tab or newline inside a sentence; clean() first"
             )
-    Path(path).write_text(pair_lines(pairs), encoding="utf-8")
+    write_beside(Path(path), lambda f: f.write(pair_lines(pairs).encode("utf-8")))
 
 
 def pair_lines(pairs: list[Pair]) -> str:

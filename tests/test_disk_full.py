@@ -6,6 +6,7 @@ from __future__ import annotations
 import builtins
 import errno
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -62,7 +63,8 @@ def fill_the_disk_at(monkeypatch: pytest.MonkeyPatch, folder: str, name: str, nt
     def opened(file: Any, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
         real = builtins.open(file, mode, *args, **kwargs)  # noqa: SIM115 (the caller's with closes it)
         path = Path(file)
-        if path.name == name and path.parent.name.startswith(folder) and "r" not in mode:
+        unique = re.sub(r"\.[0-9a-f]{8}\.tmp$", ".tmp", path.name)  # write_beside's temporary file
+        if unique == name and path.parent.name.startswith(folder) and "r" not in mode:
             seen.append(path)
             if len(seen) == nth:
                 return FullDisk(real)

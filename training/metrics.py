@@ -15,6 +15,7 @@ from typing import Any
 from tqdm import tqdm
 
 from model.run_dir import EVALUATING_FILE, TRAIN_RECORD
+from model.weights import write_beside
 from training.distributed import Env, all_reduce_sum
 from training.progress import Progress
 from training.train_config import OptimConfig
@@ -37,9 +38,7 @@ class MetricsLog:
         EVALUATING_FILE beside the log: minutes of evaluation read as a frozen run on the Train page without it."""
         if self.enabled:
             record = {"time": round(time.time(), 3), "step": step, "task": task, "done": done, "total": total}
-            tmp = self.path.with_name(EVALUATING_FILE + ".tmp")
-            tmp.write_text(json.dumps(record), encoding="utf-8")
-            tmp.replace(self.path.with_name(EVALUATING_FILE))
+            write_beside(self.path.with_name(EVALUATING_FILE), lambda f: f.write(json.dumps(record).encode()))
 
     def evaluated(self) -> None:
         """The evaluation is over (or none is running): no EVALUATING_FILE."""

@@ -10,8 +10,6 @@ weights' sha256: the page never writes into a model folder outside the runs fold
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -25,6 +23,7 @@ from data.split_record import file_sha256
 from lab.neighbours.hidden_states import encoder_vectors
 from lab.neighbours.training_pairs import MAX_PAIRS, NeighboursError, training_pairs
 from model.run_dir import NEIGHBOURS_INDEX_FILE, WEIGHTS_FILE
+from model.weights import write_beside
 from translate.model_dir import weights_dir
 from translate.settings import repo_relative
 from translate.translator import Translator
@@ -131,22 +130,10 @@ def text_array(texts: list[str]) -> np.ndarray:
 def save(index: SentenceIndex, path: Path) -> None:
     """Written to a file of its own beside ``path`` and renamed into it: a reader never sees half a file."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    handle, partial = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(handle, "wb") as f:
-            np.savez_compressed(
-                f,
-                info=text_array([json.dumps(asdict(index.info))]),
-                sources=text_array(index.sources),
-                targets=text_array(index.targets),
-                codes=index.codes,
-                basis=index.basis,
-                scale=index.scale,
-            )
-        os.chmod(partial, 0o644)  # mkstemp's file is its owner's alone
-        os.replace(partial, path)
-    finally:
-        Path(partial).unlink(missing_ok=True)
+    arrays = {"info": text_array([json.dumps(asdict(index.info))])}
+    arrays |= {"sources": text_array(index.sources), "targets": text_array(index.targets)}
+    arrays |= {"codes": index.codes, "basis": index.basis, "scale": index.scale}
+    write_beside(path, lambda f: np.savez_compressed(f, **arrays))
 
 
 def load(path: Path) -> SentenceIndex:

@@ -177,7 +177,7 @@ def _signal_group(pid: int, sig: signal.Signals) -> None:
 
 def _wait_dead(found: Holder, seconds: float) -> bool:
     deadline = time.monotonic() + seconds
-    while pid_alive(found.pid, found.start_time):
+    while pid_alive(found.pid):
         if time.monotonic() > deadline:
             return False
         time.sleep(0.05)

@@ -1,24 +1,24 @@
-"""One writer per run directory: an exclusive ``flock`` on ``run.lock`` inside it, released by the OS when the
-holder dies (``kill -9`` included).
+"""One writer per run directory: an exclusive lock (portalocker's, an ``flock`` on POSIX) on ``run.lock`` inside it,
+released by the OS when the holder dies (``kill -9`` included).
 
 Whoever writes a run takes it: ``training.train`` itself (any form of the command, ``torchrun`` included), and the
 Train page, which takes it before it starts the process and hands the locked file to it (``LOCK_FD_ENV``), so the
-run is never unguarded in between. The file also says who holds it: the directory it guards (a copied folder's
-lock never matches its new place), the PID with its kernel start time (a reused PID never matches) and, for a page
-job, a digest of the owner's token (only the owner may stop it).
+run is never unguarded in between. The file also names its holder: the directory it guards (a copied folder's lock
+never matches its new place), the PID and, for a page job, a digest of the owner's token (only the owner may stop
+it). Only a held lock counts: the name in a file nobody holds is history, whatever it says.
 """
 
 from __future__ import annotations
 
 import errno
-import fcntl
 import hashlib
 import json
 import os
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+import portalocker
 
 from model.run_dir import RUN_LOCK_FILE as LOCK_FILE
 
@@ -34,7 +34,6 @@ class RunLocked(RuntimeError):
 class Holder:
     run_dir: str  # the directory the lock was taken for (resolved)
     pid: int
-    start_time: int | None  # the kernel's start time of ``pid``: detects a PID reused by another process
     started: float  # unix time
     owner: str = ""  # sha256 of the page session's token; "" for a command-line run
 
@@ -48,67 +47,45 @@ def owner_digest(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest() if token else ""
 
 
-# ----------------------------------------------------------------------------------------- processes
-
-
-def _proc_stat(pid: int) -> list[str] | None:
-    """Fields of ``/proc/PID/stat`` after the command name (state first), or None where unavailable."""
-    try:
-        text = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    return text[text.rfind(")") + 2 :].split()
-
-
-def process_start_time(pid: int) -> int | None:
-    """Start time of ``pid`` in clock ticks since boot (Linux), None elsewhere or when it does not exist."""
-    fields = _proc_stat(pid)
-    return int(fields[19]) if fields and len(fields) > 19 else None
-
-
-def pid_alive(pid: int, start_time: int | None = None) -> bool:
-    """True if ``pid`` runs (not a zombie) and, when ``start_time`` is given, is the same process as then."""
+def pid_alive(pid: int) -> bool:
+    """True if ``pid`` runs: it exists and is not a zombie (ended, not yet reaped by its parent)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         pass  # exists, owned by someone else
-    fields = _proc_stat(pid)
-    if fields is None:
-        return sys.platform != "linux"  # no /proc to look closer
-    if fields[0] in ("Z", "X"):
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except (OSError, IndexError):
+        return True  # no /proc to look closer
+
+
+def _locked(fd: int, flags: portalocker.LockFlags) -> bool:
+    """Take ``flags`` (exclusive or shared) on ``fd`` without waiting; False when another descriptor holds it."""
+    try:
+        portalocker.lock(fd, flags | portalocker.LockFlags.NON_BLOCKING)
+    except portalocker.LockException:
         return False
-    return start_time is None or process_start_time(pid) == start_time
-
-
-# ----------------------------------------------------------------------------------------- the lock
+    return True
 
 
 def _read(fd: int) -> Holder | None:
     try:
         data = json.loads(os.pread(fd, 4096, 0).decode())
-        return Holder(
-            str(data["run_dir"]),
-            int(data["pid"]),
-            data.get("start_time"),
-            float(data["started"]),
-            str(data.get("owner", "")),
-        )
+        return Holder(str(data["run_dir"]), int(data["pid"]), float(data["started"]), str(data.get("owner", "")))
     except (OSError, ValueError, KeyError, TypeError):
         return None  # empty (being written) or not ours
 
 
 def _write(fd: int, holder: Holder) -> None:
-    data = json.dumps(holder.__dict__).encode()
     os.ftruncate(fd, 0)
-    os.pwrite(fd, data, 0)
+    os.pwrite(fd, json.dumps(holder.__dict__).encode(), 0)
 
 
 def _open(run_dir: Path, create: bool) -> int | None:
-    flags = os.O_RDWR | (os.O_CREAT if create else 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        return os.open(run_dir / LOCK_FILE, flags, 0o644)
+        return os.open(run_dir / LOCK_FILE, os.O_RDWR | os.O_CLOEXEC | (os.O_CREAT if create else 0), 0o644)
     except FileNotFoundError:
         return None
     except OSError as err:
@@ -117,38 +94,27 @@ def _open(run_dir: Path, create: bool) -> int | None:
         raise
 
 
+def _names(found: Holder | None, run_dir: Path) -> bool:
+    return found is not None and found.run_dir == str(Path(run_dir).resolve()) and pid_alive(found.pid)
+
+
 def holder(run_dir: Path) -> Holder | None:
-    """Who writes ``run_dir`` now, or None. A lock file that nobody holds (the writer ended, or the folder is a copy)
-    is not a holder, whatever it says; a held one must name this directory and a live process."""
+    """Who writes ``run_dir`` now, or None when nobody holds its lock. A held lock whose file does not say by whom
+    (another tool, a moved folder) still names a holder, PID 0: never a second writer."""
     fd = _open(Path(run_dir), create=False)
     if fd is None:
         return None
     try:
         deadline = time.monotonic() + SETTLE_S
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-            except BlockingIOError:
-                found = _read(fd)
-                if found is not None and _names(found, run_dir):
-                    return found
-                if time.monotonic() > deadline:
-                    return _unknown(run_dir)
-                time.sleep(0.01)  # a taker still writing its name
-                continue
-            fcntl.flock(fd, fcntl.LOCK_UN)
-            return None
+        while not _locked(fd, portalocker.LockFlags.SHARED):  # a shared probe, let go when the file is closed
+            if _names(found := _read(fd), run_dir):
+                return found
+            if time.monotonic() > deadline:
+                return Holder(str(Path(run_dir).resolve()), 0, time.time())
+            time.sleep(0.01)  # a taker still writing its name
+        return None
     finally:
         os.close(fd)
-
-
-def _names(found: Holder, run_dir: Path) -> bool:
-    return found.run_dir == str(Path(run_dir).resolve()) and pid_alive(found.pid, found.start_time)
-
-
-def _unknown(run_dir: Path) -> Holder:
-    """Held, but the file does not say by whom (another tool, or a moved folder): still never a second writer."""
-    return Holder(str(Path(run_dir).resolve()), 0, None, time.time())
 
 
 class RunLock:
@@ -159,7 +125,7 @@ class RunLock:
 
     def release(self) -> None:
         if self.fd >= 0:
-            os.close(self.fd)  # closing the last descriptor of the open file releases the flock
+            os.close(self.fd)  # the last descriptor of the locked file closed (a child's may live on) lets it go
             self.fd = -1
 
     def inheritable_fd(self) -> int:
@@ -168,7 +134,7 @@ class RunLock:
 
     def hand_to(self, pid: int) -> None:
         """Name ``pid`` (the process that inherited the lock) as the holder."""
-        self.holder = Holder(self.holder.run_dir, pid, process_start_time(pid), time.time(), self.holder.owner)
+        self.holder = Holder(self.holder.run_dir, pid, time.time(), self.holder.owner)
         _write(self.fd, self.holder)
 
     def __enter__(self) -> RunLock:
@@ -184,47 +150,37 @@ def acquire(run_dir: Path, owner: str = "") -> RunLock:
     A process started with the lock in ``LOCK_FD_ENV`` (by the page) adopts that descriptor instead. An OSError (a
     full disk) leaves nothing held, nor the lock file or the folder this call made."""
     run_dir = Path(run_dir)
-    inherited = _inherited(run_dir)
-    if inherited is not None:
+    if (inherited := _inherited(run_dir)) is not None:
         return inherited
     made = not run_dir.exists()
     run_dir.mkdir(parents=True, exist_ok=True)
     new = not (run_dir / LOCK_FILE).exists()
+    fd = _open(run_dir, create=True)
     try:
-        return _take(run_dir, owner)
-    except OSError:
-        if new:
+        _take(fd, run_dir)
+        held = Holder(str(run_dir.resolve()), os.getpid(), time.time(), owner_digest(owner))
+        _write(fd, held)
+    except BaseException as err:
+        os.close(fd)
+        if isinstance(err, OSError) and new:
             (run_dir / LOCK_FILE).unlink(missing_ok=True)
-        if made and not any(run_dir.iterdir()):
+        if isinstance(err, OSError) and made and not any(run_dir.iterdir()):
             run_dir.rmdir()
         raise
-
-
-def _take(run_dir: Path, owner: str) -> RunLock:
-    """``acquire``'s lock, its descriptor closed again when the holder's name cannot be written."""
-    fd = _open(run_dir, create=True)
-    deadline = time.monotonic() + SETTLE_S
-    while True:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            break
-        except BlockingIOError:
-            found = _read(fd)
-            # A live holder that names this directory, or one that never says who it is: refuse. A reader's short
-            # shared probe (``holder``) or a holder still writing its name: wait a moment.
-            if (found is not None and _names(found, run_dir)) or time.monotonic() > deadline:
-                os.close(fd)
-                who = found.describe() if found is not None else "another process"
-                raise RunLocked(f"{run_dir} is being written by {who}; wait for it to end or stop it first") from None
-            time.sleep(0.01)
-    pid = os.getpid()
-    held = Holder(str(run_dir.resolve()), pid, process_start_time(pid), time.time(), owner_digest(owner))
-    try:
-        _write(fd, held)
-    except OSError:
-        os.close(fd)
-        raise
     return RunLock(fd, held)
+
+
+def _take(fd: int, run_dir: Path) -> None:
+    """``acquire``'s exclusive lock on ``fd``, or ``RunLocked`` naming who holds it."""
+    deadline = time.monotonic() + SETTLE_S
+    while not _locked(fd, portalocker.LockFlags.EXCLUSIVE):
+        found = _read(fd)
+        # A live holder that names this directory, or one that never says who it is: refuse. A reader's short shared
+        # probe (``holder``) or a holder still writing its name: wait a moment.
+        if _names(found, run_dir) or time.monotonic() > deadline:
+            who = found.describe() if found is not None else "another process"
+            raise RunLocked(f"{run_dir} is being written by {who}; wait for it to end or stop it first")
+        time.sleep(0.01)
 
 
 def _inherited(run_dir: Path) -> RunLock | None:
@@ -240,8 +196,7 @@ def _inherited(run_dir: Path) -> RunLock | None:
     if (mine.st_dev, mine.st_ino) != (theirs.st_dev, theirs.st_ino):
         return None
     found = _read(fd)
-    pid = os.getpid()
-    held = Holder(str(run_dir.resolve()), pid, process_start_time(pid), time.time(), found.owner if found else "")
+    held = Holder(str(run_dir.resolve()), os.getpid(), time.time(), found.owner if found else "")
     _write(fd, held)
     os.set_inheritable(fd, False)
     return RunLock(fd, held)

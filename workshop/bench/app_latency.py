@@ -8,8 +8,15 @@
    Streamlit's AppTest on the real page, every tab opened in turn). Target: at most 5 MB.
 3. Browser: ``streamlit run app.py`` driven by Playwright with Debian's Chromium; time from the Translate click to
    the English output and the three charts drawn, for new sentences (nothing cached), for one repeated, and for
-   the 5,000-character input (target at most 3 s), with the bytes the page received over its websocket.
+   the 5,000-character input (target at most 3 s), with the bytes the page received over its websocket; and a
+   change of the cross-attention map's layer.
+4. The profile of one click (``click_profile``), each part also as a multiple of the computation of 1. (translate
+   + maps + the three specs): on the server, the page's script run and each view's share, the cache look-ups and
+   the charts' serialisation; in the browser, messages and bytes per click, and Chromium's main-thread time in
+   Vega (parse, compile, render; per chart), Arrow, Streamlit and React, layout and style.
 
+    python -m workshop bench app_latency --repeats 10 --rounds 5  # the issue's figures, both in one run
+    python -m workshop bench app_latency --profile-only           # the profile, without the 5,000-character figures
     python -m workshop bench app_latency                          # the shipped model (checkpoints/es-en)
     python -m workshop bench app_latency --model runs/es-en-small --repeats 50
     python -m workshop bench app_latency --model /tmp/tiny --no-browser
@@ -32,6 +39,7 @@ from lab.attention.translate_with_maps import maps_of, set_threads, translate_te
 from translate.translator import DEFAULT_MODEL, Translator
 from viz.heatmap import attention_frame, attention_heatmap
 from workshop.bench.app_server import CHROMIUM, CHROMIUM_ARGS, REPO, running_app
+from workshop.bench.click_profile import browser_probe, median_parts, print_browser, print_server, server_profile
 from workshop.bounds import MAX_REPEATS, within
 
 SENTENCE_15 = "Mañana mis amigos y yo vamos a ir a la playa con el perro grande."
@@ -67,6 +75,11 @@ VIEWS_DRAWN = """expected => {
     return code && code.innerText.trim() === expected && stale === 0
         && charts.filter(c => c.querySelector('canvas, svg')).length >= 3;
 }"""
+LAYER_DRAWN = """subtitle => {
+    const cross = Array.from(document.querySelectorAll('.st-key-views [data-testid="stVegaLiteChart"]'))[2];
+    const stale = document.querySelectorAll('.st-key-views [data-stale="true"]').length;
+    return cross && stale === 0 && Array.from(cross.querySelectorAll('text')).some(t => t.textContent.includes(subtitle));
+}"""
 
 
 def long_input(chars: int = 5000, punctuation: bool = True) -> str:
@@ -97,7 +110,8 @@ def summary(ms: list[float]) -> str:
     return f"median {statistics.median(ms):7.1f} ms   p90 {p90:7.1f} ms   (n={len(ms)})"
 
 
-def python_latency(model: Path, repeats: int) -> None:
+def python_latency(model: Path, repeats: int) -> float:
+    """Prints the Python figures; returns the median ms of translate + maps + the three specs (the computation)."""
     translator = Translator.load(model)
     c = translator.model.config
     print(f"model: {model}  d_model={c.d_model} heads={c.n_heads} layers={c.n_encoder_layers}+{c.n_decoder_layers}")
@@ -113,9 +127,8 @@ def python_latency(model: Path, repeats: int) -> None:
         sentence = translate_text(translator, SENTENCE_15).sentences[0]
         maps_of(translator, sentence.src_ids, sentence.best.tokens)
 
-    print(
-        f"python  translate + attention maps (greedy):  {summary(timed(translate_and_maps, repeats))}   target < 100 ms"
-    )
+    computation = timed(translate_and_maps, repeats)
+    print(f"python  translate + attention maps (greedy):  {summary(computation)}   target < 100 ms")
     print(
         f"python  translate only (greedy):              {summary(timed(lambda: translator.translate(SENTENCE_15), repeats))}"
     )
@@ -129,7 +142,9 @@ def python_latency(model: Path, repeats: int) -> None:
     # Streamlit hands the DataFrame over as Arrow and puts only a reference in the spec: do the same here.
     alt.data_transformers.register("reference", lambda data: {"name": "table"})
     with alt.data_transformers.enable("reference"):
-        print(f"python  three chart specs (frames + to_dict): {summary(timed(three_views, repeats))}")
+        spec_ms = timed(three_views, repeats)
+    print(f"python  three chart specs (frames + to_dict): {summary(spec_ms)}")
+    return statistics.median(computation) + statistics.median(spec_ms)
 
 
 def long_input_python(model: Path, repeats: int) -> None:
@@ -181,7 +196,7 @@ def page_chart_bytes(model: Path) -> None:
         )
 
 
-def browser_latency(model: Path, rounds: int) -> None:
+def browser_latency(model: Path, rounds: int, computation_ms: float) -> None:
     if not Path(CHROMIUM).exists():
         print("browser: skipped, /usr/bin/chromium is not installed (apt-get install -y chromium)")
         return
@@ -191,54 +206,67 @@ def browser_latency(model: Path, rounds: int) -> None:
     translator = Translator.load(model)
     expected = {s: translate_text(translator, s).text for s in (*BROWSER_SENTENCES, long_text, worst_text)}
     env = dict(os.environ, LAB_MODEL_DIR=str(model), LAB_THREADS=os.environ.get("LAB_THREADS", "1"))
+    parts: dict[str, list[dict[str, float]]] = {}
     with running_app(env) as url, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1600, "height": 1200})
-        received = [0]  # bytes the page received over its websocket (Streamlit's messages)
-        page.on(
-            "websocket",
-            lambda ws: ws.on("framereceived", lambda data: received.__setitem__(0, received[0] + len(data))),
-        )
-        page.goto(url)
-        box = page.get_by_label("Spanish sentence")
-        box.wait_for(timeout=60_000)
+        with browser_probe(page) as measure:
+            page.goto(url)
+            box = page.get_by_label("Spanish sentence")
+            box.wait_for(timeout=60_000)
 
-        def click_to_charts(sentence: str) -> float:
-            box.fill(sentence)
-            start = time.perf_counter()
-            page.get_by_role("button", name="Translate").click()
-            page.wait_for_function(VIEWS_DRAWN, arg=expected[sentence], timeout=60_000)
-            return (time.perf_counter() - start) * 1000
+            def click_to_charts(sentence: str, case: str) -> float:
+                box.fill(sentence)
+                got = measure(
+                    lambda: page.get_by_role("button", name="Translate").click(),
+                    lambda: page.wait_for_function(VIEWS_DRAWN, arg=expected[sentence], timeout=60_000),
+                )
+                parts.setdefault(case, []).append(got)
+                return got["click → maps drawn"]
 
-        first = click_to_charts(BROWSER_SENTENCES[0])  # includes loading the model into the server
-        new = [click_to_charts(s) for s in BROWSER_SENTENCES[1:]]
-        again = [click_to_charts(BROWSER_SENTENCES[i % len(BROWSER_SENTENCES)]) for i in range(rounds)]
-        before = received[0]
-        long_ms = click_to_charts(long_text)
-        long_bytes = received[0] - before
-        before = received[0]
-        start = time.perf_counter()
-        page.get_by_role("tab", name="All heads").click()
-        page.wait_for_function(TAB_DRAWN, timeout=60_000)
-        grid_ms, grid_bytes = (time.perf_counter() - start) * 1000, received[0] - before
-        page.get_by_role("tab", name="Alignment").click()
-        page.wait_for_function(TAB_DRAWN, timeout=60_000)
-        before = received[0]
-        worst_ms = click_to_charts(worst_text)
-        worst_bytes = received[0] - before
+            def layer_change(layer: int) -> float:
+                def pick() -> None:
+                    page.locator(".st-key-cross_layer").click()
+                    page.get_by_role("option", name=f"layer {layer + 1}", exact=True).click()
+
+                got = measure(
+                    pick, lambda: page.wait_for_function(LAYER_DRAWN, arg=f"layer {layer + 1},", timeout=60_000)
+                )
+                parts.setdefault("layer change", []).append(got)
+                return got["click → maps drawn"]
+
+            first = click_to_charts(BROWSER_SENTENCES[0], "first click")  # includes loading the model into the server
+            new = [click_to_charts(s, "new sentence") for s in BROWSER_SENTENCES[1:]]
+            again = [
+                click_to_charts(BROWSER_SENTENCES[i % len(BROWSER_SENTENCES)], "cached sentence") for i in range(rounds)
+            ]
+            layers = [layer_change(i % translator.model.config.n_decoder_layers) for i in range(rounds)]
+            long_ms = click_to_charts(long_text, "5,000 characters")
+            grid = measure(
+                lambda: page.get_by_role("tab", name="All heads").click(),
+                lambda: page.wait_for_function(TAB_DRAWN, timeout=60_000),
+            )
+            page.get_by_role("tab", name="Alignment").click()
+            page.wait_for_function(TAB_DRAWN, timeout=60_000)
+            worst_ms = click_to_charts(worst_text, "5,000 characters, no punctuation")
         browser.close()
     print(f"browser Translate -> output + 3 charts, first click (loads the model):  {first:7.1f} ms")
     print(f"browser Translate -> output + 3 charts, new sentence:   {summary(new)}")
     print(f"browser Translate -> output + 3 charts, cached result:  {summary(again)}")
+    print(f"browser cross-attention layer changed -> 3 charts:      {summary(layers)}")
     print(
-        f"browser Translate -> output + 3 charts, 5,000 characters: {long_ms:7.1f} ms, {long_bytes:,} bytes received"
-        "   target <= 3 s, <= 5 MB"
+        f"browser Translate -> output + 3 charts, 5,000 characters: {long_ms:7.1f} ms, "
+        f"{parts['5,000 characters'][0]['bytes received']:,.0f} bytes received   target <= 3 s, <= 5 MB"
     )
-    print(f"browser then open 'All heads' -> grid drawn:             {grid_ms:7.1f} ms, {grid_bytes:,} bytes received")
+    print(
+        f"browser then open 'All heads' -> grid drawn:             {grid['click → maps drawn']:7.1f} ms, "
+        f"{grid['bytes received']:,.0f} bytes received"
+    )
     print(
         f"browser Translate -> output + 3 charts, 5,000 characters without punctuation: {worst_ms:7.1f} ms, "
-        f"{worst_bytes:,} bytes received"
+        f"{parts['5,000 characters, no punctuation'][0]['bytes received']:,.0f} bytes received"
     )
+    print_browser({case: median_parts(runs) for case, runs in parts.items()}, computation_ms)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -247,13 +275,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=20, help="timed Python calls per figure")
     parser.add_argument("--rounds", type=int, default=3, help="timed browser clicks on cached sentences")
     parser.add_argument("--no-browser", action="store_true")
+    parser.add_argument("--profile-only", action="store_true", help="leave out the 5,000-character Python figures")
     args = parser.parse_args(argv)
     within("--repeats", args.repeats, 1, MAX_REPEATS, "timed calls")
     within("--rounds", args.rounds, 1, MAX_REPEATS, "timed clicks")
     set_threads(os.environ.get("LAB_THREADS"))  # like the app: 1 thread unless LAB_THREADS says otherwise
-    python_latency(args.model, args.repeats)
-    long_input_python(args.model, args.repeats)
-    page_chart_bytes(args.model)
+    computation = python_latency(args.model, args.repeats)
+    print_server(server_profile(args.model, BROWSER_SENTENCES, args.rounds), computation)
+    if not args.profile_only:
+        long_input_python(args.model, args.repeats)
+        page_chart_bytes(args.model)
     if not args.no_browser:
-        browser_latency(args.model, args.rounds)
+        browser_latency(args.model, args.rounds, computation)
     return 0

@@ -94,3 +94,16 @@ def test_a_cue_announces_a_name_that_is_also_a_word(guard, text, originals):
 )
 def test_a_surname_in_lowercase_only_where_the_text_is_typed(guard, text, originals):
     assert [original for original, _ in swaps(guard, text)] == originals
+
+
+@pytest.mark.parametrize(
+    ("text", "swapped"),
+    [
+        ("El juez anuló el proceso de adjudicación.", []),  # unseen, after "de", not shaped like a name
+        ("Los resultados del ensayo clínico llegan hoy.", []),  # unseen, a form of a seen word ("clínica")
+        ("Ayer vi a itziar en la playa.", [("itziar", "female")]),  # announced by "a": a name, however written
+        ("me llamo beatriz y vivo aqui", [("beatriz", "female")]),  # typed: lowercase is how names come
+    ],
+)
+def test_in_text_written_with_accents_a_lowercase_word_needs_a_cue_or_a_names_form(guard, text, swapped):
+    assert swaps(guard, text) == swapped

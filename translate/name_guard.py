@@ -286,6 +286,8 @@ class NameGuard:
         margin = -2 * SHAPE_MARGIN if announced else margin  # not "a depilarse"
         cued = announced or plain(after) in WEAK_CUES.get(self.lang, ())  # "a recep", "de verdejo"; not "a depilarse"
         shape = self.name_shape(key)
+        if accents and not announced:  # written with accents, a lowercase name is rare: "proceso de adjudicación"
+            return shape > margin and not self._inflection_of_known(key)  # needs a name's form ("clínico": "clínica")
         return shape > margin or (cued and shape > -3 * SHAPE_MARGIN and not self._inflection_of_known(key))
 
     def known_translation(self, key: str) -> bool:

@@ -4,7 +4,7 @@ Server: the real page run by Streamlit's AppTest in this process, with the page'
 calls them (each view's share, the cache look-ups, the chart specs, Streamlit's serialisation of the charts).
 Browser: the websocket messages of each click (count, bytes, the largest) and Chromium's own CPU profile of it,
 split by the script file the time was spent in: Vega's parse, compile and render (``embed.*.js``), Arrow decoding,
-Streamlit's React; the page's layout and style time beside them.
+React, styles, Markdown, Streamlit's other scripts; the page's layout and style time beside them.
 """
 
 from __future__ import annotations
@@ -41,7 +41,21 @@ SERVER_PARTS: tuple[tuple[str, str, str], ...] = (
 PAGE_RUN = "server: the page's script run"
 # Chromium's profile: time spent in a script file, by the first frame with a URL up the stack (native calls such as
 # canvas drawing count for the script that made them).
-SCRIPT_KINDS = (("embed.", "Vega parse + compile + render"), ("arrow", "Arrow decoding"), ("Quiver", "Arrow decoding"))
+VEGA = "Vega parse + compile + render"
+SCRIPT_KINDS = (
+    ("embed.", VEGA),
+    ("vega", VEGA),  # vega-interpreter: Vega's expressions, read without eval
+    ("arrow", "Arrow decoding"),
+    ("Quiver", "Arrow decoding"),
+    ("recordbatch", "Arrow decoding"),
+    ("react-dom", "React"),
+    ("styled", "styles (emotion, styled-components)"),
+    ("emotion", "styles (emotion, styled-components)"),
+    ("SyntaxHighlighter", "st.code's highlighter"),
+    ("Markdown", "Markdown"),
+    ("rehype", "Markdown"),
+    ("DataFrame", "dataframes"),
+)
 WS_HOOK = """() => {
     window.__messages = [];
     const Native = window.WebSocket;
@@ -175,8 +189,9 @@ def browser_probe(page: Any) -> Iterator[Callable[[], dict[str, float]]]:
         page.evaluate("() => { window.__messages = []; window.__click = performance.now(); }")
         act()
         done()
-        drawn = page.evaluate("() => performance.now() - window.__click")
-        messages = page.evaluate("() => window.__messages.map(([t, n]) => [t - window.__click, n])")
+        # after a navigation (``act`` opened the page) the clock starts at the navigation: no __click
+        drawn = page.evaluate("() => performance.now() - (window.__click ?? 0)")
+        messages = page.evaluate("() => window.__messages.map(([t, n]) => [t - (window.__click ?? 0), n])")
         profile = cdp.send("Profiler.stop")["profile"]
         after = metrics(cdp)
         sizes = [n for t, n in messages if t <= drawn]
@@ -213,7 +228,7 @@ def script_time(profile: dict[str, Any]) -> dict[str, float]:
             frame = nodes[node_id]["callFrame"]
             url = frame.get("url", "")
             if url:
-                kind_of[node_id] = next((k for part, k in SCRIPT_KINDS if part in url), "Streamlit + React")
+                kind_of[node_id] = next((k for part, k in SCRIPT_KINDS if part in url), "Streamlit's other scripts")
             elif node_id in parent:
                 kind_of[node_id] = kind(parent[node_id])
             else:
@@ -223,7 +238,7 @@ def script_time(profile: dict[str, Any]) -> dict[str, float]:
     out: dict[str, float] = defaultdict(float)
     for sample, delta in zip(profile["samples"], profile["timeDeltas"], strict=True):
         name = kind(sample)
-        if name in {k for _, k in SCRIPT_KINDS} | {"Streamlit + React", "(garbage collector)"}:
+        if name in {k for _, k in SCRIPT_KINDS} | {"Streamlit's other scripts", "(garbage collector)"}:
             out[f"main thread: {name} (ms)"] += delta / 1000
     return dict(out)
 

@@ -2,14 +2,15 @@
 
     config.py       ModelConfig: d_model, n_heads (d_head = d_model / n_heads), d_ff, layers, pre/post norm
     attention.py    multi-head scaled dot-product attention (§3.2), padding and causal masks
-    layers.py       positional encoding (§3.5), feed-forward (§3.3), encoder and decoder layers (§3.1), the
-                    residual + LayerNorm around every sublayer, the key/value cache used when decoding
+    layers.py       positional encoding (§3.5), feed-forward (§3.3), the sublayer connection (residual + LayerNorm,
+                    pre- or post-norm), encoder and decoder layers (§3.1), the key/value cache used when decoding
     transformer.py  embeddings (§3.4), the encoder stack, the decoder stack (one loop: a full teacher-forced
                     pass or one step at a time with the cache), the output projection
     loss.py         label-smoothed cross-entropy at the real target positions (training, teaching, the toy task)
     decode.py       greedy and beam search
     attention_maps.py  every attention map of one (source, output) pair, from one teacher-forced pass
-    intervention.py what a "what if?" pass changes: heads switched off, token vectors given directly
+    intervention.py what a pass changes and returns: heads switched off, token vectors given directly, the
+                    attention weights asked for; each layer's share of it
     weights.py      weights I/O: model.safetensors, shapes checked from the file's header before anything is
                     allocated
     typed_config.py the frozen, checked records every config is built from

@@ -1,13 +1,10 @@
-"""The Transformer's building blocks: positional encoding, feed-forward, encoder and decoder layers, key/value cache.
-
-Every sublayer (attention or feed-forward) sits in a residual connection with a LayerNorm, in one of two orders:
-post-norm, the paper's, LayerNorm(x + Sublayer(x)); or pre-norm, x + Sublayer(LayerNorm(x)), which trains more
-stably without warm-up tricks (Xiong et al. 2020) and needs a final LayerNorm after the stack (transformer.py).
-"""
+"""The Transformer's building blocks (§3.1–3.5): positional encoding, feed-forward, the sublayer connection,
+encoder and decoder layers, key/value cache."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -15,6 +12,7 @@ from torch import Tensor, nn
 
 from model.attention import MultiHeadAttention
 from model.config import ModelConfig
+from model.intervention import PLAIN_LAYER, LayerIntervention
 
 
 def sinusoidal_table(n_positions: int, d_model: int) -> Tensor:
@@ -59,34 +57,59 @@ class FeedForward(nn.Module):
         return self.w2(self.dropout(torch.relu(self.w1(x))))
 
 
+Sublayer = Callable[[Tensor], tuple[Tensor, Tensor | None]]  # (B, T, d_model) -> output, attention weights or None
+
+
+class SublayerConnection(nn.LayerNorm):
+    """The residual connection around one sublayer (attention or feed-forward), with its LayerNorm and dropout.
+
+    Pre-norm: x + Dropout(Sublayer(LayerNorm(x))), which trains stably without warm-up tricks (Xiong et al. 2020)
+    and needs a final LayerNorm after the stack (transformer.py); post-norm, the paper's: LayerNorm(x +
+    Dropout(Sublayer(x))). The module is that LayerNorm: its γ, β are ``weight``, ``bias``, and ``norm`` applies it.
+    """
+
+    def __init__(self, d_model: int, dropout: float, pre_norm: bool) -> None:
+        super().__init__(d_model)
+        self.pre_norm = pre_norm
+        self.dropout = nn.Dropout(dropout)
+
+    def norm(self, x: Tensor) -> Tensor:
+        return super().forward(x)
+
+    def sublayer_input(self, x: Tensor) -> Tensor:
+        """What the sublayer reads: LayerNorm(x) pre-norm, x post-norm."""
+        return self.norm(x) if self.pre_norm else x
+
+    def residual(self, x: Tensor, out: Tensor) -> Tensor:
+        """The sublayer's output ``out`` added back onto ``x`` (and normed, post-norm)."""
+        x = x + self.dropout(out)
+        return x if self.pre_norm else self.norm(x)
+
+    def forward(self, x: Tensor, sublayer: Sublayer) -> tuple[Tensor, Tensor | None]:  # type: ignore[override]
+        """x: (B, T, d_model). Returns the new x and the sublayer's attention weights (None for feed-forward)."""
+        out, weights = sublayer(self.sublayer_input(x))
+        return self.residual(x, out), weights
+
+
 class EncoderLayer(nn.Module):
-    """Self-attention over the source, then feed-forward."""
+    """Self-attention over the source, then feed-forward, each in a sublayer connection.
+
+    The connections keep their LayerNorms' names (``self_attn_norm``, ``ffn_norm``): the weights' keys."""
 
     def __init__(self, config: ModelConfig) -> None:
         super().__init__()
-        c = config
-        self.pre_norm = c.norm == "pre"
+        c, pre_norm = config, config.norm == "pre"
         self.self_attn = MultiHeadAttention(c.d_model, c.n_heads, c.attention_dropout)
-        self.self_attn_norm = nn.LayerNorm(c.d_model)
+        self.self_attn_norm = SublayerConnection(c.d_model, c.dropout, pre_norm)
         self.ffn = FeedForward(c.d_model, c.d_ff, c.dropout)
-        self.ffn_norm = nn.LayerNorm(c.d_model)
-        self.dropout = nn.Dropout(c.dropout)  # on each sublayer's output, before the residual sum
+        self.ffn_norm = SublayerConnection(c.d_model, c.dropout, pre_norm)
 
     def forward(
-        self, x: Tensor, src_mask: Tensor, need_weights: bool = False, head_gate: Tensor | None = None
+        self, x: Tensor, src_mask: Tensor, what: LayerIntervention = PLAIN_LAYER
     ) -> tuple[Tensor, Tensor | None]:
-        """x: (B, S, d_model); src_mask: (B, 1, 1, S). Returns x and weights (B, H, S, S) or None.
-
-        ``head_gate`` (H,): multipliers on the heads' outputs (model/intervention.py)."""
-        if self.pre_norm:  # pre-norm: x + Sublayer(LayerNorm(x))
-            h = self.self_attn_norm(x)
-            attn_out, weights = self.self_attn(h, h, src_mask, need_weights, head_gate)
-            x = x + self.dropout(attn_out)
-            x = x + self.dropout(self.ffn(self.ffn_norm(x)))
-        else:  # post-norm, the paper's: LayerNorm(x + Sublayer(x))
-            attn_out, weights = self.self_attn(x, x, src_mask, need_weights, head_gate)
-            x = self.self_attn_norm(x + self.dropout(attn_out))
-            x = self.ffn_norm(x + self.dropout(self.ffn(x)))
+        """x: (B, S, d_model); src_mask: (B, 1, 1, S). Returns x and, if ``what.self_weights``, (B, H, S, S)."""
+        x, weights = self.self_attn_norm(x, lambda h: self.self_attn(h, h, src_mask, what.self_weights, what.self_gate))
+        x, _ = self.ffn_norm(x, lambda h: (self.ffn(h), None))
         return x, weights
 
 
@@ -118,19 +141,18 @@ class KVCache:
 
 
 class DecoderLayer(nn.Module):
-    """Masked self-attention over the target prefix, cross-attention to the source, feed-forward."""
+    """Masked self-attention over the target prefix, cross-attention to the source, feed-forward, each in a
+    sublayer connection (named after its LayerNorm, as in EncoderLayer)."""
 
     def __init__(self, config: ModelConfig) -> None:
         super().__init__()
-        c = config
-        self.pre_norm = c.norm == "pre"
+        c, pre_norm = config, config.norm == "pre"
         self.self_attn = MultiHeadAttention(c.d_model, c.n_heads, c.attention_dropout)
-        self.self_attn_norm = nn.LayerNorm(c.d_model)
+        self.self_attn_norm = SublayerConnection(c.d_model, c.dropout, pre_norm)
         self.cross_attn = MultiHeadAttention(c.d_model, c.n_heads, c.attention_dropout)
-        self.cross_attn_norm = nn.LayerNorm(c.d_model)
+        self.cross_attn_norm = SublayerConnection(c.d_model, c.dropout, pre_norm)
         self.ffn = FeedForward(c.d_model, c.d_ff, c.dropout)
-        self.ffn_norm = nn.LayerNorm(c.d_model)
-        self.dropout = nn.Dropout(c.dropout)
+        self.ffn_norm = SublayerConnection(c.d_model, c.dropout, pre_norm)
 
     def start_cache(self, memory: Tensor, capacity: int) -> KVCache:
         """An empty cache for up to ``capacity`` target positions; cross keys/values of ``memory`` (B, S, d_model)."""
@@ -144,59 +166,38 @@ class DecoderLayer(nn.Module):
         memory: Tensor | None,
         src_mask: Tensor,
         tgt_mask: Tensor | None,
-        need_weights: bool = False,
         cache: KVCache | None = None,
-        need_cross_weights: bool = False,
-        gates: tuple[Tensor | None, Tensor | None] = (None, None),
+        what: LayerIntervention = PLAIN_LAYER,
     ) -> tuple[Tensor, Tensor | None, Tensor | None]:
         """y: (B, T, d_model), the decoder input at the T positions after those in ``cache`` (all of them without one).
 
-        Returns y and, if ``need_weights``, self weights (B, H, T, past + T) and cross weights (B, H, T, S);
-        ``need_cross_weights`` asks for the cross weights alone (guided alignment), self-attention staying fused.
-        ``memory`` (B, S, d_model) is needed only without a cache; ``tgt_mask`` (1 or B, 1, T, past + T).
-        ``gates``: (H,) multipliers on the heads of self- and cross-attention, or None (model/intervention.py).
+        Returns y, self weights (B, H, T, past + T) if ``what.self_weights`` and cross weights (B, H, T, S) if
+        ``what.cross_weights``. ``memory`` (B, S, d_model) is needed only without a cache; ``tgt_mask`` (1 or B, 1,
+        T, past + T).
         """
-        need_cross = need_weights or need_cross_weights
-        self_gate, cross_gate = gates
-        if self.pre_norm:  # pre-norm: x + Sublayer(LayerNorm(x))
-            h = self.self_attn_norm(y)
-            attn_out, self_w = self.masked_self_attention(h, tgt_mask, need_weights, cache, self_gate)
-            y = y + self.dropout(attn_out)
-            h = self.cross_attn_norm(y)
-            attn_out, cross_w = self.cross_attention(h, memory, src_mask, need_cross, cache, cross_gate)
-            y = y + self.dropout(attn_out)
-            y = y + self.dropout(self.ffn(self.ffn_norm(y)))
-        else:  # post-norm, the paper's: LayerNorm(x + Sublayer(x))
-            attn_out, self_w = self.masked_self_attention(y, tgt_mask, need_weights, cache, self_gate)
-            y = self.self_attn_norm(y + self.dropout(attn_out))
-            attn_out, cross_w = self.cross_attention(y, memory, src_mask, need_cross, cache, cross_gate)
-            y = self.cross_attn_norm(y + self.dropout(attn_out))
-            y = self.ffn_norm(y + self.dropout(self.ffn(y)))
+        y, self_w = self.self_attn_norm(y, lambda h: self.masked_self_attention(h, tgt_mask, cache, what))
+        y, cross_w = self.cross_attn_norm(y, lambda h: self.cross_attention(h, memory, src_mask, cache, what))
+        y, _ = self.ffn_norm(y, lambda h: (self.ffn(h), None))
         return y, self_w, cross_w
 
     def masked_self_attention(
-        self,
-        h: Tensor,
-        tgt_mask: Tensor | None,
-        need_weights: bool,
-        cache: KVCache | None,
-        head_gate: Tensor | None = None,
+        self, h: Tensor, tgt_mask: Tensor | None, cache: KVCache | None, what: LayerIntervention = PLAIN_LAYER
     ) -> tuple[Tensor, Tensor | None]:
         """Attention over the prefix: the new positions' keys/values join the cached ones."""
         q, kv = self.self_attn.project_qkv(h)  # (B, H, T, D), (2, B, H, T, D)
         if cache is not None:
             kv = cache.extend(kv)  # (2, B, H, past + T, D)
-        return self.self_attn.attend(q, kv, tgt_mask, need_weights, head_gate)
+        return self.self_attn.attend(q, kv, tgt_mask, what.self_weights, what.self_gate)
 
     def cross_attention(
         self,
         h: Tensor,
         memory: Tensor | None,
         src_mask: Tensor,
-        need_weights: bool,
         cache: KVCache | None,
-        head_gate: Tensor | None = None,
+        what: LayerIntervention = PLAIN_LAYER,
     ) -> tuple[Tensor, Tensor | None]:
         """Attention over the source; its keys/values come from the cache when decoding step by step."""
         memory_kv = cache.memory_kv if cache is not None else self.cross_attn.project_kv(memory)  # (2, B, H, S, D)
-        return self.cross_attn.attend(self.cross_attn.project_q(h), memory_kv, src_mask, need_weights, head_gate)
+        q = self.cross_attn.project_q(h)  # (B, H, T, D)
+        return self.cross_attn.attend(q, memory_kv, src_mask, what.cross_weights, what.cross_gate)

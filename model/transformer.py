@@ -90,7 +90,7 @@ class Transformer(nn.Module):
         x = self.embed(src, self.src_embed, self.src_pos, vectors=what.src_vectors)
         weights = []
         for i, layer in enumerate(self.encoder_layers):
-            x, w = layer(x, src_mask, need_weights, what.encoder_gate(i))
+            x, w = layer(x, src_mask, what.encoder_layer(i, need_weights))
             weights.append(w)
         return Encoded(self.encoder_norm(x), src_mask, tuple(weights) if need_weights else None)
 
@@ -132,7 +132,7 @@ class Transformer(nn.Module):
         for i, layer in enumerate(self.decoder_layers):
             cache = None if caches is None else caches[i]
             y, self_w, cross_w = layer(
-                y, memory, src_mask, tgt_mask, need_weights, cache, i == wanted, what.decoder_gates(i)
+                y, memory, src_mask, tgt_mask, cache, what.decoder_layer(i, need_weights, i == wanted)
             )
             self_ws.append(self_w)
             cross_ws.append(cross_w)

@@ -143,7 +143,7 @@ def final_residuals(model: Transformer, ids: SentenceIds, intervention: Interven
     y = model.embed(tgt_in, model.tgt_embed, model.tgt_pos)  # (1, T, d_model)
     what = intervention or Intervention()
     for i, block in enumerate(model.decoder_layers):
-        y, _, _ = block(y, memory, src_mask, tgt_mask, gates=what.decoder_gates(i))
+        y, _, _ = block(y, memory, src_mask, tgt_mask, what=what.decoder_layer(i))
     return y[0]
 
 

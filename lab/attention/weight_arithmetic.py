@@ -19,6 +19,7 @@ from torch import Tensor
 from data.tokenizer import Tokenizer
 from lab.attention.sentence_maps import Kind, SentenceMaps
 from model.attention import MultiHeadAttention, causal_mask, padding_mask
+from model.intervention import LayerIntervention
 from model.transformer import Transformer
 from viz.arithmetic import weight_text
 
@@ -116,7 +117,7 @@ def attention_inputs(
 ) -> tuple[MultiHeadAttention, Tensor, Tensor, Tensor | None]:
     """The attention module of one layer, its queries (1, H, T_q, D), keys/values (2, 1, H, T_k, D) and mask.
 
-    The one place that knows the layers' insides (pre/post norm, fused projections): layers below ``layer`` run
+    The one place that knows the layers' insides (sublayer connections, fused projections): layers below ``layer`` run
     through their public ``forward``; inside ``layer`` the attention's input is rebuilt as the layer builds it.
     """
     device = next(model.parameters()).device
@@ -128,7 +129,7 @@ def attention_inputs(
         for below in model.encoder_layers[:layer]:
             x, _ = below(x, src_mask)
         block = model.encoder_layers[layer]
-        q, kv = block.self_attn.project_qkv(block.self_attn_norm(x) if block.pre_norm else x)
+        q, kv = block.self_attn.project_qkv(block.self_attn_norm.sublayer_input(x))
         return block.self_attn, q, kv, src_mask
     memory, src_mask, _ = model.encode(src)
     tgt_mask = causal_mask(tgt_in.size(1), device) & padding_mask(tgt_in, model.config.pad_id)  # (1, 1, T, T)
@@ -136,13 +137,13 @@ def attention_inputs(
     for below in model.decoder_layers[:layer]:
         y, _, _ = below(y, memory, src_mask, tgt_mask)
     block = model.decoder_layers[layer]
-    h = block.self_attn_norm(y) if block.pre_norm else y
+    h = block.self_attn_norm.sublayer_input(y)
     if kind == "decoder":
         q, kv = block.self_attn.project_qkv(h)
         return block.self_attn, q, kv, tgt_mask
-    attn_out, _ = block.masked_self_attention(h, tgt_mask, True, None)  # the path inspect() takes
-    y = y + attn_out if block.pre_norm else block.self_attn_norm(y + attn_out)  # eval: dropout is the identity
-    q = block.cross_attn.project_q(block.cross_attn_norm(y) if block.pre_norm else y)  # (1, H, T, D)
+    attn_out, _ = block.masked_self_attention(h, tgt_mask, None, LayerIntervention(self_weights=True))  # as inspect()
+    y = block.self_attn_norm.residual(y, attn_out)  # eval: dropout is the identity
+    q = block.cross_attn.project_q(block.cross_attn_norm.sublayer_input(y))  # (1, H, T, D)
     return block.cross_attn, q, block.cross_attn.project_kv(memory), src_mask
 
 

@@ -281,7 +281,7 @@ def show_translation(request: Request, current: Request, langs: Languages, besid
     translator = load_translator(request.model)
     with beside:
         show_input_check(result, translator, request.model, version, langs)
-        show_output(result, request, current, langs)
+        show_output(result, request, current, langs, translator)
         guarded = result if r.name_guard or translator.guard is None else translate(*key, True)
         show_guard(result, translator, request, guarded)
     sentence = sentence_picker(result, langs)

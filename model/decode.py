@@ -126,6 +126,14 @@ def _advance(
     return live
 
 
+def _dead_beams(b: int, k: int, pad: int, device: torch.device) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    """The next step's (B, K) log-probabilities, origins, tokens and tokens' log-probabilities before any beam is
+    chosen: every beam dead, continuing its own row with padding."""
+    own_beam = torch.arange(k, device=device).repeat(b, 1)
+    pads = torch.full((b, k), pad, dtype=torch.long, device=device)
+    return torch.full((b, k), float("-inf"), device=device), own_beam, pads, torch.zeros(b, k, device=device)
+
+
 @torch.inference_mode()
 def beam_search(
     model: Transformer,
@@ -153,7 +161,6 @@ def beam_search(
     beam_logp = torch.zeros(b, k, device=src.device)
     beam_logp[:, 1:] = float("-inf")  # all beams start identical: expand only the first
     finalized: list[list[Hypothesis]] = [[] for _ in range(b)]
-    own_beam = torch.arange(k, device=src.device).repeat(b, 1)  # (B, K): each beam continues itself
     first_row = torch.arange(b, device=src.device)[:, None] * k  # (B, 1): row of each sentence's first beam
     for step in range(int(limits.max())):
         logits = model.decode_step(tokens[:, -1:], caches, src_mask).logits
@@ -166,10 +173,7 @@ def beam_search(
         candidates = (beam_logp[:, :, None] + logp).view(b, k * vocab)
         top_logp, top_index = candidates.topk(2 * k, dim=1)  # (B, 2K): enough to refill K live beams
         top_token_lp = logp.reshape(b, k * vocab).gather(1, top_index)  # (B, 2K): the tokens' own log-probs
-        next_beam_logp = torch.full((b, k), float("-inf"), device=src.device)
-        origin = own_beam.clone()  # default: keep own row (dead beams)
-        next_token = torch.full((b, k), c.pad_id, dtype=torch.long, device=src.device)
-        next_token_lp = torch.zeros(b, k, device=src.device)
+        next_beam_logp, origin, next_token, next_token_lp = _dead_beams(b, k, c.pad_id, src.device)
         prefixes, prefix_lps = tokens[:, 1:].tolist(), token_lps.tolist()
         rule = _BeamRule(k, vocab, c.eos_id, length_penalty)
         tops = zip(top_logp.tolist(), top_index.tolist(), top_token_lp.tolist(), strict=True)

@@ -21,6 +21,7 @@ ALIGNMENT_FILE = "alignment.json"  # figures on gold alignments (workshop bench 
 CT2_DIR = "ctranslate2"  # its CTranslate2 export (python -m workshop ct2-export)
 NEIGHBOURS_INDEX_FILE = "sentence_index.npz"  # the neighbours view's index of the training pairs (lab/neighbours)
 DOUBT_FILE = "doubt.json"  # the page's unsure threshold and how often it is right, on the dev split (bench uncertainty)
+WORD_CONFIDENCE_FILE = "word_confidence.json"  # how often words of each shade were wrong on dev (bench word_confidence)
 
 # What training writes beside it (a run directory).
 TRAIN_CONFIG_FILE = "train_config.json"  # TrainConfig: what --resume and workshop.bench.quality rebuild from
@@ -53,7 +54,7 @@ REFERENCES_FILE = "reference_points.json"  # the run beside the shipped model an
 MODEL_DIR_NAMES = frozenset(
     {CONFIG_FILE, WEIGHTS_FILE, JOINT_TOKENIZER_FILE, SRC_TOKENIZER_FILE, TGT_TOKENIZER_FILE, MODEL_CARD_FILE}
     | {ALIGNMENT_FILE, CT2_DIR, NEIGHBOURS_INDEX_FILE, TRAIN_CONFIG_FILE, DATA_REPORT_FILE, SPLIT_RECORD_FILE}
-    | {RESULT_FILE, SPLITS_DIR, NAME_GUARD_FILE, DOUBT_FILE}
+    | {RESULT_FILE, SPLITS_DIR, NAME_GUARD_FILE, DOUBT_FILE, WORD_CONFIDENCE_FILE}
 )
 # Everything a run directory may hold: a new run (training --out) goes only into a folder holding nothing else; each
 # a regular file but these folders, and none a link (training/outputs.py).

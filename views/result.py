@@ -3,18 +3,24 @@ hypothesis the maps below show."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import streamlit as st
 
 from lab.attention.translate_with_maps import TextTranslation, notices, shown
 from lab.page.direction import Languages
 from lab.page.request import Request, stale_note
-from translate.translator import Candidate, Translation
+from translate.translator import Candidate, Translation, Translator
+from views.word_shading import show_word_confidence
 
 SNIPPET = 70  # characters of a sentence in the sentence picker
 
 
-def show_output(result: TextTranslation, request: Request, now: Request, langs: Languages) -> None:
-    """The whole translation, what was cut, and what it was computed from (marked when the page has changed since)."""
+def show_output(
+    result: TextTranslation, request: Request, now: Request, langs: Languages, translator: Translator
+) -> None:
+    """The whole translation, its words shaded by the model's confidence, what was cut, and what it was computed
+    from (marked when the page has changed since)."""
     note = stale_note(request, now)
     if note:
         with st.container(key="stale"):
@@ -22,6 +28,7 @@ def show_output(result: TextTranslation, request: Request, now: Request, langs: 
     st.markdown(f"**{langs.tgt}**")  # a language name: no user text goes through markdown
     with st.container(key="translation"):
         st.code(shown(result.text), language=None, wrap_lines=True)  # plain text: never rendered as HTML/markdown
+    show_word_confidence(result, translator, Path(request.model))
     for notice in notices(result):
         st.warning(notice)
     with st.container(key="provenance"), st.expander("Computed from: the model, the decoding and the source"):

@@ -34,6 +34,7 @@ BENCHES = {
     "screenshots": "screenshots of every view of the lab",
     "train_speed": "training-pipeline throughput on the real corpus",
     "uncertainty": 'how well the page\'s "unsure" warning finds wrong translations',
+    "word_confidence": "how often the words of each shade of the page's word confidence are wrong, on dev",
     "gpu_candidates": "(bash, on a GPU) several recipes side by side; the best ones exported",
     "gpu_teacher": "(bash, on a GPU) the distilled recipe's wider teacher, and its translations",
     "gpu_en_es": "(bash, on a GPU) the en-es recipe's first step at 4× the batch: its everyday figures and weights",

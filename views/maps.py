@@ -49,10 +49,13 @@ def map_choice(column: DeltaGenerator, maps: SentenceMaps, kind: Kind) -> tuple[
     """(layer, head or None for the mean) of one kind, chosen above its map; the last layer and the mean at first."""
     n_layers = maps.n_layers(kind)
     layer_box, head_box = column.columns([2, 3])  # room for "mean of heads"
+    # The last layer at first: set in Session State, never also as the widget's default (a hint or a click on the
+    # all-heads grid sets the layer there too, and Streamlit warns of a widget given both).
+    if st.session_state.get(LAYER_KEYS[kind]) not in range(n_layers):
+        st.session_state[LAYER_KEYS[kind]] = n_layers - 1
     layer = layer_box.selectbox(
         f"{KIND_TITLES[kind]}: layer",
         range(n_layers),
-        index=n_layers - 1,
         format_func=lambda i: f"layer {i + 1}",
         key=LAYER_KEYS[kind],
         label_visibility="collapsed",  # the options say "layer 2", "head 3": no label row above the map

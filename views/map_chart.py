@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import hashlib
 import math
 
 import altair as alt
 import numpy as np
+import pyarrow as pa
 import streamlit as st
 
 from lab.attention.map_views import MapView
@@ -43,6 +45,22 @@ def heatmap(
 def clickable_cells(chart: alt.Chart) -> alt.Chart:
     """The map with a click selection on its cells (for ``on_select``; kept out of downloaded charts)."""
     return clickable(chart, CELL_SELECTION, ["row", "col"])
+
+
+def arrow_spec(chart: alt.Chart | alt.LayerChart) -> dict:
+    """``chart`` as the Vega-Lite spec ``st.altair_chart`` sends, for ``st.vega_lite_chart``: its one data frame as an
+    Arrow dataset (Streamlit passes such bytes on untouched), no Altair theme (Streamlit's own look)."""
+    table = pa.Table.from_pandas(chart.data, preserve_index=False)
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    data = sink.getvalue().to_pybytes()
+    name = f"data-{hashlib.blake2b(data, digest_size=16).hexdigest()}"
+    inline: dict[str, object] = {}  # data of a layer of its own would land here: the maps have none
+    spec = chart.properties(data=alt.NamedData(name=name)).to_dict(context={"top_level": False, "datasets": inline})
+    assert not inline, "a map's layers share its one data frame"
+    spec["datasets"] = {name: data}
+    return spec
 
 
 def cell_clicked(maps: SentenceMaps, kind: Kind, words: bool) -> None:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import partial
 
+import numpy as np
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
@@ -15,7 +17,7 @@ from lab.attention.sentence_maps import KIND_TITLES, KINDS, Kind, SentenceMaps, 
 from lab.attention.token_focus import Followed, focus
 from lab.page.direction import Languages
 from lab.page.labels import captions, how_to_read, short_axis_titles
-from views.map_chart import cell_clicked, clickable_cells, grid_aids, heatmap
+from views.map_chart import arrow_spec, cell_clicked, clickable_cells, grid_aids, heatmap
 from views.reading_aids import follow_picker, show_legend
 from viz.focus import CELL_SELECTION, PANEL_SELECTION, focus_frame, picked
 from viz.heatmap import attention_frame, heads_grid
@@ -122,16 +124,43 @@ def draw_map(maps: SentenceMaps, kind: Kind, display: Display, langs: Languages)
     if too_big(view):
         st.info(too_big(view))
         return
-    lit = focus(maps, kind, display.followed, display.words)
-    weights = pick(view.weights, display.layers[kind], display.heads[kind])
-    chart = heatmap(view, weights, KIND_TITLES[kind], display.which(kind), langs, lit, shared_scale())
-    st.altair_chart(
-        clickable_cells(chart),
+    choice = (display.layers[kind], display.heads[kind], display.which(kind), display.words, display.followed)
+    spec = map_spec(maps, kind, *choice, langs, shared_scale())
+    st.vega_lite_chart(
+        spec,
         key=f"map_{kind}",
         width="stretch",
         on_select=partial(cell_clicked, maps, kind, display.words),
         selection_mode=CELL_SELECTION,
     )
+
+
+def maps_digest(maps: SentenceMaps) -> str:
+    """What tells one sentence's maps from another's for a cache: their tokens and weights."""
+    digest = hashlib.blake2b(repr((maps.src, maps.tgt_in, maps.tgt_out)).encode())
+    for weights in (maps.encoder, maps.decoder, maps.cross):
+        digest.update(np.ascontiguousarray(weights).data)
+    return digest.hexdigest()
+
+
+@st.cache_data(show_spinner=False, max_entries=64, hash_funcs={SentenceMaps: maps_digest})
+def map_spec(
+    maps: SentenceMaps,
+    kind: Kind,
+    layer: int,
+    head: int | None,
+    subtitle: str,
+    words: bool,
+    followed: Followed | None,
+    langs: Languages,
+    shared: bool,
+) -> dict:
+    """One kind's clickable map as sent to the browser, built once per result and what it shows: a rerun that shows
+    it again (another map's layer changed, another tab opened) sends it without building it again."""
+    view = map_view(maps, kind, words)
+    weights = pick(view.weights, layer, head)
+    chart = heatmap(view, weights, KIND_TITLES[kind], subtitle, langs, focus(maps, kind, followed, words), shared)
+    return arrow_spec(clickable_cells(chart))
 
 
 def panel_clicked(kind: Kind) -> None:

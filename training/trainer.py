@@ -96,19 +96,19 @@ def train_step(
         group["lr"] = lr_at(step, config.optim, time_progress)
     local_tokens = sum(b.n_tgt_tokens for b in micro_batches)
     total_tokens = all_reduce_sum(local_tokens, env)
-    ddp = getattr(loss_module, "_orig_mod", loss_module)  # torch.compile wraps the DDP module
     weight = config.optim.guided_alignment.weight
     loss_sum = nll_sum = align_sum = 0.0
+    ddp = isinstance(loss_module, DistributedDataParallel)
     for i, batch in enumerate(micro_batches):
         batch = batch.to(env.device)
         last = i == len(micro_batches) - 1
         # Gradients are all-reduced once per optimizer step, on the last micro-batch.
-        sync = ddp.no_sync() if isinstance(ddp, DistributedDataParallel) and not last else contextlib.nullcontext()
-        with sync:
+        with loss_module.no_sync() if ddp and not last else contextlib.nullcontext():
             with env.autocast():
                 loss, nll, align = loss_module(batch.src, batch.tgt_in, batch.tgt_out, batch.alignment)
-            # DDP averages gradients over processes; scaling by world/total makes it a per-token mean.
-            ((loss + weight * align) * env.world_size / total_tokens).backward()
+            # DDP averages gradients over processes: × world_size / all processes' tokens is a per-token mean.
+            scaled = (loss + weight * align) * env.world_size / total_tokens
+            scaled.backward()
         loss_sum += float(loss.detach())
         nll_sum += float(nll)
         align_sum += float(align.detach())
@@ -235,13 +235,16 @@ class Session:
 
 
 def loss_for(model: Transformer, run: RunContext) -> nn.Module:
-    """The loss module the steps call: wrapped in DDP with several processes, compiled if asked."""
+    """The loss module the steps call: compiled if asked, then wrapped in DDP with several processes (nanoGPT's
+    order: DDP stays the outer module, so the step can ask it not to sync)."""
     o = run.config.optim
     loss_module: nn.Module = TranslationLoss(model, o.label_smoothing, o.guided_alignment)
+    if run.config.run.compile:
+        loss_module = torch.compile(loss_module)
     if run.env.world_size > 1:
         device_ids = [run.env.device.index] if run.env.device.type == "cuda" else None
         loss_module = DistributedDataParallel(loss_module, device_ids=device_ids)
-    return torch.compile(loss_module) if run.config.run.compile else loss_module
+    return loss_module
 
 
 def train(

@@ -34,6 +34,7 @@ from lab.page.model_choices import (
     shipped_model,
 )
 from lab.page.request import Request
+from lab.whatif.subject import Subject
 from model.run_dir import WEIGHTS_FILE
 from model.weights import ModelLoadError
 from translate.model_dir import weights_dir
@@ -55,6 +56,7 @@ from views.steps_tab import beam_settings, show_steps
 from views.teach_tab import show_teach
 from views.toy_tab import show_toy
 from views.whatif_tab import show_whatif
+from views.word_alternatives import show_word_alternatives
 
 
 def weights_version(directory: str) -> int:
@@ -284,15 +286,40 @@ def show_translation(request: Request, current: Request, langs: Languages, besid
         show_output(result, request, current, langs, translator)
         guarded = result if r.name_guard or translator.guard is None else translate(*key, True)
         show_guard(result, translator, request, guarded)
+        clicked = st.container()  # filled below, once the sentence, the hypothesis and the maps' layer are known
     sentence = sentence_picker(result, langs)
     candidate = hypothesis_picker(sentence)
+    show_study(translator, request, result, sentence, candidate, langs, clicked)
+
+
+@st.fragment
+def show_study(
+    translator: Translator,
+    request: Request,
+    result: TextTranslation,
+    sentence: Translation,
+    candidate: Candidate,
+    langs: Languages,
+    clicked: DeltaGenerator,
+) -> None:
+    """The maps, the hint under them, the clicked word's alternatives (in ``clicked``) and the open tab: a fragment,
+    so that a layer, a head, a followed token or a tab reruns these alone, not the translation above them."""
+    if st.session_state.get("request") != request:  # a view asked for another sentence (a ranked line)
+        st.rerun()  # the whole page, with its new translation
+    version, r = weights_version(request.model), request
     maps = attention(request.model, version, tuple(sentence.src_ids), tuple(candidate.tokens))
     for problem in problems(maps):
         st.error(f"Broken attention invariant: {problem}")
     display, under = show_maps(maps, langs)  # a layer and a head per kind; other tabs follow cross's
+    options = DecodeOptions(beam_size=request.beam_size, length_penalty=request.length_penalty)
+    subject = Subject(
+        translator, r.model, tuple(sentence.src_ids), tuple(candidate.tokens), maps, options, display.layers["cross"]
+    )
+    with clicked:
+        show_word_alternatives(subject, candidate, sentence.guarded, langs)
     with under:  # right under the maps it speaks of
         show_example_hint(result, translator, request.model, langs)
-    tabs = views(translator, request, sentence, candidate, maps, display, langs)
+    tabs = views(translator, request, sentence, candidate, subject, display, langs)
     shown = st.tabs([title for title, _ in tabs], key="view", on_change="rerun")
     for tab, (_, view) in zip(shown, tabs, strict=True):
         if tab.open:  # only the open tab runs: the all-heads grid is computed only when asked for
@@ -305,11 +332,12 @@ def views(
     request: Request,
     sentence: Translation,
     candidate: Candidate,
-    maps: SentenceMaps,
+    subject: Subject,
     display: Display,
     langs: Languages,
 ) -> tuple[tuple[str, Callable[[], None]], ...]:
     """The tabs under the maps, (title, view) in order; a view runs only when its tab is open."""
+    maps = subject.maps
     enc, dec, head, words = display.layers["encoder"], display.layers["cross"], display.heads["cross"], display.words
     return (  # (tab title, view): the all-heads grid is heavy, so not first
         ("Alignment", partial(show_alignment, translator, request.model, request.text, maps, dec, head, words, langs)),
@@ -329,7 +357,7 @@ def views(
             ),
         ),
         ("Arithmetic of a weight", partial(show_arithmetic, translator, maps, enc, dec, head, langs)),
-        ("What if", partial(show_whatif, translator, request, sentence.src_ids, candidate.tokens, maps, dec, langs)),
+        ("What if", partial(show_whatif, subject, langs)),
         ("Where did it learn this?", partial(show_neighbours, translator, request, sentence, candidate, langs)),
         ("Teach a correction", partial(show_teach, translator, request, sentence, dec, head, words, langs)),
         (

@@ -108,7 +108,6 @@ FEATURE_TESTS = {
     "browser": "the app in a real browser",
     "house": "these rules",
     "shipped_model": "checkpoints/es-en",
-    "step_force": "forcing a step's candidate, from the step view into the What if tools",
     "step_panels": "the Step by step tab's smaller panels (viz and lab)",
     "steps_app": "the Step by step and positional tabs through AppTest",
     "train_page": "pages/1_Train.py through AppTest",

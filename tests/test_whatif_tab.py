@@ -76,7 +76,7 @@ def whatif_tab() -> None:
 
     from lab.attention.translate_with_maps import maps_of
     from lab.page.direction import languages
-    from lab.page.request import Request
+    from lab.whatif.subject import Subject
     from translate.translator import DecodeOptions, Translator
     from views.whatif_tab import show_whatif
 
@@ -86,8 +86,10 @@ def whatif_tab() -> None:
     result = translator.translate("El gato rojo 3.", DecodeOptions(beam_size=beam))
     tokens = result.best.tokens
     maps = maps_of(translator, result.src_ids, tokens)
-    request = Request(directory, "tiny", "El gato rojo 3.", beam, 1.0, 1)
-    show_whatif(translator, request, result.src_ids, tokens, maps, 0, languages(Path(directory)))
+    subject = Subject(
+        translator, directory, tuple(result.src_ids), tuple(tokens), maps, DecodeOptions(beam_size=beam), 0
+    )
+    show_whatif(subject, languages(Path(directory)))
 
 
 @pytest.fixture(params=[1, 3], ids=["greedy", "beam"])
@@ -102,9 +104,9 @@ def page(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, tiny_m
 
 def test_the_app_opens_the_what_if_tab(model_env: Path) -> None:
     at = translated(TEXT, "What if", timeout=120)
-    at.text_input(key="whatif_prefix").set_value("The blue").run()
+    at.radio(key="whatif_edit").set_value("drop").run()
     assert not at.exception, [e.message for e in at.exception]
-    assert at.main.get_by_key("whatif_forced_output").code[0].value.startswith("The blue")
+    assert shown(at, "whatif_edited_output") is not None
 
 
 def chart_titles(at: AppTest) -> str:
@@ -115,13 +117,9 @@ def shown(at: AppTest, key: str) -> str:
     return at.main.get_by_key(key).code[0].value
 
 
-def test_the_what_if_tab_forces_a_prefix_and_edits_the_source(page: AppTest) -> None:
+def test_the_what_if_tab_edits_the_source(page: AppTest) -> None:
     at = page
-    assert at.radio(key="whatif_tool").value == "Force the English"
-    at.text_input(key="whatif_prefix").set_value("The blue").run()
-    assert not at.exception, [e.message for e in at.exception]
-    assert shown(at, "whatif_forced_output").startswith("The blue")
-    at.radio(key="whatif_tool").set_value("Change the Spanish").run()
+    assert at.radio(key="whatif_tool").value == "Change the Spanish"
     at.radio(key="whatif_edit").set_value("drop").run()
     assert not at.exception, [e.message for e in at.exception]
     assert shown(at, "whatif_edited_output") is not None and "Change in cross-attention" in chart_titles(at)
@@ -165,12 +163,6 @@ def test_every_tool_runs_on_the_shipped_model(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setenv("LAB_MODEL_DIR", str(DEFAULT_MODEL))
     monkeypatch.setenv("WHATIF_BEAM", "1")
     at = AppTest.from_function(whatif_tab, default_timeout=180).run()
-    at.text_input(key="whatif_prefix").set_value("The dog").run()
-    assert shown(at, "whatif_forced_output").startswith("The dog")
-    assert "Cross-attention of the new output" in chart_titles(at)
-    (forced_map,) = [json.loads(c.proto.spec) for c in at.get("vega_lite_chart") if "new output" in c.proto.spec]
-    assert all(" → " in row for row in forced_map["encoding"]["y"]["sort"])  # rows labelled as in the maps: a → b
-    at.radio(key="whatif_tool").set_value("Change the Spanish").run()
     at.radio(key="whatif_edit").set_value("replace").run()
     at.text_input(key="whatif_new_word").set_value("perro").run()
     assert "dog" in shown(at, "whatif_edited_output")

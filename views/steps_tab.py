@@ -2,29 +2,22 @@
 
 from __future__ import annotations
 
-import hashlib
-
 import altair as alt
 import streamlit as st
 
 from lab.attention.beam_trace import FATES, NOT_YET, BeamStep, beam_trace, beam_tree, step_table
 from lab.attention.map_views import MapView, map_view, too_big
 from lab.attention.sentence_maps import SentenceMaps, pick
-from lab.attention.step_choices import Choice, choices, prefix_with
+from lab.attention.step_choices import Choice, choices
 from lab.attention.token_focus import Focus
 from lab.page.direction import Languages
-from lab.whatif.steering import MAX_SOURCE
-from lab.whatif.subject import Subject
-from translate.translator import DecodeOptions, Translator
+from translate.translator import Translator
 from views.map_chart import heatmap
-from views.whatif_tab import forced_for, show_beside_original
 from viz.beam_tree import beam_tree_chart, tree_frame
 from viz.choices import choice_chart, choice_frame
 
 BeamReplay = tuple[list[BeamStep], list[int]]  # every step of the search, and the output ids shown (EOS last)
 PLAY_SECONDS = 1.5  # one decoding step per tick while playing
-FORCED = "step_forced"  # session key: (source ids, output ids, step, token id) of the candidate the learner took
-PICK = "step_force_pick"  # the candidate box's key begins so: one box per step of an output (``pick_key``)
 SCORE_COLUMN = st.column_config.TextColumn(
     "score (once ended)",
     help=f"log-probability / length^penalty, given when a hypothesis ends with </s>; {NOT_YET} while it grows.",
@@ -99,7 +92,7 @@ def step_choice(maps: SentenceMaps, choice: Choice, step: int, beam: bool) -> No
 
 
 def step_body(
-    subject: Subject,
+    maps: SentenceMaps,
     steps: list[Choice],
     beam: BeamReplay | None,
     at: tuple[int, int | None],
@@ -107,14 +100,12 @@ def step_body(
     ticking: bool,
 ) -> None:
     """One step: the controls, the choice and the top alternatives beside both decoder maps with this row lit; then
-    the output continued from another candidate, if one was taken; then beam search's hypotheses and tree."""
+    beam search's hypotheses and tree. (Another candidate is taken by clicking its word beside the translation.)"""
     dec, head = at
-    maps = subject.maps
     controls, *columns = st.columns(3, gap="xsmall")
     with controls:
         step = current_step(len(steps), ticking)
         step_choice(maps, steps[step], step, beam is not None)
-        candidate_control(subject, steps[step])
     for column, kind, title in zip(
         columns,
         ("decoder", "cross"),
@@ -127,67 +118,8 @@ def step_body(
             continue
         with column, st.container(key=f"step_map_{kind}"):  # named for the browser test
             st.altair_chart(step_map(view, dec, head, step, title, langs), key=f"step_{kind}", width="stretch")
-    show_candidate_taken(subject, step, langs)
     if beam is not None:
         show_beam(beam, step)
-
-
-def pick_key(subject: Subject, step: int) -> str:
-    """The key of the candidate box at ``step`` of this output: a widget of its own for each step and prefix, since
-    one box shared by all steps kept another step's selection on screen while its options changed."""
-    prefix = repr((subject.src_ids, subject.tokens[:step])).encode()
-    return f"{PICK}_{step + 1}_{hashlib.blake2b(prefix, digest_size=6).hexdigest()}"
-
-
-def take_candidate(subject: Subject, choice: Choice, key: str) -> None:
-    """Force the candidate the box holds when the button is pressed: the token on screen."""
-    rank = st.session_state.get(key)
-    token = choice.top_ids[rank if rank is not None else min(1, len(choice.top_ids) - 1)]
-    st.session_state[FORCED] = (subject.src_ids, subject.tokens, choice.step, token)
-
-
-def candidate_control(subject: Subject, choice: Choice) -> None:
-    """Pick one of this step's top candidates and let the model continue from it (the What if tab's forcing)."""
-    if len(subject.src_ids) > MAX_SOURCE:
-        st.caption(f"Trying another candidate takes sentences of up to {MAX_SOURCE} subwords.")
-        return
-    if not choice.top_ids:
-        return
-    key = pick_key(subject, choice.step)
-    st.selectbox(
-        "Take another candidate here",
-        range(len(choice.top_ids)),
-        index=min(1, len(choice.top_ids) - 1),
-        format_func=lambda i: f"{i + 1}. {choice.top[i][0]}  (p = {choice.top[i][1]:.3f})",
-        key=key,
-    )
-    st.button(
-        "Continue with this token",
-        key="step_force_go",
-        on_click=take_candidate,
-        args=(subject, choice, key),
-        help="The output so far, then this token, is forced; the model writes the rest with the page's search.",
-    )
-
-
-def show_candidate_taken(subject: Subject, step: int, langs: Languages) -> None:
-    """The output continued from the candidate taken, beside the original: only at the step it was taken at, for
-    this output."""
-    taken = st.session_state.get(FORCED)
-    if not taken or tuple(taken[:3]) != (subject.src_ids, subject.tokens, step):
-        return
-    token = taken[3]
-    prefix = prefix_with(list(subject.tokens), step, token)
-    result = forced_for(subject, prefix)
-    tok = subject.translator.tokenizer
-    piece, own = tok.tgt.id_to_piece(token), tok.tgt.id_to_piece(subject.tokens[step])
-    taken_text = f"{piece} kept" if token == subject.tokens[step] else f"{piece} taken instead of {own}"
-    st.markdown(f"**At step {step + 1}, {taken_text}; the model continues with the page's {subject.search_name}**")
-    show_beside_original(subject, result, (f"the model's {langs.tgt}", "with the candidate"), "step_forced_output")
-    st.caption(
-        "Both log-probabilities are read from one teacher-forced pass each. Taking the model's own choice gives back "
-        "its output (tested); the What if tab shows the maps of any forced output."
-    )
 
 
 def show_beam(beam: BeamReplay, step: int) -> None:
@@ -227,11 +159,9 @@ def show_steps(
     )
     steps = choices(translator.model, translator.tokenizer, src_ids, tokens)
     replay = (beam_steps(directory, tuple(src_ids), *beam, _translator=translator), tokens) if beam else None
-    options = DecodeOptions(beam_size=beam[0], length_penalty=beam[1]) if beam else DecodeOptions()
-    subject = Subject(translator, directory, tuple(src_ids), tuple(tokens), maps, options, dec)
     ticking = bool(st.session_state.get("playing"))
     body = st.fragment(step_body, run_every=PLAY_SECONDS if ticking else None)
-    body(subject, steps, replay, (dec, head), langs, ticking)
+    body(maps, steps, replay, (dec, head), langs, ticking)
 
 
 def beam_settings(beam_size: int, length_penalty: float) -> tuple[int, float] | None:

@@ -1,4 +1,5 @@
-"""Force the English: the learner writes the start of the translation, the model continues it (greedy or beam).
+"""Force a beginning: the words before a clicked word kept, an alternative taken there, the model continues it
+(greedy or beam: views/word_alternatives.py).
 
 Forcing the model's own greedy prefix gives back the greedy output exactly (tests/test_whatif.py): the forced steps
 are the steps the search would have taken anyway.
@@ -8,7 +9,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from data.tokenizer import Tokenizer
 from lab.whatif.steering import GREEDY, Steered, output_limit, output_log_probs, search
 from model.transformer import Transformer
 from translate.translator import DecodeOptions
@@ -18,18 +18,12 @@ from translate.translator import DecodeOptions
 class Forced:
     """The output continued from a forced prefix, scored by the model beside the original output."""
 
-    prefix: list[int]  # the forced English subwords (no EOS)
+    prefix: list[int]  # the forced subwords (no EOS)
     tokens: list[int]  # the whole new output: prefix, then the model's continuation, EOS last
     log_prob: float  # log p(new output | source), teacher-forced
     original_log_prob: float  # log p(original output | source), teacher-forced
     truncated: bool  # the length limit cut the continuation
     cut_prefix: bool  # the prefix was longer than the output limit allows and was cut
-
-
-def prefix_ids(tokenizer: Tokenizer, text: str) -> list[int]:
-    """The English subwords of ``text`` as the model writes them (its tokenizer), without EOS."""
-    ids = tokenizer.encode_tgt(text)
-    return ids[:-1] if ids and ids[-1] == tokenizer.tgt.eos_id() else ids
 
 
 def force(

@@ -39,7 +39,7 @@ from lab.neighbours.sentence_index import load
 from lab.ranking import MAX_BYTES, MAX_LINES, MAX_WORK, Line, rank
 from lab.teaching.adapt import MAX_SECONDS, MAX_STEPS
 from lab.whatif.attribution import MAX_IG_STEPS, MAX_IG_WORK, attribute
-from lab.whatif.forced_prefix import force, prefix_ids
+from lab.whatif.forced_prefix import force
 from lab.whatif.head_ablation import MAX_SCANNED, ablate, all_heads, head_effects
 from lab.whatif.source_edits import edit_and_compare, edited_ids, source_words
 from lab.whatif.steering import MAX_SOURCE, output_limit
@@ -100,8 +100,9 @@ def whatif_rows(translator: Translator, piece: Translation, repeats: int) -> lis
     long_prefix = " ".join(PARAGRAPH) * 40  # far longer than any output: cut to the output limit
     heads = all_heads(model)
 
-    def forced() -> None:
-        result = force(model, src, prefix_ids(tok, long_prefix), out, BEAM)
+    def forced() -> None:  # a word's alternative at the last position: the longest prefix kept (cut to the limit)
+        choices(model, tok, src, out)
+        result = force(model, src, tok.encode_tgt(long_prefix)[:-1], out, BEAM)
         maps_of(translator, src, result.tokens)
 
     def heads_off() -> None:
@@ -110,7 +111,12 @@ def whatif_rows(translator: Translator, piece: Translation, repeats: int) -> lis
 
     limit = f"output ≤ {output_limit(model, src, BEAM)} tokens"
     return [
-        ("What if: force the English", f"{size}, a {len(long_prefix):,}-char prefix", seconds(forced, repeats), limit),
+        (
+            "A word's alternatives, the rest re-decoded",
+            f"{size}, a {len(long_prefix):,}-char prefix",
+            seconds(forced, repeats),
+            limit,
+        ),
         (
             "What if: switch heads off",
             f"{size}, all {len(heads)} heads off + scan",

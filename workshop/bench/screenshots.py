@@ -86,11 +86,8 @@ class Shooter:
 
 
 def what_if_shots(s: Shooter, page) -> None:  # page: playwright's Page
-    """One shot per What if tool, the forced English typed in first."""
+    """One shot per What if tool."""
     s.tab("What if")
-    page.locator(".st-key-whatif_prefix input").fill("The dog")
-    page.locator(".st-key-whatif_prefix input").press("Enter")
-    s.settle()
     for i, tool in enumerate(tools(languages(DEFAULT_MODEL))):
         if i:
             page.locator(".st-key-whatif_tool").get_by_text(tool).click()

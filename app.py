@@ -9,6 +9,7 @@ The Train page is ``pages/1_Train.py`` and needs nothing from here.
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import Callable
 from dataclasses import replace
@@ -41,22 +42,34 @@ from translate.model_dir import weights_dir
 from translate.settings import repo_relative, runs_folder
 from translate.translator import Candidate, DecodeOptions, Translation, Translator
 from views.alignment_tab import gold_picker, show_alignment
-from views.architecture import show_architecture_tab
-from views.arithmetic_tab import show_arithmetic
-from views.behaviour_tab import show_behaviour
 from views.compare_tab import ASKED, COMPARE_VIEW, TRANSLATE_PAGE, show_compare
 from views.guarded_result import GUARD_KEY, guard_switch, show_guard
 from views.input_check import show_example_hint, show_input_check, show_view
 from views.maps import ROOM_FOR_MAPS, Display, show_all_heads, show_maps
-from views.neighbours_tab import show_neighbours
-from views.positional_tab import show_positional
-from views.ranking_tab import show_ranking
 from views.result import hypothesis_picker, sentence_picker, show_output
 from views.steps_tab import beam_settings, show_steps
-from views.teach_tab import show_teach
-from views.toy_tab import show_toy
-from views.whatif_tab import show_whatif
 from views.word_alternatives import show_word_alternatives
+
+
+def lazy(module: str, name: str) -> Callable[..., None]:
+    """The view ``views.<module>.<name>``, imported when first called: a tab's module (and what it imports) loads
+    when its tab first opens, not with the first screen."""
+
+    def view(*args: object) -> None:
+        getattr(importlib.import_module(f"views.{module}"), name)(*args)
+
+    return view
+
+
+show_architecture_tab = lazy("architecture", "show_architecture_tab")
+show_arithmetic = lazy("arithmetic_tab", "show_arithmetic")
+show_behaviour = lazy("behaviour_tab", "show_behaviour")
+show_neighbours = lazy("neighbours_tab", "show_neighbours")
+show_positional = lazy("positional_tab", "show_positional")
+show_ranking = lazy("ranking_tab", "show_ranking")
+show_teach = lazy("teach_tab", "show_teach")
+show_toy = lazy("toy_tab", "show_toy")
+show_whatif = lazy("whatif_tab", "show_whatif")
 
 
 def weights_version(directory: str) -> int:
@@ -283,10 +296,9 @@ def show_translation(request: Request, current: Request, langs: Languages, besid
     translator = load_translator(request.model)
     with beside:
         show_input_check(result, translator, request.model, version, langs)
-        show_output(result, request, current, langs, translator)
+        clicked = show_output(result, request, current, langs, translator)  # the words to click go under it
         guarded = result if r.name_guard or translator.guard is None else translate(*key, True)
         show_guard(result, translator, request, guarded)
-        clicked = st.container()  # filled below, once the sentence, the hypothesis and the maps' layer are known
     sentence = sentence_picker(result, langs)
     candidate = hypothesis_picker(sentence)
     show_study(translator, request, result, sentence, candidate, langs, clicked)

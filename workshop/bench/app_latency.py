@@ -30,6 +30,7 @@ import statistics
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import altair as alt
 
@@ -209,7 +210,7 @@ def browser_latency(model: Path, rounds: int, computation_ms: float) -> None:
     expected = {s: translate_text(translator, s).text for s in (*BROWSER_SENTENCES, long_text, worst_text)}
     example = translate_text(translator, examples_for(languages(model))[0].source).text  # the first screen's
     env = dict(os.environ, LAB_MODEL_DIR=str(model), LAB_THREADS=os.environ.get("LAB_THREADS", "1"))
-    parts: dict[str, list[dict[str, float]]] = {}
+    parts: dict[str, list[dict[str, float]]] = {}  # case → the profile of each of its clicks
     with running_app(env) as url, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1600, "height": 1200})
@@ -218,69 +219,75 @@ def browser_latency(model: Path, rounds: int, computation_ms: float) -> None:
             box = page.get_by_label("Spanish sentence")
             box.wait_for(timeout=60_000)
 
-            def click_to_charts(sentence: str, case: str) -> float:
+            def click_to_charts(sentence: str, case: str) -> None:
                 box.fill(sentence)
-                got = measure(
-                    lambda: page.get_by_role("button", name="Translate").click(),
-                    lambda: page.wait_for_function(VIEWS_DRAWN, arg=expected[sentence], timeout=60_000),
+                parts.setdefault(case, []).append(
+                    measure(
+                        lambda: page.get_by_role("button", name="Translate").click(),
+                        lambda: page.wait_for_function(VIEWS_DRAWN, arg=expected[sentence], timeout=60_000),
+                    )
                 )
-                parts.setdefault(case, []).append(got)
-                return got["click → maps drawn"]
 
-            def layer_change(layer: int) -> float:
+            def layer_change(layer: int) -> None:
                 page.locator(".st-key-cross_layer").click()  # the list opens; the clock starts at the pick
                 option = page.get_by_role("option", name=f"layer {layer + 1}", exact=True)
                 option.wait_for(timeout=60_000)
-                got = measure(
-                    option.click, lambda: page.wait_for_function(LAYER_DRAWN, arg=f"layer {layer + 1},", timeout=60_000)
-                )
-                parts.setdefault("layer change", []).append(got)
-                return got["click → maps drawn"]
+                drawn = lambda: page.wait_for_function(LAYER_DRAWN, arg=f"layer {layer + 1},", timeout=60_000)  # noqa: E731
+                parts.setdefault("layer change", []).append(measure(option.click, drawn))
 
-            first = click_to_charts(BROWSER_SENTENCES[0], "first click")  # includes loading the model into the server
-            new = [click_to_charts(s, "new sentence") for s in BROWSER_SENTENCES[1:]]
-            again = [
-                click_to_charts(BROWSER_SENTENCES[i % len(BROWSER_SENTENCES)], "cached sentence") for i in range(rounds)
-            ]
-            layers = [layer_change(i % translator.model.config.n_decoder_layers) for i in range(rounds)]
-            long_ms = click_to_charts(long_text, "5,000 characters")
+            click_to_charts(BROWSER_SENTENCES[0], "first click")  # includes loading the model into the server
+            for sentence in BROWSER_SENTENCES[1:]:
+                click_to_charts(sentence, "new sentence")
+            for i in range(rounds):
+                click_to_charts(BROWSER_SENTENCES[i % len(BROWSER_SENTENCES)], "cached sentence")
+            for i in range(rounds):
+                layer_change(i % translator.model.config.n_decoder_layers)
+            click_to_charts(long_text, "5,000 characters")
             grid = measure(
                 lambda: page.get_by_role("tab", name="All heads").click(),
                 lambda: page.wait_for_function(TAB_DRAWN, timeout=60_000),
             )
+            parts["open 'All heads'"] = [grid]
             page.get_by_role("tab", name="Alignment").click()
             page.wait_for_function(TAB_DRAWN, timeout=60_000)
-            worst_ms = click_to_charts(worst_text, "5,000 characters, no punctuation")
-        for _ in range(rounds):  # a new user on this warm server: the first screen, box and the example's maps
-            newcomer = browser.new_page(viewport={"width": 1280, "height": 800})
-            with browser_probe(newcomer) as measure_new:
-                newcomer.goto("about:blank")
-                got = measure_new(
-                    lambda page=newcomer: page.goto(url),
-                    lambda page=newcomer: page.wait_for_function(VIEWS_DRAWN, arg=example, timeout=60_000),
-                )
-            parts.setdefault("new user, first screen", []).append(got)
-            newcomer.close()
+            click_to_charts(worst_text, "5,000 characters, no punctuation")
+        parts["new user, first screen"] = [first_screen(browser, url, example) for _ in range(rounds)]
         browser.close()
-    print(f"browser Translate -> output + 3 charts, first click (loads the model):  {first:7.1f} ms")
-    print(f"browser Translate -> output + 3 charts, new sentence:   {summary(new)}")
-    print(f"browser Translate -> output + 3 charts, cached result:  {summary(again)}")
-    print(f"browser cross-attention layer changed -> 3 charts:      {summary(layers)}")
-    first_screens = [run["click → maps drawn"] for run in parts["new user, first screen"]]
-    print(f"browser new user on the warm server -> box + example's 3 charts: {summary(first_screens)}   target 1.5 s")
-    print(
-        f"browser Translate -> output + 3 charts, 5,000 characters: {long_ms:7.1f} ms, "
-        f"{parts['5,000 characters'][0]['bytes received']:,.0f} bytes received   target <= 3 s, <= 5 MB"
-    )
-    print(
-        f"browser then open 'All heads' -> grid drawn:             {grid['click → maps drawn']:7.1f} ms, "
-        f"{grid['bytes received']:,.0f} bytes received"
-    )
-    print(
-        f"browser Translate -> output + 3 charts, 5,000 characters without punctuation: {worst_ms:7.1f} ms, "
-        f"{parts['5,000 characters, no punctuation'][0]['bytes received']:,.0f} bytes received"
-    )
+    print_browser_summary(parts)
     print_browser({case: median_parts(runs) for case, runs in parts.items()}, computation_ms)
+
+
+def first_screen(browser: Any, url: str, example: str) -> dict[str, float]:
+    """A new user on the warm server, on a laptop's screen: from opening the page to the box and the worked
+    example's three maps drawn (``browser``: Playwright's Browser)."""
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    with browser_probe(page) as measure:
+        page.goto("about:blank")
+        opened = measure(
+            lambda: page.goto(url), lambda: page.wait_for_function(VIEWS_DRAWN, arg=example, timeout=60_000)
+        )
+    page.close()
+    return opened
+
+
+BROWSER_LINES = (  # (case, what it times, its target)
+    ("first click", "Translate -> output + 3 charts, first click (loads the model)", ""),
+    ("new sentence", "Translate -> output + 3 charts, new sentence", ""),
+    ("cached sentence", "Translate -> output + 3 charts, cached result", ""),
+    ("layer change", "cross-attention layer changed -> 3 charts", ""),
+    ("new user, first screen", "new user on the warm server -> box + example's 3 charts", "target 1.5 s"),
+    ("5,000 characters", "Translate -> output + 3 charts, 5,000 characters", "target <= 3 s, <= 5 MB"),
+    ("open 'All heads'", "then open 'All heads' -> grid drawn", ""),
+    ("5,000 characters, no punctuation", "Translate -> output + 3 charts, 5,000 characters without punctuation", ""),
+)
+
+
+def print_browser_summary(parts: dict[str, list[dict[str, float]]]) -> None:
+    for case, what, target in BROWSER_LINES:
+        runs = parts[case]
+        ms = [run["click → maps drawn"] for run in runs]
+        received = statistics.median(run["bytes received"] for run in runs)
+        print(f"browser {what + ':':68} {summary(ms)}, {received:,.0f} bytes received   {target}".rstrip())
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,4 +1,4 @@
-"""The Translate page's work per click (issue 68): no warning on the first screen, the maps and tabs rerun alone."""
+"""The maps of the Translate page (views/maps.py): the first screen opens its example without a Session State warning."""
 
 from __future__ import annotations
 

@@ -296,10 +296,9 @@ def show_translation(request: Request, current: Request, langs: Languages, besid
     translator = load_translator(request.model)
     with beside:
         show_input_check(result, translator, request.model, version, langs)
-        show_output(result, request, current, langs, translator)
+        clicked = show_output(result, request, current, langs, translator)  # the words to click go under it
         guarded = result if r.name_guard or translator.guard is None else translate(*key, True)
         show_guard(result, translator, request, guarded)
-        clicked = st.container()  # filled below, once the sentence, the hypothesis and the maps' layer are known
     sentence = sentence_picker(result, langs)
     candidate = hypothesis_picker(sentence)
     show_study(translator, request, result, sentence, candidate, langs, clicked)

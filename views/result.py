@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from lab.attention.translate_with_maps import TextTranslation, notices, shown
 from lab.page.direction import Languages
@@ -18,9 +19,9 @@ SNIPPET = 70  # characters of a sentence in the sentence picker
 
 def show_output(
     result: TextTranslation, request: Request, now: Request, langs: Languages, translator: Translator
-) -> None:
+) -> DeltaGenerator:
     """The whole translation, its words shaded by the model's confidence, what was cut, and what it was computed
-    from (marked when the page has changed since)."""
+    from (marked when the page has changed since); returns the place under the shading, for the words to click."""
     note = stale_note(request, now)
     if note:
         with st.container(key="stale"):
@@ -29,11 +30,13 @@ def show_output(
     with st.container(key="translation"):
         st.code(shown(result.text), language=None, wrap_lines=True)  # plain text: never rendered as HTML/markdown
     show_word_confidence(result, translator, Path(request.model))
+    clicked = st.container()
     for notice in notices(result):
         st.warning(notice)
     with st.container(key="provenance"), st.expander("Computed from: the model, the decoding and the source"):
         st.text(f"Model: {request.model_label}  ·  decoding: {request.settings}")  # plain text, never markdown
         st.code(request.text, language=None, wrap_lines=True)
+    return clicked
 
 
 def sentence_picker(result: TextTranslation, langs: Languages) -> Translation:

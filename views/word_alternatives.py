@@ -5,6 +5,7 @@ the model writes the rest of the sentence after it (the prefix kept, the choice 
 from __future__ import annotations
 
 import hashlib
+import re
 
 import streamlit as st
 
@@ -49,6 +50,11 @@ def key_of(subject: Subject) -> str:
     return hashlib.blake2b(repr((subject.src_ids, subject.tokens)).encode(), digest_size=6).hexdigest()
 
 
+def literal(text: str) -> str:
+    """``text`` as a pill shows it: Streamlit reads a pill's label as Markdown, so every sign of it is escaped."""
+    return re.sub(r"([\\`*_{}\[\]()#+\-.!|~<>$:=&])", r"\\\1", text)
+
+
 def restored(text: str, guarded: Guarded | None) -> tuple[str, str]:
     """``text`` with the name guard's originals put back, and why not when they cannot be."""
     if guarded is None or not guarded.swaps:
@@ -57,6 +63,7 @@ def restored(text: str, guarded: Guarded | None) -> tuple[str, str]:
     return (back, "") if back is not None else (text, f"shown as the model wrote it: {why}")
 
 
+@st.fragment  # a click here reruns this panel alone, not the page and its maps
 def show_word_alternatives(subject: Subject, candidate: Candidate, guarded: Guarded | None, langs: Languages) -> None:
     """The words of the output shown, to click; a word's alternatives, to pick; the sentence rewritten after it."""
     if len(subject.src_ids) > MAX_SOURCE:
@@ -68,21 +75,21 @@ def show_word_alternatives(subject: Subject, candidate: Candidate, guarded: Guar
     w = st.pills(
         "Click a word: what else could the model write there?",
         range(len(words)),
-        format_func=lambda i: words[i].text,
+        format_func=lambda i: literal(words[i].text),
         key=f"word_{key}",
     )
     if w is None:
         return
     word, start = words[w], words[w].positions[0]
     choice = step_choices(subject.directory, subject.src_ids, subject.tokens, _translator=subject.translator)[start]
-    first = f" (its first piece, {choice.token})" if len(word.positions) > 1 else ""
+    first = f" (its first piece, {literal(choice.token)})" if len(word.positions) > 1 else ""
     if word.stand_in:
-        st.caption(f"“{word.text}” was put back by the name guard; the model wrote {word.stand_in} here.")
+        st.caption(f"“{literal(word.text)}” was put back by the name guard; the model wrote {word.stand_in} here.")
     pieces = [tok.tgt.id_to_piece(i).replace("▁", "") or "▁" for i in choice.top_ids]
     a = st.pills(
-        f"Instead of “{word.text}”{first}, given the words before it, the model's top {len(pieces)}:",
+        f"Instead of “{literal(word.text)}”{first}, given the words before it, the model's top {len(pieces)}:",
         range(len(pieces)),
-        format_func=lambda i: f"{pieces[i]} · {choice.top[i][1]:.2f}",
+        format_func=lambda i: f"{literal(pieces[i])} · {choice.top[i][1]:.2f}",
         key=f"alternative_{key}_{w}",
     )
     if a is None:
@@ -101,9 +108,10 @@ def show_word_alternatives(subject: Subject, candidate: Candidate, guarded: Guar
         st.code(text, language=None, wrap_lines=True)
     difference = result.log_prob - result.original_log_prob
     st.caption(
-        f"The words before it kept, {pieces[a]} forced, the rest written by the model ({subject.search_name}). "
+        f"The words before it kept, {literal(pieces[a])} forced, the rest written by the model ({subject.search_name}). "
         f"log p = {result.log_prob:.3f} against the original's {result.original_log_prob:.3f} (Δ {difference:+.3f}; "
-        "lower: less likely to the model, not a worse translation)." + (f" {why[:1].upper()}{why[1:]}." if why else "")
+        "lower: less likely to the model, not a worse translation)."
+        + (f" {literal(why[:1].upper() + why[1:])}." if why else "")
     )
     if result.truncated:
         st.warning("The rest stopped at the output length limit.")

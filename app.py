@@ -301,7 +301,9 @@ def show_translation(request: Request, current: Request, langs: Languages, besid
         show_guard(result, translator, request, guarded)
     sentence = sentence_picker(result, langs)
     candidate = hypothesis_picker(sentence)
-    show_study(translator, request, result, sentence, candidate, langs, clicked)
+    with clicked:  # outside the maps' fragment, whose reruns would draw it again below itself
+        show_word_alternatives(translator, request, sentence, candidate, langs)
+    show_study(translator, request, result, sentence, candidate, langs)
 
 
 @st.fragment
@@ -312,10 +314,9 @@ def show_study(
     sentence: Translation,
     candidate: Candidate,
     langs: Languages,
-    clicked: DeltaGenerator,
 ) -> None:
-    """The maps, the hint under them, the clicked word's alternatives (in ``clicked``) and the open tab: a fragment,
-    so that a layer, a head, a followed token or a tab reruns these alone, not the translation above them."""
+    """The maps, the hint under them and the open tab: a fragment, so that a layer, a head, a followed token or a tab
+    reruns these alone, not the translation above them."""
     if st.session_state.get("request") != request:  # a view asked for another sentence (a ranked line)
         st.rerun()  # the whole page, with its new translation
     version, r = weights_version(request.model), request
@@ -327,8 +328,6 @@ def show_study(
     subject = Subject(
         translator, r.model, tuple(sentence.src_ids), tuple(candidate.tokens), maps, options, display.layers["cross"]
     )
-    with clicked:
-        show_word_alternatives(subject, candidate, sentence.guarded, langs)
     with under:  # right under the maps it speaks of
         show_example_hint(result, translator, request.model, langs)
     tabs = views(translator, request, sentence, candidate, subject, display, langs)

@@ -15,11 +15,11 @@ from lab.attention.step_choices import Choice, choices, prefix_with
 from lab.attention.translate_with_maps import maps_of
 from lab.page.direction import Languages
 from lab.page.output_words import output_words
+from lab.page.request import Request
 from lab.whatif.forced_prefix import Forced, force
 from lab.whatif.steering import MAX_SOURCE
-from lab.whatif.subject import Subject
 from translate.name_guard import Guarded
-from translate.translator import Candidate, DecodeOptions, Translator
+from translate.translator import Candidate, DecodeOptions, Translation, Translator
 from views.map_chart import heatmap
 
 
@@ -45,9 +45,9 @@ def forced(
     return result, maps_of(_translator, list(src_ids), result.tokens)
 
 
-def key_of(subject: Subject) -> str:
+def key_of(src_ids: list[int], tokens: list[int]) -> str:
     """The word pickers' keys: their own for each sentence and output, so a new output starts unpicked."""
-    return hashlib.blake2b(repr((subject.src_ids, subject.tokens)).encode(), digest_size=6).hexdigest()
+    return hashlib.blake2b(repr((src_ids, tokens)).encode(), digest_size=6).hexdigest()
 
 
 def literal(text: str) -> str:
@@ -64,24 +64,21 @@ def restored(text: str, guarded: Guarded | None) -> tuple[str, str]:
 
 
 @st.fragment  # a click here reruns this panel alone, not the page and its maps
-def show_word_alternatives(subject: Subject, candidate: Candidate, guarded: Guarded | None, langs: Languages) -> None:
+def show_word_alternatives(
+    translator: Translator, request: Request, sentence: Translation, candidate: Candidate, langs: Languages
+) -> None:
     """The words of the output shown, to click; a word's alternatives, to pick; the sentence rewritten after it."""
-    if len(subject.src_ids) > MAX_SOURCE:
+    src_ids, tokens, tok = sentence.src_ids, candidate.tokens, translator.tokenizer
+    if len(src_ids) > MAX_SOURCE:
         st.caption(f"Alternatives to a word take sentences of up to {MAX_SOURCE} subwords.")
         return
-    tok = subject.translator.tokenizer
-    words = output_words(tok, candidate, guarded)
-    key = key_of(subject)
-    w = st.pills(
-        "Click a word: what else could the model write there?",
-        range(len(words)),
-        format_func=lambda i: literal(words[i].text),
-        key=f"word_{key}",
-    )
+    words, key = output_words(tok, candidate, sentence.guarded), key_of(src_ids, tokens)
+    label = "Click a word: what else could the model write there?"
+    w = st.pills(label, range(len(words)), format_func=lambda i: literal(words[i].text), key=f"word_{key}")
     if w is None:
         return
     word, start = words[w], words[w].positions[0]
-    choice = step_choices(subject.directory, subject.src_ids, subject.tokens, _translator=subject.translator)[start]
+    choice = step_choices(request.model, tuple(src_ids), tuple(tokens), _translator=translator)[start]
     first = f" (its first piece, {literal(choice.token)})" if len(word.positions) > 1 else ""
     if word.stand_in:
         st.caption(f"“{literal(word.text)}” was put back by the name guard; the model wrote {word.stand_in} here.")
@@ -92,33 +89,37 @@ def show_word_alternatives(subject: Subject, candidate: Candidate, guarded: Guar
         format_func=lambda i: f"{literal(pieces[i])} · {choice.top[i][1]:.2f}",
         key=f"alternative_{key}_{w}",
     )
-    if a is None:
-        return
-    prefix = prefix_with(list(subject.tokens), start, choice.top_ids[a])
-    result, maps = forced(
-        subject.directory,
-        subject.src_ids,
-        tuple(prefix),
-        subject.tokens,
-        subject.options,
-        _translator=subject.translator,
-    )
-    text, why = restored(tok.decode_tgt(result.tokens), guarded)
+    if a is not None:
+        show_rewritten(translator, request, sentence, tokens, prefix_with(tokens, start, choice.top_ids[a]), langs)
+
+
+def show_rewritten(
+    translator: Translator,
+    request: Request,
+    sentence: Translation,
+    original: list[int],
+    prefix: list[int],
+    langs: Languages,
+) -> None:
+    """The output continued from ``prefix`` with the page's search, its log-probability beside the ``original``
+    output's, and its cross-attention (last layer, mean of heads)."""
+    options = DecodeOptions(beam_size=request.beam_size, length_penalty=request.length_penalty)
+    src_ids, tokens = tuple(sentence.src_ids), tuple(original)
+    result, maps = forced(request.model, src_ids, tuple(prefix), tokens, options, _translator=translator)
+    text, why = restored(translator.tokenizer.decode_tgt(result.tokens), sentence.guarded)
     with st.container(key="rewritten"):
         st.code(text, language=None, wrap_lines=True)
-    difference = result.log_prob - result.original_log_prob
+    search = "greedy search" if options.beam_size <= 1 else f"beam search (beam {options.beam_size})"
+    piece = literal(translator.tokenizer.tgt.id_to_piece(prefix[-1]).replace("▁", ""))
     st.caption(
-        f"The words before it kept, {literal(pieces[a])} forced, the rest written by the model ({subject.search_name}). "
-        f"log p = {result.log_prob:.3f} against the original's {result.original_log_prob:.3f} (Δ {difference:+.3f}; "
-        "lower: less likely to the model, not a worse translation)."
+        f"The words before it kept, {piece} forced, the rest written by the model ({search}). log p = "
+        f"{result.log_prob:.3f} against the original's {result.original_log_prob:.3f} (Δ "
+        f"{result.log_prob - result.original_log_prob:+.3f}; lower: less likely to the model, not a worse translation)."
         + (f" {literal(why[:1].upper() + why[1:])}." if why else "")
     )
     if result.truncated:
         st.warning("The rest stopped at the output length limit.")
     with st.expander("Cross-attention of the new translation"):
-        view = map_view(maps, "cross")
-        which = f"layer {subject.layer + 1}, mean of heads"
-        chart = heatmap(
-            view, pick(view.weights, subject.layer, None), "Cross-attention of the new translation", which, langs
-        )
-        st.altair_chart(chart, key="rewritten_map")
+        view, layer = map_view(maps, "cross"), translator.model.config.n_decoder_layers - 1
+        title, which = "Cross-attention of the new translation", f"layer {layer + 1} (the last), mean of heads"
+        st.altair_chart(heatmap(view, pick(view.weights, layer, None), title, which, langs), key="rewritten_map")

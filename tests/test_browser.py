@@ -292,3 +292,36 @@ def test_the_maps_stand_side_by_side_and_readable_on_a_laptop_and_a_desktop(
     assert not cut, cut
     assert_one_readable_row(maps, 3, screen)
     assert_one_readable_row(steps, 2, screen)
+
+
+# --- the lab the other way round: checkpoints/en-es as the model ---
+
+EN_ES = DEFAULT_MODEL.parent / "en-es"
+MAP_TEXT = "() => Array.from(document.querySelectorAll('.st-key-views svg text')).map(t => t.textContent).join(' | ')"
+
+
+@pytest.fixture
+def en_es_app_url(tmp_path: Path) -> Iterator[str]:
+    if not (EN_ES / "model.safetensors").exists():
+        pytest.skip(f"{EN_ES} is not shipped")
+    env = dict(os.environ, LAB_MODEL_DIR=str(EN_ES), LAB_RUNS_DIR=str(tmp_path / "runs"), LAB_THREADS="1")
+    with running_app(env | {"OMP_NUM_THREADS": "1"}, tmp_path / "streamlit.log", timeout=60) as url:
+        yield url
+
+
+def test_english_to_spanish_translates_and_names_english_on_the_maps(en_es_app_url: str, tmp_path: Path) -> None:
+    with browser_page({"width": 1600, "height": 1000}) as (page, page_errors):
+        page.goto(en_es_app_url)
+        box = page.get_by_label("English sentence")
+        box.wait_for(timeout=PATIENCE_MS)
+        box.fill("Where is the station?")
+        page.get_by_role("button", name="Translate").click()
+        output = page.locator(".st-key-translation")
+        output.get_by_text("estación").first.wait_for(timeout=PATIENCE_MS)
+        page.wait_for_function(f"({MAP_TEXT})().includes('English')", timeout=PATIENCE_MS)
+        page.screenshot(path=str(tmp_path / "en-es.png"), full_page=True)
+        labels, spanish = page.evaluate(MAP_TEXT), output.inner_text()
+        exceptions = page.locator('[data-testid="stException"]').count()
+    assert "¿Dónde está la estación?" in spanish, spanish
+    assert "English" in labels and "Spanish" in labels and "station" in labels, labels
+    assert exceptions == 0 and not page_errors, page_errors

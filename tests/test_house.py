@@ -107,7 +107,8 @@ def test_lab_is_grouped_by_concern() -> None:
 FEATURE_TESTS = {
     "browser": "the app in a real browser",
     "house": "these rules",
-    "shipped_model": "checkpoints/es-en",
+    "shipped_model": "checkpoints/es-en and checkpoints/en-es",
+    "requirements": "requirements*.txt, pyproject.toml and .ci/run say the same",
     "step_panels": "the Step by step tab's smaller panels (viz and lab)",
     "steps_app": "the Step by step and positional tabs through AppTest",
     "train_page": "pages/1_Train.py through AppTest",

@@ -72,4 +72,7 @@ def test_the_shipped_model_ships_its_calibration_and_the_legend_quotes_it() -> N
 def test_the_page_shades_the_translation(model_env: Path) -> None:
     at = translated("El perro azul 7.")
     shaded = at.main.get_by_key("word_confidence")
-    assert shaded is not None and any("Shade: the model's probability" in c.value for c in at.caption)
+    assert any(
+        "Words this pale are" in m.value and "shade is the model's probability" in m.help for m in shaded.markdown
+    )
+    assert [b for b in at.button_group if str(b.key).startswith("word_")]  # the words to click, shaded by CSS

@@ -21,6 +21,7 @@ from lab.whatif.steering import MAX_SOURCE
 from translate.name_guard import Guarded
 from translate.translator import Candidate, DecodeOptions, Translation, Translator
 from views.map_chart import heatmap
+from views.word_shading import pill_shades
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -73,8 +74,9 @@ def show_word_alternatives(
         st.caption(f"Alternatives to a word take sentences of up to {MAX_SOURCE} subwords.")
         return
     words, key = output_words(tok, candidate, sentence.guarded), key_of(src_ids, tokens)
-    label = "Click a word: what else could the model write there?"
+    label = "Each word shaded by how sure the model was of it; click one for what else it could write there"
     w = st.pills(label, range(len(words)), format_func=lambda i: literal(words[i].text), key=f"word_{key}")
+    st.html(pill_shades(f"word_{key}", words))  # each word's pill in its shade
     if w is None:
         return
     word, start = words[w], words[w].positions[0]

@@ -39,31 +39,42 @@ def legend(calibration: Calibration | None) -> str:
     edges = (0.0, *EDGES, 1.0)
     items = []
     for shade, colour in enumerate(SHADES):
-        span = f"p {edges[shade]:.2f}–{edges[shade + 1]:.2f}"
         band = calibration.bands[shade] if calibration else None
-        if band and band.words:
-            span += f": wrong about {round(10 * band.wrong / band.words)} in 10 times"
+        wrong = f"{round(10 * band.wrong / band.words)} in 10" if band and band.words else "not measured"
+        span = f"wrong about {wrong} times (p {edges[shade]:.2f}–{edges[shade + 1]:.2f})"
         items.append(f'<span style="{STYLE};background:{colour};color:{INK[shade]}">{span}</span>')
     items.append(f'<span style="{STYLE};{GUARD_STYLE}">put back by the name guard</span>')
-    return "<div style='font-size:0.85em'>" + " ".join(items) + "</div>"
+    return "<div style='font-size:0.75em'>Words this pale are " + " ".join(items) + "</div>"
 
 
-def legend_caption(calibration: Calibration | None, model_dir: Path) -> str:
+def legend_help(calibration: Calibration | None, model_dir: Path) -> str:
+    """How the shade and the legend's figures are measured."""
+    shade = "The shade is the model's probability for each word (a word of several subwords: its least sure piece). "
     if calibration is None:
-        return (
-            "Shade: the model's probability for each word (a word of several subwords: its least sure piece). How "
-            f"often words this pale are wrong is not measured for this model (`python -m workshop bench "
-            f"word_confidence --model {model_dir.name} --write`)."
+        return shade + (
+            "How often words this pale are wrong is not measured for this model: "
+            f"`python -m workshop bench word_confidence --model {model_dir.name} --write`."
         )
-    return (
-        "Shade: the model's probability for each word (a word of several subwords: its least sure piece; hover a "
-        f"word for its figure). “Wrong” is measured on {calibration.measured}: a word not among the reference "
-        "translation's words. A sure word can still be wrong, and an unsure one right."
+    return shade + (
+        f"“Wrong” is measured on {calibration.measured}: a word not among the reference translation's words "
+        "(a bag of words, lowercased). A sure word can still be wrong, and an unsure one right."
     )
 
 
+def pill_shades(key: str, words: list[OutputWord]) -> str:
+    """CSS giving the pill of each word (the words to click, ``st.pills`` of ``key``) its shade."""
+    rules = []
+    for i, word in enumerate(words):
+        pill = f'.st-key-{key} button[data-variant="pills"]:nth-of-type({i + 1})'
+        look = GUARD_STYLE if word.stand_in else f"background:{SHADES[word.shade]};color:{INK[word.shade]}"
+        rules.append(f"{pill} {{{look}}}")
+    rules.append(f'.st-key-{key} button[aria-checked="true"] {{outline:3px solid #dc2626}}')
+    return "<style>" + "\n".join(rules) + "</style>"
+
+
 def show_word_confidence(result: TextTranslation, translator: Translator, model_dir: Path) -> None:
-    """Every word of the best translation of every sentence, shaded, then the legend."""
+    """The legend of the shades; for a text of several sentences, every word of it shaded (the words to click, of
+    the sentence shown, carry their shades too)."""
     words = [
         word
         for sentence in result.sentences
@@ -72,10 +83,9 @@ def show_word_confidence(result: TextTranslation, translator: Translator, model_
     if not words or not all(w.stand_in or w.prob == w.prob for w in words):
         return  # nothing written, or a record without its tokens' probabilities
     calibration = load_calibration(model_dir)
-    spans = " ".join(word_span(w) for w in words[:MAX_WORDS])
     with st.container(key="word_confidence"):
-        st.markdown(f"<div>{spans}</div>", unsafe_allow_html=True)
-        if len(words) > MAX_WORDS:
-            st.caption(f"The first {MAX_WORDS} of {len(words):,} words are shaded.")
-        st.markdown(legend(calibration), unsafe_allow_html=True)
-        st.caption(legend_caption(calibration, model_dir))
+        if len(result.sentences) > 1:
+            st.markdown("<div>" + " ".join(word_span(w) for w in words[:MAX_WORDS]) + "</div>", unsafe_allow_html=True)
+            if len(words) > MAX_WORDS:
+                st.caption(f"The first {MAX_WORDS} of {len(words):,} words are shaded.")
+        st.markdown(legend(calibration), unsafe_allow_html=True, help=legend_help(calibration, model_dir))

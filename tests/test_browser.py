@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import itertools
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from conftest import BROWSER_MARKS, PATIENCE_MS, browser_page
 
+from lab.attention.step_choices import choices, prefix_with
 from lab.page.examples import EXAMPLES
+from lab.page.output_words import output_words
+from lab.whatif.forced_prefix import force
 from translate.translator import DEFAULT_MODEL, Translator
 from viz.heatmap import MIN_HEIGHT
 from workshop.bench.app_latency import long_input
@@ -325,3 +329,44 @@ def test_english_to_spanish_translates_and_names_english_on_the_maps(en_es_app_u
     assert "¿Dónde está la estación?" in spanish, spanish
     assert "English" in labels and "Spanish" in labels and "station" in labels, labels
     assert exceptions == 0 and not page_errors, page_errors
+
+
+BEAUTIFUL = "La semana pasada mi hermana compró un coche rojo muy bonito en el centro."
+PILL_BACKGROUNDS = """(name) => Array.from(document.querySelectorAll('[role="radiogroup"]'))
+    .filter(group => group.getAttribute('aria-label').startsWith(name))
+    .flatMap(group => Array.from(group.querySelectorAll('button')))
+    .map(pill => getComputedStyle(pill).backgroundColor)"""
+
+
+def test_click_a_word_of_the_translation_and_pick_an_alternative(shipped_app_url: str, tmp_path: Path) -> None:
+    """At 1280×800: every word of the translation is shaded, "beautiful" lists the model's alternatives, and picking
+    the second keeps the words before it and lets the model write the rest: the output of that forced prefix."""
+    translator = Translator.load(DEFAULT_MODEL)
+    result = translator.translate(BEAUTIFUL)
+    words = output_words(translator.tokenizer, result.best)
+    beautiful = next(w for w in words if w.text == "beautiful")
+    step = choices(translator.model, translator.tokenizer, result.src_ids, result.best.tokens)[beautiful.positions[0]]
+    prefix = prefix_with(result.best.tokens, step.step, step.top_ids[1])
+    expected = translator.tokenizer.decode_tgt(
+        force(translator.model, result.src_ids, prefix, result.best.tokens).tokens
+    )
+    with browser_page(LAPTOP) as (page, page_errors):
+        translate_in(page, shipped_app_url, BEAUTIFUL)
+        clickable = page.get_by_role("radiogroup", name=re.compile("^Each word shaded"))
+        clickable.get_by_role("radio", name="beautiful", exact=True).click()
+        alternatives = page.get_by_role("radiogroup", name=re.compile("^Instead of “beautiful”"))
+        alternatives.get_by_role("radio").nth(1).click()
+        page.locator(".st-key-rewritten code").wait_for(timeout=PATIENCE_MS)
+        page.wait_for_function(SETTLED, timeout=PATIENCE_MS)
+        shades = page.evaluate(PILL_BACKGROUNDS, "Each word shaded")
+        listed = alternatives.get_by_role("radio").all_inner_texts()
+        rewritten = page.locator(".st-key-rewritten code").inner_text().strip()
+        legend = page.get_by_text("Words this pale are").count()
+        page.screenshot(path=str(tmp_path / "alternative.png"))
+        exceptions = page.locator('[data-testid="stException"]').count()
+    assert exceptions == 0 and not page_errors, page_errors
+    assert len(shades) == len(words) and legend == 1
+    shaded = [c for c, w in zip(shades, words, strict=True) if w.text != "beautiful"]  # the picked one is marked
+    assert all(c not in ("rgba(0, 0, 0, 0)", "rgb(255, 255, 255)") for c in shaded), shades
+    assert listed == [f"{piece.lstrip('▁')} · {p:.2f}" for piece, p in step.top], listed
+    assert rewritten == expected and rewritten.startswith("Last week my sister bought a very ")

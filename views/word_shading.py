@@ -85,7 +85,7 @@ def show_word_confidence(result: TextTranslation, translator: Translator, model_
     calibration = load_calibration(model_dir)
     with st.container(key="word_confidence"):
         if len(result.sentences) > 1:
-            st.markdown("<div>" + " ".join(word_span(w) for w in words[:MAX_WORDS]) + "</div>", unsafe_allow_html=True)
+            st.html("<div>" + " ".join(word_span(w) for w in words[:MAX_WORDS]) + "</div>")  # escaped, no Markdown
             if len(words) > MAX_WORDS:
                 st.caption(f"The first {MAX_WORDS} of {len(words):,} words are shaded.")
         st.markdown(legend(calibration), unsafe_allow_html=True, help=legend_help(calibration, model_dir))

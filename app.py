@@ -39,8 +39,9 @@ from lab.whatif.subject import Subject
 from model.run_dir import WEIGHTS_FILE
 from model.weights import ModelLoadError
 from translate.model_dir import weights_dir
+from translate.name_guard import MarkError
 from translate.settings import repo_relative, runs_folder
-from translate.translator import Candidate, DecodeOptions, Translation, Translator
+from translate.translator import KEEP_HELP, Candidate, DecodeOptions, Translation, Translator
 from views.alignment_tab import gold_picker, show_alignment
 from views.compare_tab import ASKED, COMPARE_VIEW, TRANSLATE_PAGE, show_compare
 from views.guarded_result import GUARD_KEY, guard_switch, show_guard
@@ -96,7 +97,7 @@ def translate(
     directory: str, version: int, text: str, beam_size: int, length_penalty: float, n_best: int, name_guard: bool
 ) -> TextTranslation:
     """The translation of every piece of the text: one cached call per (model, text, decoding settings, guard)."""
-    options = DecodeOptions(beam_size=beam_size, length_penalty=length_penalty, n_best=n_best, name_guard=name_guard)
+    options = DecodeOptions(beam_size, length_penalty, n_best, name_guard=name_guard, marks=True)
     return translate_text(load_translator(directory), text, options)
 
 
@@ -241,6 +242,7 @@ def source_input(choice: ModelChoice, settings: tuple[int, float, int], langs: L
         height=80,
         max_chars=5000,
         placeholder=placeholder(langs),
+        help=KEEP_HELP,
         on_change=forget_picks,
     )
     # Streamlit forgets a widget's value while another page runs: keep the text under a key of our own.
@@ -292,6 +294,9 @@ def show_translation(request: Request, current: Request, langs: Languages, besid
         result = translate(*key, r.name_guard)
     except ModelLoadError as err:
         st.error(f"This model cannot be loaded: {str(err).replace(str(request.model), repo_relative(request.model))}")
+        return
+    except MarkError as err:
+        beside.error(f"Words to keep as typed: {err}.")
         return
     translator = load_translator(request.model)
     with beside:

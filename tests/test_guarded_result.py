@@ -13,6 +13,7 @@ from streamlit.testing.v1 import AppTest
 
 from model.run_dir import NAME_GUARD_FILE
 from translate.name_guard import NameGuard
+from translate.translator import KEEP_HELP
 from views.guarded_result import GUARD_KEY
 
 
@@ -95,3 +96,18 @@ def test_the_model_alone_names_the_swaps_of_the_guarded_translation_never_a_fres
     at.button(key="unguard").click().run()
     assert not at.exception
     assert beside(at) == ["Name guard off: the model alone reads the text as typed (the guard would read 789 as 12)."]
+
+
+def test_a_span_marked_to_keep_is_said_kept_as_you_asked_or_not_kept(guarded_model: Path) -> None:
+    at = translate(AppTest.from_file(APP, default_timeout=60).run(), "El gato rojo [[7]].")
+    assert (
+        at.text_area(key="source").help
+        == KEEP_HELP
+        == "Wrap words in [[ ]] to keep them as typed (under the name guard)."
+    )
+    assert beside(at)[0].startswith("7 → read as 12 (kept as you asked): this model met few names")
+    assert "7" in at.main.get_by_key("translation").code[0].value
+    translate(at, "El gato [[Ana]] 3.")  # the toy model never writes Mary: Ana is lost, and the page says so
+    assert "Not kept as typed, as you asked: Ana." in [w.value for w in at.warning]
+    translate(at, "El gato [[rojo 3.")
+    assert at.error[0].value == "Words to keep as typed: [[ at character 9: expected ]] after the words to keep."

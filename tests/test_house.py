@@ -107,6 +107,7 @@ def test_lab_is_grouped_by_concern() -> None:
 FEATURE_TESTS = {
     "browser": "the app in a real browser",
     "house": "these rules",
+    "keep_as_typed": "spans marked [[ ]] kept as typed: the guard, the translator and the CLI",
     "shipped_model": "checkpoints/es-en and checkpoints/en-es",
     "requirements": "requirements*.txt, pyproject.toml and .ci/run say the same",
     "step_panels": "the Step by step tab's smaller panels (viz and lab)",

@@ -5,11 +5,13 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 from itertools import islice
 from pathlib import Path
 
 from model.weights import ModelLoadError
-from translate.translator import DEFAULT_MODEL, UNRESTORED, DecodeOptions, Translation, Translator
+from translate.name_guard import MarkError, unmarked
+from translate.translator import DEFAULT_MODEL, KEEP_HELP, UNRESTORED, DecodeOptions, Translation, Translator
 
 CHUNK_LINES = 2000  # standard input is read, translated and written this many lines at a time
 MAX_BEAM, MAX_BATCH, MAX_PENALTY = 64, 4096, 10.0  # the bounds of a command line's decoding options
@@ -53,14 +55,15 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m translate",
         description="Translate with a model directory (the shipped one: Spanish to English). Standard input is "
         f"translated in batches of {CHUNK_LINES} lines sorted by length, one output line per input line, in order; "
-        "a long line is translated sentence by sentence, as the app does.",
+        f"a long line is translated sentence by sentence, as the app does. {KEEP_HELP[:-1]}: "
+        "'[[Rosa]] es mi hermana.' gives 'Rosa is my sister.'.",
     )
     parser.add_argument("text", nargs="*", help="sentences to translate (default: read standard input line by line)")
     parser.add_argument("--model", type=Path, default=DEFAULT_MODEL, help=f"model directory (default: {DEFAULT_MODEL})")
     add_decode_arguments(parser, n_best=True)
     parser.add_argument("--device", default="cpu")
     args = parser.parse_args(argv)
-    options = decode_options(args)
+    options = replace(decode_options(args), marks=True)
     try:
         translator = Translator.load(args.model, args.device)
     except ModelLoadError as err:
@@ -69,6 +72,11 @@ def main(argv: list[str] | None = None) -> int:
     lines = args.text or stdin_lines()
     number = 0
     for chunk in _chunks(lines, CHUNK_LINES):
+        for n, line in enumerate(chunk, number + 1):
+            try:
+                unmarked(line)
+            except MarkError as err:
+                refuse_unless(False, f"line {n}: {err}")
         for line, results in zip(chunk, translate_lines(translator, chunk, options, args.batch_size), strict=True):
             number += 1
             _warn(translator, number, line, results)
@@ -117,20 +125,23 @@ def _warn(translator: Translator, number: int, line: str, results: list[Translat
     """Notes on standard error for input line ``number``: characters left out, a source or an output cut short, what
     the name guard swapped."""
     where = f"line {number}: "
-    left_out = translator.tokenizer.src_reading(line).left_out if results else ()
+    left_out = translator.tokenizer.src_reading(unmarked(line)[0]).left_out if results else ()
     if left_out:
         print(f"note: {where}left out, not in the model's vocabulary: {' '.join(left_out)}", file=sys.stderr)
     if any(r.truncated for r in results):
         print(f"warning: {where}input cut to {translator.max_src_len} subwords", file=sys.stderr)
     if any(r.best.truncated for r in results):
         print(f"warning: {where}output cut at the length limit (the model had not finished)", file=sys.stderr)
-    swaps = [f"{s.original} → {s.stand_in}" for r in results if r.guarded for s in r.guarded.swaps]
+    kept = " (kept as you asked)"
+    swaps = [f"{s.original} → {s.stand_in}{kept * s.kept}" for r in results if r.guarded for s in r.guarded.swaps]
     if swaps:
         print(
             f"note: {where}name guard: read {', '.join(swaps)}, then put back (--no-name-guard: off)", file=sys.stderr
         )
     for note in {r.guard_note for r in results if r.guard_note}:
         print(f"note: {where}{note}", file=sys.stderr)
+    if not_kept := [span for r in results for span in r.not_kept]:
+        print(f"warning: {where}not kept as typed, as asked: {', '.join(not_kept)}", file=sys.stderr)
     if unrestored := sum(r.unrestored for r in results):
         print(f"note: {where}name guard: {unrestored} {UNRESTORED}", file=sys.stderr)
 

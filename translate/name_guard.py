@@ -113,6 +113,7 @@ class Swap:
     kind: str  # one of KINDS, or "month"
     out: str = ""  # the stand-in as the translation writes it, where not as read ("octubre" → "October")
     back: str = ""  # what goes back there ("May" for "mayo")
+    kept: bool = False  # marked [[ ]] by the user: put back exactly as typed
 
     @property
     def written(self) -> str:
@@ -147,8 +148,42 @@ class Guarded:
     def originals(self) -> dict[str, str]:
         """Each stand-in's original as put back: a name typed in lowercase capitalised ("ana" → "Ana")."""
         return {
-            s.written: s.back or (s.original if s.kind == "number" else capitalised(s.original)) for s in self.swaps
+            s.written: s.back or (s.original if s.kind == "number" or s.kept else capitalised(s.original))
+            for s in self.swaps
         }
+
+
+class MarkError(ValueError):
+    """A text whose [[ ]] marks do not pair."""
+
+
+def unmarked(text: str) -> tuple[str, list[tuple[int, int]]]:
+    """``text`` without its [[ ]] marks ("keep this as typed") and the (start, end) in it of each marked span, its
+    spaces trimmed; MarkError saying what was expected where the marks do not pair or hold nothing."""
+    pieces, spans, opened, length, last = [], [], -1, 0, 0
+    for m in re.finditer(r"\[\[|\]\]", text):
+        pieces.append(text[last : m.start()])
+        length, last, where = length + len(pieces[-1]), m.end(), f"{m.group()} at character {m.start() + 1}"
+        if m.group() == "[[" and opened >= 0:
+            raise MarkError(f"{where}: expected ]] to close the [[ before it first")
+        if m.group() == "]]" and opened < 0:
+            raise MarkError(f"{where}: expected a [[ before it")
+        if m.group() == "]]":
+            inside = "".join(pieces)[opened:]
+            if not inside.strip():
+                raise MarkError(f"{where}: expected words to keep between [[ and ]]")
+            start = opened + len(inside) - len(inside.lstrip())
+            spans.append((start, start + len(inside.strip())))
+        opened, opened_at = (length, where) if m.group() == "[[" else (-1, "")
+    if opened >= 0:
+        raise MarkError(f"{opened_at}: expected ]] after the words to keep")
+    return "".join(pieces) + text[last:], spans
+
+
+def marked(text: str) -> list[str]:
+    """The spans of ``text`` marked [[ ]], as typed."""
+    plain_text, spans = unmarked(text)
+    return [plain_text[a:b] for a, b in spans]
 
 
 @functools.lru_cache(maxsize=256)  # a guard's sentences share a few sets: compiled once each
@@ -340,17 +375,23 @@ class NameGuard:
         return votes
 
     # --- the guard ------------------------------------------------------------------------------------------
-    def protect(self, text: str, attempt: int = 0) -> Guarded:
+    def protect(self, text: str, attempt: int = 0, find: bool = True, marks: bool = False) -> Guarded:
         """``text`` (NFC-normalised) with each name, place and number read as a stand-in (``Guarded.swaps`` empty:
         nothing to do); a later ``attempt`` starts from each kind's next stand-in (the model drops "Tom" in "Mi
-        hermano Tom")."""
+        hermano Tom"). With ``marks``, a span marked [[ ]] is read as a name's stand-in (a number's: digits), its
+        marks removed, and put back as typed; ``find`` False: those alone."""
         typed, text = text, unicodedata.normalize("NFC", text)
-        spans = self._entities(text)
+        text, marks = unmarked(text) if marks else (text, [])
+        digits = lambda a, b: any(c.isdigit() for c in text[a:b]) and not re.search(r"[^\W\d_]", text[a:b])  # noqa: E731
+        kept = [(a, b, "kept number" if digits(a, b) else "kept male") for a, b in marks]
+        found = [(a, b, k) for a, b, k in self._entities(text) if find and all(b <= x or a >= y for x, y in marks)]
+        spans = sorted(kept + found)
         taken = {plain(w) for w in WORD.findall(text)}
         free = {k: [s for s in self.stand_ins.get(k, ()) if plain(s) not in taken] for k in KINDS}
         pools = {k: pool[attempt:] + pool[:attempt] if k != "number" else list(pool) for k, pool in free.items()}
         swaps, pieces, end = [], [], 0
         for start, stop, kind in spans:
+            keep, kind = kind.startswith("kept "), kind.removeprefix("kept ")
             if kind == "month":
                 swaps.append(self._month_swap(text[start:stop]))
                 pieces += [text[end:start], swaps[-1].stand_in]
@@ -370,7 +411,7 @@ class NameGuard:
             for other in pools.values():
                 if stand_in in other:
                     other.remove(stand_in)
-            swaps.append(Swap(text[start:stop], stand_in, kind))
+            swaps.append(Swap(text[start:stop], stand_in, kind, kept=keep))
             pieces += [text[end:start], stand_in]
             end = stop
         left = " ".join([*pieces[::2], text[end:]])  # a name left to the model may come out as a stand-in: María → Mary

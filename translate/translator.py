@@ -16,7 +16,7 @@ from model.decode import Hypothesis, beam_search, greedy
 from model.run_dir import NAME_GUARD_FILE
 from model.transformer import Transformer
 from translate.model_dir import load_model
-from translate.name_guard import Guarded, NameGuard
+from translate.name_guard import Guarded, NameGuard, marked, unmarked
 from translate.settings import REPO_ROOT
 from translate.source_language import is_source_language, looks_like
 
@@ -24,6 +24,7 @@ DEFAULT_MODEL = REPO_ROOT / "checkpoints" / "es-en"
 GUARD_ATTEMPTS = 3  # stand-in sets tried before a sentence is translated as typed
 RETRIED_SWAPS = 4  # more swaps, no second try: the shipped model failed 19 such once, another set saved 1
 UNRESTORED = "of the n best left out: their stand-ins did not come back exactly once each"
+KEEP_HELP = "Wrap words in [[ ]] to keep them as typed (under the name guard)."
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,7 @@ class DecodeOptions:
     max_len_a: float = 1.5
     max_len_b: int = 10
     name_guard: bool = True  # names, places and numbers read as stand-ins and put back (translate/name_guard.py)
+    marks: bool = False  # what a user typed (the page, the CLI): spans wrapped in [[ ]] kept as typed
 
 
 @dataclass(frozen=True)
@@ -62,6 +64,12 @@ class Translation:
     @property
     def text(self) -> str:
         return self.best.text
+
+    @property
+    def not_kept(self) -> list[str]:
+        """The spans marked [[ ]] in the source that the translation does not hold as typed."""
+        kept = {s.original for s in self.guarded.swaps if s.kept} if self.guarded else set()
+        return [span for span in marked(self.source) if span not in kept]
 
 
 class Translator:
@@ -97,14 +105,19 @@ class Translator:
         """Translate several sentences at once, under the name guard when the model has one and ``options`` ask:
         a sentence whose stand-ins do not come back exactly once each is tried again with other stand-ins, when
         it reads differently and has few of them, then translated again as typed. A sentence that is not in the
-        model's source language (translate/source_language.py) is not guarded: its names are not the guard's to read."""
+        model's source language (translate/source_language.py) is not guarded: its names are not the guard's to read.
+        A span marked [[ ]] is kept as typed, in any language (NameGuard.protect); marks that do not pair: MarkError."""
+        plain = [unmarked(t)[0] for t in texts] if options.marks else texts  # [[ ]] unpaired: MarkError, first
         if self.guard is None or not options.name_guard:
-            return self.decode_batch(texts, options)
+            off = "this model has none" if self.guard is None else "switched off"
+            out = self.decode_batch(plain, options)
+            note = f"[[ ]] not kept: keeping words as typed needs the name guard ({off})"
+            return [replace(r, source=t, guard_note=note * (t != p)) for r, t, p in zip(out, texts, plain, strict=True)]
         out: list[Translation | None] = [None] * len(texts)
-        why = {i: foreign(t, self.guard.lang) for i, t in enumerate(texts) if not is_source_language(t, self.guard)}
-        todo, read = [i for i in range(len(texts)) if i not in why], {i: set() for i in range(len(texts))}
+        other = {i: foreign(t, self.guard.lang) for i, t in enumerate(plain) if not is_source_language(t, self.guard)}
+        todo, read, why = list(range(len(texts))), {i: set() for i in range(len(texts))}, dict(other)
         for attempt in range(GUARD_ATTEMPTS):  # each try with other stand-ins, for the sentences still failing
-            guarded = {i: self.guard.protect(texts[i], attempt) for i in todo}
+            guarded = {i: self.guard.protect(texts[i], attempt, i not in other, options.marks) for i in todo}
             todo = [i for i in todo if guarded[i].read_as not in read[i]]  # read as before, it fails as before
             again = []
             for i, result in zip(todo, self.decode_batch([guarded[i].read_as for i in todo], options), strict=True):
@@ -115,9 +128,16 @@ class Translator:
             todo = again
             if not todo:
                 break
+        failed = [i for i, r in enumerate(out) if r is None and i not in other and options.marks and marked(texts[i])]
+        guarded = {i: self.guard.protect(texts[i], 0, False, True) for i in failed}  # what the user marked, alone
+        for i, result in zip(failed, self.decode_batch([guarded[i].read_as for i in failed], options), strict=True):
+            if (kept := guarded_result(guarded[i], result)[0]) is not None:
+                out[i] = replace(kept, guard_note=f"name guard off for this sentence but for [[ ]]: {why[i]}")
         todo = [i for i, result in enumerate(out) if result is None]
-        for i, result in zip(todo, self.decode_batch([texts[i] for i in todo], options), strict=True):
-            out[i] = replace(result, guard_note=f"name guard off for this sentence: {why[i]}")
+        for i, result in zip(todo, self.decode_batch([plain[i] for i in todo], options), strict=True):
+            out[i] = replace(result, source=texts[i], guard_note=f"name guard off for this sentence: {why[i]}")
+        for i in other.keys() - set(todo):  # in another language: only what was marked [[ ]] was guarded
+            out[i] = replace(out[i], guard_note=f"name guard off for this sentence: {other[i]}")
         return out  # type: ignore[return-value]
 
     def decode_batch(self, texts: list[str], options: DecodeOptions = DecodeOptions()) -> list[Translation]:

@@ -58,7 +58,7 @@ def show_compare(
     )
     picked = st.selectbox("Model B", list(same_way), key=MODEL_B, format_func=same_way.get)
     other = load(picked)
-    options = DecodeOptions(request.beam_size, request.length_penalty, name_guard=request.name_guard)
+    options = DecodeOptions(request.beam_size, request.length_penalty, name_guard=request.name_guard, marks=True)
     own = other.translate(sentence.source, options).text
     a_side, b_side = st.columns(2)
     a_side.markdown(f"**A** · {request.model_label}")

@@ -14,6 +14,7 @@ from lab.page.request import Request
 from model.run_dir import NAME_GUARD_FILE
 from translate.name_guard import NameGuard
 from translate.translator import UNRESTORED, Translator
+from views.word_alternatives import literal
 
 GUARD_KEY = "name_guard"  # the session's switch: on for every new translation, until switched off
 KEPT_GUARD = "kept_name_guard"  # the switch, kept while the Train page runs
@@ -56,16 +57,20 @@ def show_guard(
 ) -> None:
     """Beside the translation: each swap ("Ana → read as Mary") and why, or where the guard gave up; with the guard
     off, what it read in ``guarded`` (the same text's translation under the guard: the stand-ins of the try it
-    used). Nothing for a model without a guard. (A swap's words are letters, digits and ``:.,/'-`` only,
-    translate/name_guard.WORD: safe in Markdown.)"""
+    used); spans marked [[ ]] the translation lost, and for a model without a guard, why (a kept span is any text:
+    escaped for Markdown)."""
     guard = translator.guard
+    if not_kept := [literal(span) for s in result.sentences for span in s.not_kept]:
+        st.warning(f"Not kept as typed, as you asked: {', '.join(not_kept)}.", icon="⚠️")
     if guard is None:
+        for note in {s.guard_note for s in result.sentences if s.guard_note}:
+            st.caption(f"{note[:1].upper()}{note[1:]}.")
         return
     several = len(result.sentences) > 1
     with st.container(key="guard"):
         if not request.name_guard:
             used = guarded.sentences if guarded is not None else ()
-            would = [f"{w.original} as {w.stand_in}" for s in used if s.guarded for w in s.guarded.swaps]
+            would = [f"{literal(w.original)} as {w.stand_in}" for s in used if s.guarded for w in s.guarded.swaps]
             st.caption(
                 "Name guard off: the model alone reads the text as typed"
                 + (f" (the guard would read {', '.join(would)})." if would else ".")
@@ -74,7 +79,8 @@ def show_guard(
             return
         swaps = [w for s in result.sentences if s.guarded for w in s.guarded.swaps]
         if swaps:
-            read = "; ".join(f"{w.original} → read as {w.stand_in}" for w in swaps)
+            asked = lambda w: " (kept as you asked)" if w.kept else ""  # noqa: E731
+            read = "; ".join(f"{literal(w.original)} → read as {w.stand_in}{asked(w)}" for w in swaps)
             st.info(
                 f"{read}: this model met few names in training, mostly {stand_ins(guard)}, and copies those; each "
                 "is put back after translating. The maps show what the model read."
@@ -82,7 +88,7 @@ def show_guard(
         for i, s in enumerate(result.sentences):
             which = f"Sentence {i + 1}: " if several else ""
             if note := s.guard_note:
-                st.caption(f"{which}{note[:1].upper()}{note[1:]}; translated as typed.")
+                st.caption(f"{which}{note[:1].upper()}{note[1:]}{'; translated as typed' * (not s.guarded)}.")
             if s.unrestored:
                 st.caption(f"{which}{s.unrestored} {UNRESTORED}.")
         if swaps or any(s.guard_note for s in result.sentences):

@@ -14,6 +14,7 @@ import torch
 from lab.attention.sentence_maps import SentenceMaps
 from model.attention_maps import inspect
 from model.layers import sinusoidal_table
+from translate.name_guard import unmarked
 from translate.settings import MAX_THREADS
 from translate.translator import DecodeOptions, Translation, Translator
 
@@ -102,8 +103,10 @@ def set_threads(setting: str | None) -> int:
 
 def translate_text(translator: Translator, text: str, options: DecodeOptions | None = None) -> TextTranslation:
     """Translate ``text`` piece by piece (``Translator.pieces``, batched); maps are computed later, per hypothesis."""
-    results = translator.translate_all(translator.pieces(text), options or DecodeOptions(), batch_size=BATCH)
-    return TextTranslation(text, results, translator.max_src_len, translator.tokenizer.src_reading(text).left_out)
+    options = options or DecodeOptions()
+    read = translator.tokenizer.src_reading(unmarked(text)[0] if options.marks else text)  # unpaired: MarkError
+    results = translator.translate_all(translator.pieces(text), options, batch_size=BATCH)
+    return TextTranslation(text, results, translator.max_src_len, read.left_out)
 
 
 def maps_of(translator: Translator, src_ids: list[int], tokens: list[int]) -> SentenceMaps:

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import sacrebleu
 
-from data.corpus import read_pairs_file
+from data.corpus import Pair, read_pairs_file
 from data.noise import typed
 from lab.page.language_check import MIN_TOKEN_PROB, WRONG_BELOW, doubt_of, token_prob
 from lab.page.unfamiliar import FarFigures, loop, reading
@@ -32,7 +32,7 @@ from training.prepare import model_split
 from translate.translator import DEFAULT_MODEL, DecodeOptions, Translator
 from workshop.bounds import within
 
-FAR = {"es": Path(__file__).with_name("far-es-en.tsv")}  # by source language
+FAR = Path(__file__).with_name("far-es-en.tsv")  # Spanish<TAB>English; read the other way round for English → Spanish
 THRESHOLDS = (0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7)
 
 
@@ -61,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
         warned = [w for p, w in zip(probs, wrong, strict=True) if p < threshold]
         precision = sum(warned) / max(1, len(warned))
         print(f"| {threshold} | {len(warned)} | {precision:.2f} | {sum(warned) / max(1, n_wrong):.2f} |")
-    far = far_figures(translator, dev, written, args.far or FAR.get(translator.guard.lang if translator.guard else ""))
+    far = far_figures(translator, dev, written, args.far or FAR)
     if args.write:
         doubt = doubt_of(probs, wrong, f"{len(probs):,} dev translations, written and typed")
         doubt = replace(doubt, far=far)
@@ -72,11 +72,13 @@ def main(argv: list[str] | None = None) -> int:
 
 def far_figures(translator: Translator, dev: list, written: list, far_file: Path | None) -> FarFigures | None:
     """The far sign on the dev split (its translations as written) and on ``far_file``, printed side by side; None
-    when the model has no guard (no corpus counts) or there is no far list for its source language."""
+    when the model has no guard (no corpus counts). The far list is read the other way round for an English source."""
     if translator.guard is None or far_file is None:
-        print("far sign: not measured (the model has no name guard, or no far list for its source language)")
+        print("far sign: not measured (the model has no name guard: no corpus counts)")
         return None
     pairs = read_pairs_file(far_file)
+    if far_file == FAR and translator.guard.lang == "en":  # the same sentences, English → Spanish
+        pairs = [Pair(p.tgt, p.src) for p in pairs]
     far = translator.translate_all([p.src for p in pairs], DecodeOptions(), batch_size=32)
     chrf = sacrebleu.metrics.CHRF()
     rows = []

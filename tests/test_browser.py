@@ -31,7 +31,7 @@ pytestmark = BROWSER_MARKS
 def translate_in(page, url: str, text: str) -> None:  # page: playwright's Page
     """Open the app, type ``text`` in the Spanish box and press Translate (what follows is each test's own)."""
     page.goto(url)
-    box = page.get_by_label("Spanish sentence")
+    box = page.get_by_role("textbox", name="Spanish sentence")
     box.wait_for(timeout=PATIENCE_MS)
     box.fill(text)
     page.get_by_role("button", name="Translate").click()
@@ -45,7 +45,7 @@ def test_translate_in_a_real_browser(app_url: str, tmp_path: Path) -> None:
             lambda ws: ws.on("framereceived", lambda data: received.__setitem__(0, received[0] + len(data))),
         )
         page.goto(app_url)
-        box = page.get_by_label("Spanish sentence")
+        box = page.get_by_role("textbox", name="Spanish sentence")
         box.wait_for(timeout=PATIENCE_MS)
         pages = [link.inner_text().strip() for link in page.locator('[data-testid="stSidebarNavLink"]').all()]
         box.fill("Hola mundo")
@@ -273,8 +273,8 @@ def test_the_maps_stand_side_by_side_and_readable_on_a_laptop_and_a_desktop(
     with browser_page(screen) as (page, _):
         page.goto(shipped_app_url)
         page.wait_for_function(f"({RENDERED_VIEWS})() >= 3 && ({SETTLED})()", timeout=PATIENCE_MS)
-        first, cut = page.get_by_label("Spanish sentence").input_value(), page.evaluate(CUT_PLACEHOLDERS)
-        page.get_by_label("Spanish sentence").fill(THIRTEEN)
+        first, cut = page.get_by_role("textbox", name="Spanish sentence").input_value(), page.evaluate(CUT_PLACEHOLDERS)
+        page.get_by_role("textbox", name="Spanish sentence").fill(THIRTEEN)
         page.get_by_role("button", name="Translate").click()
         page.wait_for_function(
             f"({RENDERED_VIEWS})() >= 3 && ({SETTLED})() && Array.from(document.querySelectorAll("
@@ -316,7 +316,7 @@ def en_es_app_url(tmp_path: Path) -> Iterator[str]:
 def test_english_to_spanish_translates_and_names_english_on_the_maps(en_es_app_url: str, tmp_path: Path) -> None:
     with browser_page({"width": 1600, "height": 1000}) as (page, page_errors):
         page.goto(en_es_app_url)
-        box = page.get_by_label("English sentence")
+        box = page.get_by_role("textbox", name="English sentence")
         box.wait_for(timeout=PATIENCE_MS)
         box.fill("Where is the station?")
         page.get_by_role("button", name="Translate").click()

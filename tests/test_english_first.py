@@ -57,7 +57,7 @@ def test_an_english_first_corpus_trains_an_english_to_spanish_model(app_url: str
         page.get_by_role("option", name="run: en-es").click()
         page.get_by_role("heading", name="English → Spanish: inside a Transformer").wait_for(timeout=PATIENCE_MS)
         try:  # the heading comes first; the box below it may be drawn a moment later
-            page.get_by_label("English sentence").wait_for(timeout=PATIENCE_MS)
+            page.get_by_role("textbox", name="English sentence").wait_for(timeout=PATIENCE_MS)
             box_shown = True
         except sync_api.TimeoutError:
             box_shown = False

@@ -216,7 +216,7 @@ def browser_latency(model: Path, rounds: int, computation_ms: float) -> None:
         page = browser.new_page(viewport={"width": 1600, "height": 1200})
         with browser_probe(page) as measure:
             page.goto(url)
-            box = page.get_by_label("Spanish sentence")
+            box = page.get_by_role("textbox", name="Spanish sentence")
             box.wait_for(timeout=60_000)
 
             def click_to_charts(sentence: str, case: str) -> None:

@@ -316,7 +316,7 @@ async def one_session(browser, url: str, sentences: list[tuple[str, str]], deadl
 
     page = await (await browser.new_context(viewport={"width": 1600, "height": 1000})).new_page()
     await page.goto(url)
-    box = page.get_by_label("Spanish sentence")
+    box = page.get_by_role("textbox", name="Spanish sentence")
     await box.wait_for(timeout=120_000)
     latencies: list[float] = []
     for i, (text, expected) in enumerate(sentences):

@@ -19,6 +19,7 @@ import torch
 from streamlit.testing.v1 import AppTest
 
 from lab.attention.sentence_maps import SentenceMaps
+from lab.page import model_choices
 from model.attention_maps import AttentionMaps
 from model.config import ModelConfig
 from workshop.bench.app_server import CHROMIUM, CHROMIUM_ARGS, running_app
@@ -189,7 +190,13 @@ def model_env(monkeypatch: pytest.MonkeyPatch, tiny_model_dir: Path, tmp_path: P
     monkeypatch.setenv("LAB_MODEL_DIR", str(tiny_model_dir))
     monkeypatch.setenv("LAB_RUNS_DIR", str(tmp_path / "runs"))
     monkeypatch.setenv("LAB_THREADS", "1")
+    alone(monkeypatch, tmp_path)
     return tiny_model_dir
+
+
+def alone(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The page's shipped model is LAB_MODEL_DIR's alone: checkpoints/'s model of the other direction not listed."""
+    monkeypatch.setattr(model_choices, "SHIPPED_DIR", tmp_path / "no-other-shipped-models")
 
 
 RAW_WORDS = re.compile(r"\b(?:None|nan|NaN)\b|\b(?:optim|data)\.[a-z_]+")  # Python's words, and config keys

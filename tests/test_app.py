@@ -13,7 +13,7 @@ import pyarrow as pa
 import pytest
 import streamlit as st
 import torch
-from conftest import APP, raw_words, translate, translated
+from conftest import APP, alone, raw_words, translate, translated
 from streamlit.testing.v1 import AppTest
 
 from data.case_markup import MARK
@@ -265,6 +265,7 @@ def test_step_slider_shows_the_prefix_so_far(model_env: Path) -> None:
 def test_missing_model_gives_a_friendly_message(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("LAB_MODEL_DIR", str(tmp_path / "checkpoints" / "es-en"))
     monkeypatch.setenv("LAB_RUNS_DIR", str(tmp_path / "runs"))
+    alone(monkeypatch, tmp_path)
     at = start()
     assert any("not trained yet" in w.value for w in at.warning)
     assert at.button(key="translate").disabled
@@ -273,6 +274,7 @@ def test_missing_model_gives_a_friendly_message(monkeypatch: pytest.MonkeyPatch,
 def test_finished_runs_appear_in_the_model_picker(monkeypatch: pytest.MonkeyPatch, tiny_model_dir: Path) -> None:
     monkeypatch.setenv("LAB_MODEL_DIR", str(tiny_model_dir.parent / "not-there"))
     monkeypatch.setenv("LAB_RUNS_DIR", str(tiny_model_dir.parent))
+    alone(monkeypatch, tiny_model_dir.parent)
     at = start()
     picker = at.selectbox(key="model")
     assert len(picker.options) == 2 and picker.value.path == tiny_model_dir

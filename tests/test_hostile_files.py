@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import APP, toy_pairs, write_tsv
+from conftest import APP, alone, toy_pairs, write_tsv
 from safetensors.torch import load_file
 from streamlit.testing.v1 import AppTest
 from test_every_command import run as run_command
@@ -129,6 +129,7 @@ def test_the_picker_shows_a_folder_that_lies_as_refused_and_never_offers_it(tmp_
 def test_the_translate_page_says_why_its_model_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("LAB_MODEL_DIR", str(lying_folder(tmp_path / "liar", LIES["pad_id = eos_id"][0])))
     monkeypatch.setenv("LAB_RUNS_DIR", str(tmp_path / "runs"))
+    alone(monkeypatch, tmp_path)
     at = AppTest.from_file(APP, default_timeout=60).run()
     assert not at.exception
     assert at.selectbox(key="model").value.label == "shipped: liar (refused)"

@@ -8,10 +8,11 @@ from pathlib import Path
 import pytest
 from conftest import translated
 
-from lab.page.output_words import EDGES, OutputWord, calibrate, load_calibration, output_words
+from lab.page.output_words import EDGES, OutputWord, load_calibration, output_words
 from lab.whatif.steering import output_log_probs
 from translate.translator import DEFAULT_MODEL, DecodeOptions, Translator
 from views.word_shading import legend, word_span
+from workshop.bench.word_confidence import calibrate
 
 SENTENCES = ("La semana pasada mi hermana compró un coche rojo muy bonito en el centro.", "¿Dónde está? No lo sé.")
 

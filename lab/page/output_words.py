@@ -75,27 +75,6 @@ def output_words(tokenizer: Tokenizer, hypothesis: Hypothesis, guarded: Guarded 
     return words
 
 
-def bag(text: str) -> set[str]:
-    """The words of ``text`` as the calibration compares them: lowercased, punctuation stripped from both ends."""
-    return {w for w in (plain_word(w) for w in text.split()) if w}
-
-
-def plain_word(word: str) -> str:
-    return word.lower().strip(".,;:!?¡¿\"'«»“”‘’()[]-…")
-
-
-def calibrate(words: list[tuple[OutputWord, str]], measured: str) -> Calibration:
-    """The share of wrong words per shade, from (word, its sentence's reference) pairs; the guard's words and pure
-    punctuation are left out."""
-    counts = [[0, 0] for _ in range(len(EDGES) + 1)]
-    for word, reference in words:
-        if word.stand_in or not plain_word(word.text) or math.isnan(word.prob):
-            continue
-        counts[word.shade][0] += 1
-        counts[word.shade][1] += plain_word(word.text) not in bag(reference)
-    return Calibration(tuple(Band(shade, n, wrong) for shade, (n, wrong) in enumerate(counts)), measured)
-
-
 def load_calibration(model_dir: Path) -> Calibration | None:
     """The model's WORD_CONFIDENCE_FILE, or None when it has none (or one that cannot be read)."""
     try:

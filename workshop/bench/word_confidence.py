@@ -13,9 +13,10 @@ punctuation are left out. The share of wrong words per shade is the page's legen
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 
-from lab.page.output_words import EDGES, calibrate, output_words
+from lab.page.output_words import EDGES, Band, Calibration, OutputWord, output_words
 from model.run_dir import WORD_CONFIDENCE_FILE
 from training.prepare import model_split
 from translate.translator import DEFAULT_MODEL, DecodeOptions, Translator
@@ -51,3 +52,24 @@ def main(argv: list[str] | None = None) -> int:
         (args.model / WORD_CONFIDENCE_FILE).write_text(calibration.to_json() + "\n", encoding="utf-8")
         print(f"wrote {args.model / WORD_CONFIDENCE_FILE}")
     return 0
+
+
+def bag(text: str) -> set[str]:
+    """The words of ``text`` as the calibration compares them: lowercased, punctuation stripped from both ends."""
+    return {w for w in (plain_word(w) for w in text.split()) if w}
+
+
+def plain_word(word: str) -> str:
+    return word.lower().strip(".,;:!?¡¿\"'«»“”‘’()[]-…")
+
+
+def calibrate(words: list[tuple[OutputWord, str]], measured: str) -> Calibration:
+    """The share of wrong words per shade, from (word, its sentence's reference) pairs; the guard's words and pure
+    punctuation are left out."""
+    counts = [[0, 0] for _ in range(len(EDGES) + 1)]
+    for word, reference in words:
+        if word.stand_in or not plain_word(word.text) or math.isnan(word.prob):
+            continue
+        counts[word.shade][0] += 1
+        counts[word.shade][1] += plain_word(word.text) not in bag(reference)
+    return Calibration(tuple(Band(shade, n, wrong) for shade, (n, wrong) in enumerate(counts)), measured)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import importlib
 import os
-from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
@@ -35,42 +34,20 @@ from lab.page.model_choices import (
     shipped_model,
 )
 from lab.page.request import Request
-from lab.whatif.subject import Subject
 from model.run_dir import WEIGHTS_FILE
 from model.weights import ModelLoadError
 from translate.model_dir import weights_dir
 from translate.name_guard import MarkError
 from translate.settings import repo_relative, runs_folder
 from translate.translator import KEEP_HELP, Candidate, DecodeOptions, Translation, Translator
-from views.alignment_tab import gold_picker, show_alignment
-from views.compare_tab import ASKED, COMPARE_VIEW, TRANSLATE_PAGE, show_compare
+from views.alignment_tab import gold_picker
+from views.compare_tab import ASKED, COMPARE_VIEW, TRANSLATE_PAGE
 from views.guarded_result import GUARD_KEY, guard_switch, show_guard
 from views.input_check import show_example_hint, show_input_check, show_view
-from views.maps import ROOM_FOR_MAPS, Display, show_all_heads, show_maps
+from views.maps import ROOM_FOR_MAPS, show_maps
 from views.result import hypothesis_picker, sentence_picker, show_output
-from views.steps_tab import beam_settings, show_steps
+from views.tab_context import TabContext
 from views.word_alternatives import show_word_alternatives
-
-
-def lazy(module: str, name: str) -> Callable[..., None]:
-    """The view ``views.<module>.<name>``, imported when first called: a tab's module (and what it imports) loads
-    when its tab first opens, not with the first screen."""
-
-    def view(*args: object) -> None:
-        getattr(importlib.import_module(f"views.{module}"), name)(*args)
-
-    return view
-
-
-show_architecture_tab = lazy("architecture", "show_architecture_tab")
-show_arithmetic = lazy("arithmetic_tab", "show_arithmetic")
-show_behaviour = lazy("behaviour_tab", "show_behaviour")
-show_neighbours = lazy("neighbours_tab", "show_neighbours")
-show_positional = lazy("positional_tab", "show_positional")
-show_ranking = lazy("ranking_tab", "show_ranking")
-show_teach = lazy("teach_tab", "show_teach")
-show_toy = lazy("toy_tab", "show_toy")
-show_whatif = lazy("whatif_tab", "show_whatif")
 
 
 def weights_version(directory: str) -> int:
@@ -311,6 +288,25 @@ def show_translation(request: Request, current: Request, langs: Languages, besid
     show_study(translator, request, result, sentence, candidate, langs)
 
 
+# The tabs under the maps: (title, module of views/, its view); each view takes the page's one ``TabContext``. A
+# tab's module (and what it imports) loads when its tab first opens, not with the first screen.
+TABS = (  # the all-heads grid is heavy, so not first
+    ("Alignment", "alignment_tab", "show_alignment"),
+    ("Step by step", "steps_tab", "show_steps"),
+    ("Arithmetic of a weight", "arithmetic_tab", "show_arithmetic"),
+    ("What if", "whatif_tab", "show_whatif"),
+    ("Where did it learn this?", "neighbours_tab", "show_neighbours"),
+    ("Teach a correction", "teach_tab", "show_teach"),
+    (COMPARE_VIEW, "compare_tab", "show_compare"),
+    ("Architecture", "architecture", "show_architecture_tab"),
+    ("All heads", "maps", "show_all_heads"),
+    ("Positional encoding", "positional_tab", "show_positional"),
+    ("Find the bad translations", "ranking_tab", "show_ranking"),
+    ("Behaviour tests", "behaviour_tab", "show_behaviour"),
+    ("Watch it learn", "toy_tab", "show_toy"),
+)
+
+
 @st.fragment
 def show_study(
     translator: Translator,
@@ -324,83 +320,30 @@ def show_study(
     reruns these alone, not the translation above them."""
     if st.session_state.get("request") != request:  # a view asked for another sentence (a ranked line)
         st.rerun()  # the whole page, with its new translation
-    version, r = weights_version(request.model), request
+    version = weights_version(request.model)
     maps = attention(request.model, version, tuple(sentence.src_ids), tuple(candidate.tokens))
     for problem in problems(maps):
         st.error(f"Broken attention invariant: {problem}")
     display, under = show_maps(maps, langs)  # a layer and a head per kind; other tabs follow cross's
-    options = DecodeOptions(beam_size=request.beam_size, length_penalty=request.length_penalty)
-    subject = Subject(
-        translator, r.model, tuple(sentence.src_ids), tuple(candidate.tokens), maps, options, display.layers["cross"]
-    )
     with under:  # right under the maps it speaks of
         show_example_hint(result, translator, request.model, langs)
-    tabs = views(translator, request, sentence, candidate, subject, display, langs)
-    shown = st.tabs([title for title, _ in tabs], key="view", on_change="rerun")
-    for tab, (_, view) in zip(shown, tabs, strict=True):
+    ctx = TabContext(
+        translator=translator,
+        request=request,
+        sentence=sentence,
+        candidate=candidate,
+        maps=maps,
+        display=display,
+        langs=langs,
+        open_source=partial(open_source, request=request),
+        models=model_choices,
+        load=load_translator,
+    )
+    shown = st.tabs([title for title, _, _ in TABS], key="view", on_change="rerun")
+    for tab, (_, module, view) in zip(shown, TABS, strict=True):
         if tab.open:  # only the open tab runs: the all-heads grid is computed only when asked for
             with tab:
-                view()
-
-
-def views(
-    translator: Translator,
-    request: Request,
-    sentence: Translation,
-    candidate: Candidate,
-    subject: Subject,
-    display: Display,
-    langs: Languages,
-) -> tuple[tuple[str, Callable[[], None]], ...]:
-    """The tabs under the maps, (title, view) in order; a view runs only when its tab is open."""
-    maps = subject.maps
-    enc, dec, head, words = display.layers["encoder"], display.layers["cross"], display.heads["cross"], display.words
-    return (  # (tab title, view): the all-heads grid is heavy, so not first
-        ("Alignment", partial(show_alignment, translator, request.model, request.text, maps, dec, head, words, langs)),
-        (
-            "Step by step",
-            partial(
-                show_steps,
-                translator,
-                request.model,
-                sentence.src_ids,
-                candidate.tokens,
-                maps,
-                beam_settings(request.beam_size, request.length_penalty),
-                dec,
-                head,
-                langs,
-            ),
-        ),
-        ("Arithmetic of a weight", partial(show_arithmetic, translator, maps, enc, dec, head, langs)),
-        ("What if", partial(show_whatif, subject, langs)),
-        ("Where did it learn this?", partial(show_neighbours, translator, request, sentence, candidate, langs)),
-        ("Teach a correction", partial(show_teach, translator, request, sentence, dec, head, words, langs)),
-        (
-            COMPARE_VIEW,
-            partial(
-                show_compare,
-                translator,
-                request,
-                sentence,
-                candidate,
-                maps,
-                display,
-                model_choices,
-                load_translator,
-                langs,
-            ),
-        ),
-        ("Architecture", partial(show_architecture_tab, translator.model.config, display.layers)),
-        ("All heads", partial(show_all_heads, maps, display, langs)),
-        ("Positional encoding", partial(show_positional, translator, maps)),
-        (
-            "Find the bad translations",
-            partial(show_ranking, translator, request, partial(open_source, request=request)),
-        ),
-        ("Behaviour tests", partial(show_behaviour, translator, request, partial(open_source, request=request), langs)),
-        ("Watch it learn", show_toy),
-    )
+                getattr(importlib.import_module(f"views.{module}"), view)(ctx)
 
 
 def main() -> None:

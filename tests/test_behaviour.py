@@ -158,7 +158,9 @@ def behaviour_page(lost: str, source: str = "es") -> None:
         st.session_state["opened"] = text
 
     langs = Languages(source, "en" if source == "es" else "es", "Spanish", "English")
-    show_behaviour(Copying(), Request("fake", "fake", "", 1, 1.0, 1), open_source, langs)  # type: ignore[arg-type]
+    request = Request("fake", "fake", "", 1, 1.0, 1)
+    ctx = SimpleNamespace(translator=Copying(), request=request, open_source=open_source, langs=langs)
+    show_behaviour(ctx)  # type: ignore[arg-type]
 
 
 def select_row(at: AppTest, table: Dataframe, row: int) -> None:

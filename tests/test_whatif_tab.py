@@ -73,10 +73,11 @@ def whatif_tab() -> None:
     """The What if tab alone (as app.py lays it out), on LAB_MODEL_DIR's model: "El gato rojo 3." with WHATIF_BEAM."""
     import os
     from pathlib import Path
+    from types import SimpleNamespace
 
     from lab.attention.translate_with_maps import maps_of
     from lab.page.direction import languages
-    from lab.whatif.subject import Subject
+    from lab.page.request import Request
     from translate.translator import DecodeOptions, Translator
     from views.whatif_tab import show_whatif
 
@@ -86,10 +87,17 @@ def whatif_tab() -> None:
     result = translator.translate("El gato rojo 3.", DecodeOptions(beam_size=beam))
     tokens = result.best.tokens
     maps = maps_of(translator, result.src_ids, tokens)
-    subject = Subject(
-        translator, directory, tuple(result.src_ids), tuple(tokens), maps, DecodeOptions(beam_size=beam), 0
+    request = Request(directory, "tiny", "El gato rojo 3.", beam, 1.0, 1)
+    ctx = SimpleNamespace(
+        translator=translator,
+        request=request,
+        sentence=result,
+        candidate=result.best,
+        maps=maps,
+        langs=languages(Path(directory)),
+        cross_layer=0,
     )
-    show_whatif(subject, languages(Path(directory)))
+    show_whatif(ctx)  # type: ignore[arg-type]
 
 
 @pytest.fixture(params=[1, 3], ids=["greedy", "beam"])

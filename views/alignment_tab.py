@@ -21,6 +21,7 @@ from lab.alignment.scoring import GoldPair, read_gold
 from lab.attention.sentence_maps import SentenceMaps
 from lab.page.direction import Languages
 from translate.translator import Translator
+from views.tab_context import TabContext
 from viz.alignment_lines import agreement_chart, agreement_frames, alignment_chart, alignment_frames
 
 ALIGNER_KEYS = ("align_layer", "align_head", "reading")  # reset when the model changes: each has its own best
@@ -193,17 +194,9 @@ def aligner_choice(
 # --- the tab ---
 
 
-def show_alignment(
-    translator: Translator,
-    directory: str,
-    text: str,
-    maps: SentenceMaps,
-    dec: int,
-    head: int | None,
-    words: bool,
-    langs: Languages,
-) -> None:
-    stored, pair = stored_best(directory), gold_pair(text, langs)
+def show_alignment(ctx: TabContext) -> None:
+    translator, directory, maps, langs = ctx.translator, ctx.request.model, ctx.maps, ctx.langs
+    stored, pair = stored_best(directory), gold_pair(ctx.request.text, langs)
     st.markdown(NOT_ALIGNMENT)
     if stored is not None:
         with st.container(key="best_aligner"):
@@ -215,7 +208,7 @@ def show_alignment(
     if stored is not None or pair is not None:
         with st.container(key="scores_defined"):
             st.caption(SCORES_DEFINED)
-    method = aligner_choice(maps, directory, stored, dec, head)
+    method = aligner_choice(maps, directory, stored, ctx.cross_layer, ctx.cross_head)
     words = st.toggle("Whole words", value=True, key="align_words", help="Join subwords into words (off: subwords).")
     show_own_alignment(maps, method, words, langs)
     if pair is not None:

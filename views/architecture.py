@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 import streamlit as st
 
 from lab.attention.sentence_maps import KIND_TITLES, KINDS, Kind
 from model.config import ModelConfig
+from views.tab_context import TabContext
 from viz.architecture_diagram import architecture_chart, architecture_frame
 
 
@@ -30,7 +29,7 @@ def show_architecture(config: ModelConfig, kind: Kind, layer: int) -> None:
         st.altair_chart(architecture_chart(frame, architecture_title(config), lit), key="architecture_chart")
 
 
-def show_architecture_tab(config: ModelConfig, layers: Mapping[Kind, int]) -> None:
+def show_architecture_tab(ctx: TabContext) -> None:
     """The diagram, lit at the block of the kind the learner picks, at the layer its map above shows."""
     kind = st.radio(
         "Light up the block of",
@@ -40,4 +39,4 @@ def show_architecture_tab(config: ModelConfig, layers: Mapping[Kind, int]) -> No
         key="architecture_kind",
         horizontal=True,
     )
-    show_architecture(config, kind, layers[kind])
+    show_architecture(ctx.translator.model.config, kind, ctx.display.layers[kind])

@@ -6,12 +6,11 @@ import pandas as pd
 import streamlit as st
 
 from lab.attention.head_contribution import RowAt
-from lab.attention.sentence_maps import KIND_TITLES, KINDS, SentenceMaps
+from lab.attention.sentence_maps import KIND_TITLES, KINDS
 from lab.attention.weight_arithmetic import FORMULA, STABLE_NOTE, weight_arithmetic, why_zero, worked_example
-from lab.page.direction import Languages
 from lab.page.labels import axis_titles
-from translate.translator import Translator
 from views.after_softmax import show_after_softmax
+from views.tab_context import TabContext
 from viz.arithmetic import arithmetic_frame, score_chart, weight_bars, weight_text
 
 
@@ -23,9 +22,8 @@ def shown_table(frame: pd.DataFrame) -> pd.DataFrame:
     return table
 
 
-def show_arithmetic(
-    translator: Translator, maps: SentenceMaps, enc: int, dec: int, head: int | None, langs: Languages
-) -> None:
+def show_arithmetic(ctx: TabContext) -> None:
+    translator, maps, head, layers, langs = ctx.translator, ctx.maps, ctx.cross_head, ctx.display.layers, ctx.langs
     st.caption(
         "How one row of a map is computed, for one query token, layer and head: the score of every key is the dot "
         "product of the query vector q with the key vector k, divided by √d_head; masked keys get −∞; a softmax "
@@ -37,7 +35,7 @@ def show_arithmetic(
     layer = b.selectbox(
         "Layer",
         range(maps.n_layers(kind)),
-        index=min(enc if kind == "encoder" else dec, maps.n_layers(kind) - 1),
+        index=min(layers["encoder" if kind == "encoder" else "cross"], maps.n_layers(kind) - 1),
         format_func=lambda i: f"layer {i + 1}",
         key=f"arith_layer_{kind}",
     )

@@ -13,10 +13,9 @@ import streamlit as st
 
 from lab.behaviour.cases import CASES, SEED, TESTS
 from lab.behaviour.runner import Outcome, TestResult, model_translate, run
-from lab.page.direction import Languages
-from lab.page.request import Request
 from translate.translator import Translator
 from views.heavy_slot import Busy, in_line, slot
+from views.tab_context import TabContext
 
 RESULT = "behaviour_result"  # (what was run, the results, seconds): kept so a failing case can be picked after it
 ABOUT = (
@@ -106,17 +105,16 @@ def show_results(results: list[TestResult], seconds: float, open_source: Callabl
             )
 
 
-def show_behaviour(
-    translator: Translator, request: Request, open_source: Callable[[str], None], langs: Languages
-) -> None:
+def show_behaviour(ctx: TabContext) -> None:
     """Run, and the results of the last run for this model."""
+    translator, langs = ctx.translator, ctx.langs
     st.caption(ABOUT)
     if langs.src_code != "es":
         st.info(f"The behaviour tests are Spanish sentences: this model reads {langs.src}.")
         return
     if translator.guard is None:
         st.caption("This model has no name guard: the system is the model alone.")
-    asked = request.model
+    asked = ctx.request.model
     if st.button("Run the behaviour tests", key="behaviour_run"):
         try:
             start = time.perf_counter()
@@ -126,4 +124,4 @@ def show_behaviour(
             st.error(str(err))
     kept = st.session_state.get(RESULT)
     if kept is not None and kept[0] == asked:
-        show_results(kept[1], kept[2], open_source)
+        show_results(kept[1], kept[2], ctx.open_source)

@@ -4,7 +4,6 @@ each layer is (``lab.attention.model_comparison``)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pandas as pd
@@ -12,14 +11,13 @@ import streamlit as st
 
 from lab.attention.map_views import too_big
 from lab.attention.model_comparison import compare
-from lab.attention.sentence_maps import KIND_TITLES, KINDS, Kind, SentenceMaps, pick
-from lab.page.direction import Languages, languages
+from lab.attention.sentence_maps import KIND_TITLES, KINDS, Kind, pick
+from lab.page.direction import languages
 from lab.page.labels import axis_titles
-from lab.page.model_choices import KEPT_MODEL, ModelChoice
-from lab.page.request import Request
-from translate.translator import Candidate, DecodeOptions, Translation, Translator
+from lab.page.model_choices import KEPT_MODEL
+from translate.translator import DecodeOptions
 from views.map_chart import heatmap
-from views.maps import Display
+from views.tab_context import TabContext
 from viz.heatmap import attention_frame, difference_heatmap
 
 COMPARE_VIEW = "Compare two models"  # the tab's title, opened by the Train page's "Compare with the default"
@@ -36,18 +34,11 @@ def ask(a: Path, b: Path) -> None:
     st.switch_page(st.session_state[TRANSLATE_PAGE])
 
 
-def show_compare(
-    translator: Translator,
-    request: Request,
-    sentence: Translation,
-    candidate: Candidate,
-    maps: SentenceMaps,
-    display: Display,
-    choices: Callable[[], Sequence[ModelChoice]],
-    load: Callable[[str], Translator],
-    langs: Languages,
-) -> None:
-    same_way = {str(c.path): c.label for c in choices() if c.available and not c.refused and languages(c.path) == langs}
+def show_compare(ctx: TabContext) -> None:
+    request, candidate, display, langs = ctx.request, ctx.candidate, ctx.display, ctx.langs
+    same_way = {
+        str(c.path): c.label for c in ctx.models() if c.available and not c.refused and languages(c.path) == langs
+    }
     if st.session_state.get(MODEL_B) not in same_way:  # at first, and after the model or its direction changed
         st.session_state[MODEL_B] = next((p for p in same_way if p != request.model), request.model)
     st.caption(
@@ -57,9 +48,9 @@ def show_compare(
         "tokens in both maps."
     )
     picked = st.selectbox("Model B", list(same_way), key=MODEL_B, format_func=same_way.get)
-    other = load(picked)
+    other = ctx.load(picked)
     options = DecodeOptions(request.beam_size, request.length_penalty, name_guard=request.name_guard, marks=True)
-    own = other.translate(sentence.source, options).text
+    own = other.translate(ctx.sentence.source, options).text
     a_side, b_side = st.columns(2)
     a_side.markdown(f"**A** · {request.model_label}")
     a_side.write(candidate.text)
@@ -67,7 +58,7 @@ def show_compare(
     b_side.write(own)
     if own != candidate.text:
         b_side.caption("B translates it otherwise: its maps below are of A's translation, forced, not of its own.")
-    comparison = compare(translator, other, maps, sentence.src_ids, candidate.tokens)
+    comparison = compare(ctx.translator, other, ctx.maps, ctx.sentence.src_ids, candidate.tokens)
     if comparison.b is None:
         st.info(f"No difference map: {comparison.why_not}.")
         return

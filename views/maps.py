@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
-from dataclasses import dataclass
 from functools import partial
 
 import numpy as np
@@ -19,6 +17,7 @@ from lab.page.direction import Languages
 from lab.page.labels import captions, how_to_read, short_axis_titles
 from views.map_chart import arrow_spec, cell_clicked, clickable_cells, grid_aids, heatmap
 from views.reading_aids import follow_picker, show_legend
+from views.tab_context import Display, TabContext
 from viz.focus import CELL_SELECTION, PANEL_SELECTION, focus_frame, picked
 from viz.heatmap import attention_frame, heads_grid
 
@@ -29,22 +28,6 @@ HEAD_KEYS: dict[Kind, str] = {"encoder": "enc_head", "decoder": "dec_head", "cro
 # sidebar on a 1280-px screen, each with 180 px of cells (a style alone takes no room on the page).
 ROOM_FOR_MAPS = "<style>.stMainBlockContainer { padding-left: 2rem; padding-right: 2rem; }</style>"
 DISCLAIMER = "Attention shows where the model looked — one window into it, not an explanation of why it chose a word."
-
-
-@dataclass(frozen=True)
-class Display:
-    """What the maps show: a layer and a head (None: the mean of heads) per kind, subwords or whole words, the
-    followed token."""
-
-    layers: Mapping[Kind, int]
-    heads: Mapping[Kind, int | None]
-    words: bool
-    followed: Followed | None
-
-    def which(self, kind: Kind) -> str:
-        """The subtitle of a map of this kind: "layer 4, mean of heads"."""
-        head = self.heads[kind]
-        return f"layer {self.layers[kind] + 1}, {'mean of heads' if head is None else f'head {head + 1}'}"
 
 
 def map_choice(column: DeltaGenerator, maps: SentenceMaps, kind: Kind) -> tuple[int, int | None]:
@@ -171,7 +154,8 @@ def panel_clicked(kind: Kind) -> None:
         st.session_state[HEAD_KEYS[kind]] = int(point["head"]) - 1
 
 
-def show_all_heads(maps: SentenceMaps, display: Display, langs: Languages) -> None:
+def show_all_heads(ctx: TabContext) -> None:
+    maps, display, langs = ctx.maps, ctx.display, ctx.langs
     kind = st.radio("Kind", KINDS, format_func=KIND_TITLES.get, horizontal=True, key="grid_kind")
     st.caption(
         "Every layer (rows of panels) and head (columns of panels) at once: heads of one layer often "

@@ -21,10 +21,10 @@ from lab.neighbours.projection import Projection, project
 from lab.neighbours.sentence_index import SentenceIndex
 from lab.neighbours.training_pairs import MAX_PAIRS
 from lab.page.direction import Languages
-from lab.page.request import Request
 from translate.settings import repo_relative, runs_folder
-from translate.translator import Candidate, Translation, Translator
+from translate.translator import Translation, Translator
 from views import heavy_slot
+from views.tab_context import TabContext
 from viz.training_map import NEAREST, SENTENCE, map_frame, training_map
 
 POLL_S = 2.0  # the progress bar's refresh while the index is built
@@ -197,12 +197,10 @@ def show_progress(build: IndexBuild) -> None:
     st.progress(share, text=f"Building this model's index: {what}, {time.perf_counter() - build.started:.0f} s{left}")
 
 
-def show_neighbours(
-    translator: Translator, request: Request, sentence: Translation, candidate: Candidate, langs: Languages
-) -> None:
-    """The nearest training pairs of ``candidate`` (a translation of ``sentence``), once the model's index is built."""
-    st.caption(ABOUT.format(k=lookup.K, tgt=langs.tgt))
-    build = index_build(request.model, translator)
+def show_neighbours(ctx: TabContext) -> None:
+    """The nearest training pairs of the hypothesis shown, once the model's index is built."""
+    st.caption(ABOUT.format(k=lookup.K, tgt=ctx.langs.tgt))
+    build = index_build(ctx.request.model, ctx.translator)
     build.wait(timeout=max(0.0, build.started + LOAD_S - time.perf_counter()))  # a file: shown in this run
     if build.error is not None:
         st.warning(f"No index for this model: {build.error}")
@@ -215,4 +213,4 @@ def show_neighbours(
         )
         st.fragment(run_every=POLL_S)(show_progress)(build)
         return
-    show_found(build, translator, sentence, candidate.tokens, langs)
+    show_found(build, ctx.translator, ctx.sentence, ctx.candidate.tokens, ctx.langs)

@@ -5,22 +5,21 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from lab.attention.sentence_maps import SentenceMaps
 from lab.attention.translate_with_maps import positional_table
-from translate.translator import Translator
+from views.tab_context import TabContext
 from viz.positional_curves import curves_frame, default_dimensions, positional_curves
 
 POSITIONS_SHOWN = 64  # at least this many positions (the model's limit permitting): enough to see the slow waves
 
 
-def show_positional(translator: Translator, maps: SentenceMaps) -> None:
-    n = len(maps.src)
+def show_positional(ctx: TabContext) -> None:
+    n = len(ctx.maps.src)
     st.caption(
         "The position signal added to each token's embedding before the first layer: slow "
         "and fast waves let the model tell positions apart and compare distances. Positions count from 0 as in the "
         "formula sin(pos / 10000^(2i/d_model)): position 0 is the token the maps number 1."
     )
-    table = positional_table(translator, max(n, POSITIONS_SHOWN))
+    table = positional_table(ctx.translator, max(n, POSITIONS_SHOWN))
     show_positional_curves(table, min(n, len(table)))
 
 

@@ -10,7 +10,6 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from lab.page.request import Request
 from lab.ranking import (
     MAX_BYTES,
     MAX_LINES,
@@ -27,6 +26,7 @@ from lab.ranking import (
 )
 from translate.translator import DecodeOptions, Translator
 from views.heavy_slot import Busy, in_line, slot
+from views.tab_context import TabContext
 
 SOURCES = ("Paste", "Upload a file", "The model's dev split")
 TABLE = "ranking_table"
@@ -101,7 +101,7 @@ def open_picked(ranked: list[Ranked], open_source: Callable[[str], None]) -> Non
         open_source(ranked[rows[0]].line.source)
 
 
-def show_ranking(translator: Translator, request: Request, open_source: Callable[[str], None]) -> None:
+def show_ranking(ctx: TabContext) -> None:
     """The lines, Rank, the corpus scores and the ranked table; decoded with the shown result's search settings."""
     st.caption(
         "Translate many sentences at once and rank them least confident first, to find the translations worth a "
@@ -112,6 +112,7 @@ def show_ranking(translator: Translator, request: Request, open_source: Callable
         "**chrF** (sacrebleu, 0–100) needs a reference. No score proves a translation wrong: a model can be confidently "
         "wrong, and attention is not explanation. Select a row to open its sentence in the lab."
     )
+    translator, request = ctx.translator, ctx.request
     options = DecodeOptions(request.beam_size, request.length_penalty, name_guard=request.name_guard)
     lines = chosen_lines(request.model)
     asked = (request.model, tuple(lines or ()), options)
@@ -133,7 +134,7 @@ def show_ranking(translator: Translator, request: Request, open_source: Callable
     st.dataframe(
         table(ranked),
         key=TABLE,
-        on_select=partial(open_picked, ranked, open_source),
+        on_select=partial(open_picked, ranked, ctx.open_source),
         selection_mode="single-row",
         hide_index=True,
         column_config={

@@ -13,6 +13,7 @@ from lab.attention.token_focus import Focus
 from lab.page.direction import Languages
 from translate.translator import Translator
 from views.map_chart import heatmap
+from views.tab_context import TabContext
 from viz.beam_tree import beam_tree_chart, tree_frame
 from viz.choices import choice_chart, choice_frame
 
@@ -137,17 +138,10 @@ def show_beam(beam: BeamReplay, step: int) -> None:
     st.altair_chart(beam_tree_chart(frame, "Beam search tree", FATES, step + 1), key="beam_tree", width="stretch")
 
 
-def show_steps(
-    translator: Translator,
-    directory: str,
-    src_ids: list[int],
-    tokens: list[int],
-    maps: SentenceMaps,
-    beam: tuple[int, float] | None,
-    dec: int,
-    head: int | None,
-    langs: Languages,
-) -> None:
+def show_steps(ctx: TabContext) -> None:
+    translator, src_ids, tokens = ctx.translator, ctx.sentence.src_ids, ctx.candidate.tokens
+    request = ctx.request
+    beam = (request.beam_size, request.length_penalty) if request.beam_size > 1 else None
     search = (
         "beam search keeps the few most probable prefixes and extends each, below"
         if beam
@@ -158,11 +152,7 @@ def show_steps(
         f"token of the vocabulary a probability; {search}. The current row is lit in both decoder maps."
     )
     steps = choices(translator.model, translator.tokenizer, src_ids, tokens)
-    replay = (beam_steps(directory, tuple(src_ids), *beam, _translator=translator), tokens) if beam else None
+    replay = (beam_steps(request.model, tuple(src_ids), *beam, _translator=translator), tokens) if beam else None
     ticking = bool(st.session_state.get("playing"))
     body = st.fragment(step_body, run_every=PLAY_SECONDS if ticking else None)
-    body(maps, steps, replay, (dec, head), langs, ticking)
-
-
-def beam_settings(beam_size: int, length_penalty: float) -> tuple[int, float] | None:
-    return (beam_size, length_penalty) if beam_size > 1 else None
+    body(ctx.maps, steps, replay, (ctx.cross_layer, ctx.cross_head), ctx.langs, ticking)

@@ -14,9 +14,10 @@ from lab.page.direction import Languages
 from lab.page.request import Request
 from lab.teaching.adapt import MAX_SECONDS, MAX_STEPS
 from lab.teaching.outcome import CorrectionError, Outcome, teach
-from translate.translator import DecodeOptions, Translation, Translator
+from translate.translator import DecodeOptions, Translator
 from views.heavy_slot import Busy, in_line, slot
 from views.map_chart import heatmap
+from views.tab_context import TabContext
 
 TAUGHT = "taught"  # this session's one adaptation: its Outcome (results only, never a model)
 ABOUT = (
@@ -113,16 +114,9 @@ def show_checks(outcome: Outcome) -> None:
         st.dataframe(frame, hide_index=True)
 
 
-def show_teach(
-    translator: Translator,
-    request: Request,
-    sentence: Translation,
-    layer: int,
-    head: int | None,
-    words: bool,
-    langs: Languages,
-) -> None:
+def show_teach(ctx: TabContext) -> None:
     """The teach form for the sentence on screen, or this session's one adaptation with its Reset."""
+    request, sentence, langs = ctx.request, ctx.sentence, ctx.langs
     source = sentence.source
     st.caption(ABOUT.format(tgt=langs.tgt))
     outcome = st.session_state.get(TAUGHT)
@@ -132,7 +126,7 @@ def show_teach(
         st.caption("Taught:")
         st.code(f"{outcome.source}\n→ {outcome.correction}", language=None, wrap_lines=True)
         st.button("Reset", key="teach_reset", on_click=reset, help="Drop the adapted copy: back to the shared model.")
-        show_outcome(outcome, layer, head, words, langs)
+        show_outcome(outcome, ctx.cross_layer, ctx.cross_head, ctx.display.words, langs)
         return
     st.code(source, language=None, wrap_lines=True)
     if sentence.guarded is not None:  # what the guard read for the maps above
@@ -142,6 +136,6 @@ def show_teach(
         )
     correction = st.text_input(f"The right {langs.tgt}", key="teach_text", max_chars=500)
     if st.button("Teach", key="teach", type="primary"):
-        run_teach(translator, request, source, correction, langs)
+        run_teach(ctx.translator, request, source, correction, langs)
         if TAUGHT in st.session_state:
             st.rerun()  # show the outcome with its Reset

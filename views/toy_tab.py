@@ -10,6 +10,7 @@ from streamlit.delta_generator import DeltaGenerator
 
 from lab.toy_task import HELD_OUT, TASKS, Progress, ToyConfig, train
 from views.heavy_slot import Busy, in_line, slot
+from views.tab_context import TabContext
 from viz.training_charts import probe_chart, toy_chart
 
 RESULT = "toy_result"  # (config, records, last report) of this session's last run, small: kept to show after it
@@ -62,7 +63,7 @@ def run(config: ToyConfig, curves: DeltaGenerator, picture: DeltaGenerator) -> N
     st.session_state[RESULT] = (config, records, report)
 
 
-def show_toy() -> None:
+def show_toy(ctx: TabContext) -> None:
     st.caption(
         "A Transformer of this lab's own code, tiny (d_model 32), learns a toy task in front of you: reverse, copy "
         "or sort 8 symbols out of 12. Watch its cross-attention form on one held-out example — reverse makes the "

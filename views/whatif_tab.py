@@ -10,6 +10,8 @@ import streamlit as st
 from lab.page.direction import Languages
 from lab.whatif.steering import MAX_SOURCE
 from lab.whatif.subject import Subject
+from translate.translator import DecodeOptions
+from views.tab_context import TabContext
 from views.whatif_attribution import show_attribution
 from views.whatif_heads import show_heads
 from views.whatif_source import show_source_edit
@@ -23,8 +25,11 @@ def tools(langs: Languages) -> tuple[str, ...]:
     return (f"Change the {langs.src}", *OTHER_TOOLS)
 
 
-def show_whatif(subject: Subject, langs: Languages) -> None:
-    """The tool picker and the tool chosen, for the page's sentence and hypothesis (``subject``)."""
+def show_whatif(ctx: TabContext) -> None:
+    """The tool picker and the tool chosen, for the page's sentence and hypothesis, decoded as the page decodes."""
+    options = DecodeOptions(beam_size=ctx.request.beam_size, length_penalty=ctx.request.length_penalty)
+    src_ids, tokens, langs = tuple(ctx.sentence.src_ids), tuple(ctx.candidate.tokens), ctx.langs
+    subject = Subject(ctx.translator, ctx.request.model, src_ids, tokens, ctx.maps, options, ctx.cross_layer)
     st.caption(
         "Ask the model “what if?”: change its input or its inside and see what it does. Every number here is "
         "computed by the model itself; none of it proves why the model translates as it does."

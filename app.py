@@ -46,6 +46,7 @@ from views.guarded_result import GUARD_KEY, guard_switch, show_guard
 from views.input_check import show_example_hint, show_input_check, show_view
 from views.maps import ROOM_FOR_MAPS, show_maps
 from views.result import hypothesis_picker, sentence_picker, show_output
+from views.source_words import show_source_words
 from views.tab_context import TabContext
 from views.word_alternatives import show_word_alternatives
 
@@ -191,9 +192,12 @@ def forget_picks() -> None:
 KEPT_SOURCE = "kept_source"  # the Spanish text, kept while the Train page runs
 
 
-def source_input(choice: ModelChoice, settings: tuple[int, float, int], langs: Languages) -> DeltaGenerator:
-    """The example pickers in the sidebar, the text box and Translate; returns the column beside the box (for the
-    result): the maps below it then start high enough to be seen with it."""
+def source_input(
+    choice: ModelChoice, settings: tuple[int, float, int], langs: Languages
+) -> tuple[DeltaGenerator, DeltaGenerator]:
+    """The example pickers in the sidebar, the text box and Translate; returns the place under Translate (the source
+    word by word) and the column beside the box (for the result): the maps below then start high enough to be seen
+    with it."""
     st.sidebar.header("Examples")
     if examples := examples_for(langs):
         st.sidebar.selectbox(
@@ -232,7 +236,7 @@ def source_input(choice: ModelChoice, settings: tuple[int, float, int], langs: L
         on_click=submit,
         args=(choice, settings),
     )
-    return beside
+    return box.container(), beside
 
 
 def translate_page() -> None:
@@ -250,7 +254,7 @@ def translate_page() -> None:
     first_visit = not {"request", "source", KEPT_SOURCE} & set(st.session_state)
     if first_visit and choice.available and examples_for(langs):  # the first screen opens on a worked example
         open_example(examples_for(langs)[0], choice, settings)
-    beside = source_input(choice, settings, langs)
+    under, beside = source_input(choice, settings, langs)
     request = st.session_state.get("request")
     if not isinstance(request, Request):
         pick = " (or pick an example in the sidebar)" if examples_for(langs) else ""
@@ -260,11 +264,14 @@ def translate_page() -> None:
         beside.info(f"Nothing to translate yet: type {with_article(langs.src)} sentence first.")
         return
     langs = languages(Path(request.model))  # the result's model, which may no longer be the one picked
-    show_translation(request, page_request(choice, settings), langs, beside)
+    show_translation(request, page_request(choice, settings), langs, beside, under)
 
 
-def show_translation(request: Request, current: Request, langs: Languages, beside: DeltaGenerator) -> None:
-    """``request``'s translation ``beside`` the text box, its maps and tabs (``current``: what the page asks now)."""
+def show_translation(
+    request: Request, current: Request, langs: Languages, beside: DeltaGenerator, under: DeltaGenerator
+) -> None:
+    """``request``'s translation ``beside`` the text box, the source word by word ``under`` it, its maps and tabs
+    (``current``: what the page asks now)."""
     try:
         version, r = weights_version(request.model), request
         key = (r.model, version, r.text, r.beam_size, r.length_penalty, r.n_best)
@@ -285,6 +292,8 @@ def show_translation(request: Request, current: Request, langs: Languages, besid
     candidate = hypothesis_picker(sentence)
     with clicked:  # outside the maps' fragment, whose reruns would draw it again below itself
         show_word_alternatives(translator, request, sentence, candidate, langs)
+    with under:  # the source as typed, its words lit from the words to click
+        show_source_words(translator, request.model, sentence, candidate, langs)
     show_study(translator, request, result, sentence, candidate, langs)
 
 

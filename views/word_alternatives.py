@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from dataclasses import replace
 
 import streamlit as st
 
@@ -18,8 +19,7 @@ from lab.page.output_words import output_words
 from lab.page.request import Request
 from lab.whatif.forced_prefix import Forced, force
 from lab.whatif.steering import MAX_SOURCE
-from translate.name_guard import Guarded
-from translate.translator import Candidate, DecodeOptions, Translation, Translator
+from translate.translator import Candidate, DecodeOptions, Translation, Translator, guarded_result
 from views.map_chart import heatmap
 from views.word_shading import pill_shades
 
@@ -51,17 +51,15 @@ def key_of(src_ids: list[int], tokens: list[int]) -> str:
     return hashlib.blake2b(repr((src_ids, tokens)).encode(), digest_size=6).hexdigest()
 
 
+def words_key(src_ids: list[int], tokens: list[int]) -> str:
+    """The key of the words to click (``st.pills``) of one sentence and output (views/source_words.py lights
+    the source words from their pills)."""
+    return f"word_{key_of(src_ids, tokens)}"
+
+
 def literal(text: str) -> str:
     """``text`` as a pill shows it: Streamlit reads a pill's label as Markdown, so every sign of it is escaped."""
     return re.sub(r"([\\`*_{}\[\]()#+\-.!|~<>$:=&])", r"\\\1", text)
-
-
-def restored(text: str, guarded: Guarded | None) -> tuple[str, str]:
-    """``text`` with the name guard's originals put back, and why not when they cannot be."""
-    if guarded is None or not guarded.swaps:
-        return text, ""
-    back, why = guarded.restore(text)
-    return (back, "") if back is not None else (text, f"shown as the model wrote it: {why}")
 
 
 @st.fragment  # a click here reruns this panel alone, not the page and its maps
@@ -75,8 +73,8 @@ def show_word_alternatives(
         return
     words, key = output_words(tok, candidate, sentence.guarded), key_of(src_ids, tokens)
     label = "Each word shaded by how sure the model was of it; click one for what else it could write there"
-    w = st.pills(label, range(len(words)), format_func=lambda i: literal(words[i].text), key=f"word_{key}")
-    st.html(pill_shades(f"word_{key}", words))  # each word's pill in its shade
+    w = st.pills(label, range(len(words)), format_func=lambda i: literal(words[i].text), key=words_key(src_ids, tokens))
+    st.html(pill_shades(words_key(src_ids, tokens), words))  # each word's pill in its shade
     if w is None:
         return
     word, start = words[w], words[w].positions[0]
@@ -108,7 +106,11 @@ def show_rewritten(
     options = DecodeOptions(beam_size=request.beam_size, length_penalty=request.length_penalty)
     src_ids, tokens = tuple(sentence.src_ids), tuple(original)
     result, maps = forced(request.model, src_ids, tuple(prefix), tokens, options, _translator=translator)
-    text, why = restored(translator.tokenizer.decode_tgt(result.tokens), sentence.guarded)
+    text = translator.tokenizer.decode_tgt(result.tokens)
+    new = Candidate(result.tokens, result.log_prob, result.log_prob, result.truncated, text=text)
+    written = replace(sentence, candidates=[new])
+    back, why = guarded_result(sentence.guarded, written) if sentence.guarded else (written, "")
+    text = back.text if back is not None else text  # the guard's originals put back, as in the translation
     with st.container(key="rewritten"):
         st.code(text, language=None, wrap_lines=True)
     search = "greedy search" if options.beam_size <= 1 else f"beam search (beam {options.beam_size})"
@@ -117,7 +119,7 @@ def show_rewritten(
         f"The words before it kept, {piece} forced, the rest written by the model ({search}). log p = "
         f"{result.log_prob:.3f} against the original's {result.original_log_prob:.3f} (Δ "
         f"{result.log_prob - result.original_log_prob:+.3f}; lower: less likely to the model, not a worse translation)."
-        + (f" {literal(why[:1].upper() + why[1:])}." if why else "")
+        + (f" Shown as the model wrote it: {literal(why)}." if why else "")
     )
     if result.truncated:
         st.warning("The rest stopped at the output length limit.")

@@ -2,7 +2,8 @@
 
 ``python -m workshop bench alignment --save`` writes it (gold files named by path, sha256 and size; one record
 per method with precision, recall and AER on the scored set, AER on dev, and what dev chose); the app's alignment
-tab reads it to name the model's best aligner and to offer that layer, head and reading by default.
+tab reads it to name the model's best aligner and to offer that layer, head and reading by default, and the source
+words lit on hover (lab/alignment/source_words.py) follow the reading nearest people's links on dev.
 """
 
 from __future__ import annotations
@@ -30,6 +31,13 @@ class StoredAlignment:
     best: Method
     aer: float
     eflomal_aer: float | None  # None when eflomal was not run
+    nearest: Method  # the cross-attention reading with the lowest AER on dev, any extraction (the hover's)
+    nearest_aer: float  # its AER on the scored (test) set
+
+
+def default_reading(n_layers: int) -> Method:
+    """The reading of a model without a stored result: the last layer's mean of heads, as the maps open."""
+    return Method(APP_EXTRACTION, n_layers - 1, None, "predicts")
 
 
 def load_alignment(model_dir: Path) -> StoredAlignment | None:
@@ -46,11 +54,15 @@ def load_alignment(model_dir: Path) -> StoredAlignment | None:
             if r.get("chosen_on_dev") and r.get("extraction") == APP_EXTRACTION and "attribution" not in r
         )  # the app's extraction at its dev choice, read off the attention
         eflomal = next((r for r in records if r.get("baseline") == EFLOMAL), None)
+        attention = [r for r in records if r.get("layer_index") is not None]  # attribution, baselines: no layer
+        nearest = min(attention, key=lambda r: float(r["dev_aer"]))
         return StoredAlignment(
             str(payload["benchmark"]),
             Method.from_fields(best),
             float(best["aer"]),
             None if eflomal is None else float(eflomal["aer"]),
+            Method.from_fields(nearest),
+            float(nearest["aer"]),
         )
     except StopIteration:
         raise AlignmentFileError(f"{path}: no {APP_EXTRACTION} record chosen on dev") from None

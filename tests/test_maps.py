@@ -12,7 +12,8 @@ from streamlit.testing.v1 import AppTest
 
 from lab.page.examples import EXAMPLES
 from translate.translator import DEFAULT_MODEL
-from views.maps import LAYER_KEYS
+from views.maps import LAYER_KEYS, picked
+from viz.heatmap import CELL_SELECTION
 
 
 class Caught(logging.Handler):
@@ -54,3 +55,9 @@ def test_the_first_screen_opens_its_example_without_a_session_state_warning(
         last = len(at.selectbox(key=key).options) - 1
         assert at.selectbox(key=key).value == (claim.layer if kind == claim.kind else last), kind
     assert claim.layer != len(at.selectbox(key=LAYER_KEYS[claim.kind]).options) - 1  # the case that warned
+
+
+def test_picked_reads_streamlit_selection_events() -> None:
+    assert picked({"selection": {CELL_SELECTION: [{"row": 2, "col": 0}]}}, CELL_SELECTION) == {"row": 2, "col": 0}
+    assert picked({"selection": {CELL_SELECTION: []}}, CELL_SELECTION) is None
+    assert picked(None, CELL_SELECTION) is None

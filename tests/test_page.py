@@ -11,11 +11,11 @@ import pytest
 from conftest import unpadded_maps
 
 from data.languages import name_of
+from lab.attention.map_views import Followed, axis_titles, describe, focus, options, short_axis_titles, token_at
 from lab.attention.sentence_maps import KINDS, SentenceMaps
-from lab.attention.token_focus import Followed, describe, focus, options, token_at
 from lab.page.direction import UNKNOWN, Languages, languages
 from lab.page.examples import EXAMPLES, by_source, is_accepted, normalise
-from lab.page.labels import TOKEN_LEGEND, axis_titles, captions, legend_markdown, short_axis_titles, title
+from lab.page.labels import TOKEN_LEGEND, captions, legend_markdown, title
 from lab.page.language_check import MIN_TOKEN_PROB, Evidence, unsure, warnings
 from model.run_dir import TRAIN_CONFIG_FILE
 from translate.translator import DEFAULT_MODEL

@@ -6,9 +6,9 @@ import pandas as pd
 import streamlit as st
 
 from lab.attention.head_contribution import RowAt
+from lab.attention.map_views import axis_titles
 from lab.attention.sentence_maps import KIND_TITLES, KINDS
 from lab.attention.weight_arithmetic import FORMULA, STABLE_NOTE, weight_arithmetic, why_zero, worked_example
-from lab.page.labels import axis_titles
 from views.after_softmax import show_after_softmax
 from views.tab_context import TabContext
 from viz.arithmetic import arithmetic_frame, score_chart, weight_bars, weight_text

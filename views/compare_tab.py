@@ -9,14 +9,12 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from lab.attention.map_views import too_big
+from lab.attention.map_views import axis_titles, map_chart, too_big, which
 from lab.attention.model_comparison import compare
 from lab.attention.sentence_maps import KIND_TITLES, KINDS, Kind, pick
 from lab.page.direction import languages
-from lab.page.labels import axis_titles
 from lab.page.model_choices import KEPT_MODEL
 from translate.translator import DecodeOptions
-from views.map_chart import heatmap
 from views.tab_context import TabContext
 from viz.heatmap import attention_frame, difference_heatmap
 
@@ -67,13 +65,15 @@ def show_compare(ctx: TabContext) -> None:
     if too_big(a_view):
         st.info(too_big(a_view))
         return
-    layer, head, which = display.layers[kind], display.heads[kind], display.which(kind)
+    layer, head = display.layers[kind], display.heads[kind]
     columns = st.columns(3, gap="xsmall")
     for column, name, view in zip(columns, "AB", (a_view, b_view), strict=False):
-        chart = heatmap(view, pick(view.weights, layer, head), f"{name}: {KIND_TITLES[kind]}", which, langs)
+        chart = map_chart(view, layer, head, f"{name}: {KIND_TITLES[kind]}", which(layer, head), langs)
         column.altair_chart(chart, width="stretch")
     frame = attention_frame(pick(change.weights, layer, head), change.row_labels, change.cols, change.future)
-    columns[2].altair_chart(difference_heatmap(frame, "B − A", *axis_titles(kind, langs), which), width="stretch")
+    columns[2].altair_chart(
+        difference_heatmap(frame, "B − A", *axis_titles(kind, langs), which(layer, head)), width="stretch"
+    )
     st.caption(
         "The layer and head are those chosen above the maps. Blue: B puts more weight there than A; red: less. "
         "A difference says the two models attend otherwise, not why they translate otherwise (attention is not "

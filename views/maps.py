@@ -1,25 +1,37 @@
-"""The three attention maps side by side, each with its own layer and head, and the all-heads grid."""
+"""The three attention maps side by side, each with its own layer and head, and the all-heads grid: the Streamlit
+wiring (pickers, clicks, the cached spec) of the maps that ``lab/attention/map_views.py`` computes and charts."""
 
 from __future__ import annotations
 
 import hashlib
 from functools import partial
 
+import altair as alt
 import numpy as np
+import pyarrow as pa
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
+from data.case_markup import MARK
 from data.languages import with_article
-from lab.attention.map_views import grid_plan, map_view, too_big
-from lab.attention.sentence_maps import KIND_TITLES, KINDS, Kind, SentenceMaps, pick
-from lab.attention.token_focus import Followed, focus
+from lab.attention.map_views import (
+    Followed,
+    describe,
+    focus,
+    grid_chart,
+    grid_plan,
+    map_chart,
+    map_view,
+    options,
+    token_at,
+    too_big,
+    which,
+)
+from lab.attention.sentence_maps import KIND_TITLES, KINDS, Kind, SentenceMaps
 from lab.page.direction import Languages
-from lab.page.labels import captions, how_to_read, short_axis_titles
-from views.map_chart import arrow_spec, cell_clicked, clickable_cells, grid_aids, heatmap
-from views.reading_aids import follow_picker, show_legend
+from lab.page.labels import captions, how_to_read, legend_markdown
 from views.tab_context import Display, TabContext
-from viz.focus import CELL_SELECTION, PANEL_SELECTION, focus_frame, picked
-from viz.heatmap import attention_frame, heads_grid
+from viz.heatmap import CELL_SELECTION, PANEL_SELECTION, clickable
 
 LAYER_KEYS: dict[Kind, str] = {"encoder": "enc_layer", "decoder": "dec_layer", "cross": "cross_layer"}
 # cross-attention's head keeps the key of the page's former single head: the head the other tabs follow
@@ -55,6 +67,28 @@ def map_choice(column: DeltaGenerator, maps: SentenceMaps, kind: Kind) -> tuple[
     return layer or 0, None if head is None or head < 0 else head
 
 
+def follow_picker(maps: SentenceMaps, langs: Languages) -> Followed | None:
+    """Pick a token (or click a row of a map) to light its rows and columns in every view."""
+    sentence = (tuple(maps.src), tuple(maps.tgt_out))
+    token = st.session_state.get("follow")
+    if st.session_state.get("follow_sentence") != sentence or (token is not None and token not in options(maps)):
+        st.session_state["follow"] = None  # a token of another sentence: follow nothing
+        st.session_state["follow_sentence"] = sentence
+    return st.selectbox(
+        "Follow a token",
+        [None, *options(maps)],
+        key="follow",
+        placeholder="nothing (click a row of a map)",  # None in the session reads as no choice: say what it means
+        format_func=lambda t: (
+            "nothing (click a row of a map)" if t is None else describe(maps, t, langs.src, langs.tgt)
+        ),
+        help="Lights the token's row (where it is the query) and column (where it is a key) in every view it is in, "
+        f"and in the all-heads grid; the rest is dimmed. A token of the {langs.src} sentence is in the encoder map "
+        f"and the columns of cross-attention, one of the {langs.tgt} in masked self-attention and the rows of "
+        "cross-attention. Clicking a cell of a map follows that row's token.",
+    )
+
+
 def reading_controls(maps: SentenceMaps, langs: Languages) -> tuple[bool, Followed | None]:
     """(word level, followed token), chosen below the maps; the colour scale toggle beside them."""
     follow, words, scale = st.columns([2, 1, 1], vertical_alignment="center")
@@ -75,6 +109,13 @@ def reading_controls(maps: SentenceMaps, langs: Languages) -> tuple[bool, Follow
         "means different weights).",
     )
     return on, followed
+
+
+def show_legend(maps: SentenceMaps, langs: Languages) -> None:
+    """What the special pieces mean; the case mark's line only when this sentence has one."""
+    case_mark = MARK in maps.src
+    with st.expander(f"Reading the tokens: ▁, <s>, </s>, <unk>{', ' + MARK if case_mark else ''}"):
+        st.markdown(legend_markdown(case_mark, langs.src_code))
 
 
 def shared_scale() -> bool:
@@ -107,7 +148,7 @@ def draw_map(maps: SentenceMaps, kind: Kind, display: Display, langs: Languages)
     if too_big(view):
         st.info(too_big(view))
         return
-    choice = (display.layers[kind], display.heads[kind], display.which(kind), display.words, display.followed)
+    choice = (display.layers[kind], display.heads[kind], display.words, display.followed)
     spec = map_spec(maps, kind, *choice, langs, shared_scale())
     st.vega_lite_chart(
         spec,
@@ -132,7 +173,6 @@ def map_spec(
     kind: Kind,
     layer: int,
     head: int | None,
-    subtitle: str,
     words: bool,
     followed: Followed | None,
     langs: Languages,
@@ -140,10 +180,45 @@ def map_spec(
 ) -> dict:
     """One kind's clickable map as sent to the browser, built once per result and what it shows: a rerun that shows
     it again (another map's layer changed, another tab opened) sends it without building it again."""
-    view = map_view(maps, kind, words)
-    weights = pick(view.weights, layer, head)
-    chart = heatmap(view, weights, KIND_TITLES[kind], subtitle, langs, focus(maps, kind, followed, words), shared)
-    return arrow_spec(clickable_cells(chart))
+    lit = focus(maps, kind, followed, words)
+    chart = map_chart(
+        map_view(maps, kind, words), layer, head, KIND_TITLES[kind], which(layer, head), langs, lit, shared
+    )
+    return arrow_spec(clickable(chart, CELL_SELECTION, ["row", "col"]))
+
+
+def arrow_spec(chart: alt.Chart | alt.LayerChart) -> dict:
+    """``chart`` as the Vega-Lite spec ``st.altair_chart`` sends, for ``st.vega_lite_chart``: its one data frame as an
+    Arrow dataset (Streamlit passes such bytes on untouched), no Altair theme (Streamlit's own look)."""
+    table = pa.Table.from_pandas(chart.data, preserve_index=False)
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    data = sink.getvalue().to_pybytes()
+    name = f"data-{hashlib.blake2b(data, digest_size=16).hexdigest()}"
+    inline: dict[str, object] = {}  # data of a layer of its own would land here: the maps have none
+    spec = chart.properties(data=alt.NamedData(name=name)).to_dict(context={"top_level": False, "datasets": inline})
+    assert not inline, "a map's layers share its one data frame"
+    spec["datasets"] = {name: data}
+    return spec
+
+
+def picked(event: object, name: str) -> dict | None:
+    """The first point of selection ``name`` in a Streamlit chart event (or its session-state value), else None."""
+    selection = getattr(event, "selection", None)
+    if selection is None and isinstance(event, dict):
+        selection = event.get("selection")
+    if selection is None:
+        return None
+    points = selection.get(name) if isinstance(selection, dict) else getattr(selection, name, None)
+    return dict(points[0]) if points else None
+
+
+def cell_clicked(maps: SentenceMaps, kind: Kind, words: bool) -> None:
+    """A click on a map cell follows the token of its row."""
+    point = picked(st.session_state.get(f"map_{kind}"), CELL_SELECTION)
+    if point and "row" in point:
+        st.session_state["follow"] = token_at(maps, kind, int(point["row"]), words)
 
 
 def panel_clicked(kind: Kind) -> None:
@@ -167,15 +242,10 @@ def show_all_heads(ctx: TabContext) -> None:
         st.info(plan.note)
     if not plan.layers:
         return
-    frame = attention_frame(
-        view.weights[plan.layers], view.row_labels, view.cols, view.future, view.inputs, first_layer=plan.layers[0] + 1
-    )
     lit = focus(maps, kind, display.followed, display.words)
-    if lit.rows or lit.cols:
-        frame = focus_frame(frame, lit.rows, lit.cols)
-    grid = heads_grid(frame, f"{KIND_TITLES[kind]}: all heads", *short_axis_titles(kind, langs))
+    grid = grid_chart(view, plan.layers, f"{KIND_TITLES[kind]}: all heads", langs, lit, shared_scale())
     st.altair_chart(
-        grid_aids(grid, shared_scale()),
+        clickable(grid, PANEL_SELECTION, ["layer", "head"]),
         key="grid",
         width="content",
         on_select=partial(panel_clicked, kind),

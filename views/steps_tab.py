@@ -6,13 +6,11 @@ import altair as alt
 import streamlit as st
 
 from lab.attention.beam_trace import FATES, NOT_YET, BeamStep, beam_trace, beam_tree, step_table
-from lab.attention.map_views import MapView, map_view, too_big
-from lab.attention.sentence_maps import SentenceMaps, pick
+from lab.attention.map_views import Focus, MapView, map_chart, map_view, too_big, which
+from lab.attention.sentence_maps import SentenceMaps
 from lab.attention.step_choices import Choice, choices
-from lab.attention.token_focus import Focus
 from lab.page.direction import Languages
 from translate.translator import Translator
-from views.map_chart import heatmap
 from views.tab_context import TabContext
 from viz.beam_tree import beam_tree_chart, tree_frame
 from viz.choices import choice_chart, choice_frame
@@ -45,9 +43,8 @@ def toggle_play(total: int) -> None:
 
 
 def step_map(view: MapView, layer: int, head: int | None, step: int, title: str, langs: Languages) -> alt.Chart:
-    which = "mean of heads" if head is None else f"head {head + 1}"
     lit = Focus(frozenset({step}), frozenset())
-    return heatmap(view, pick(view.weights, layer, head), title, f"layer {layer + 1}, {which}", langs, lit, True)
+    return map_chart(view, layer, head, title, which(layer, head), langs, lit, True)
 
 
 def current_step(total: int, ticking: bool) -> int:

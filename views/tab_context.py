@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from lab.attention.map_views import Followed
 from lab.attention.sentence_maps import Kind, SentenceMaps
-from lab.attention.token_focus import Followed
 from lab.page.direction import Languages
 from lab.page.model_choices import ModelChoice
 from lab.page.request import Request
@@ -23,11 +23,6 @@ class Display:
     heads: Mapping[Kind, int | None]
     words: bool
     followed: Followed | None
-
-    def which(self, kind: Kind) -> str:
-        """The subtitle of a map of this kind: "layer 4, mean of heads"."""
-        head = self.heads[kind]
-        return f"layer {self.layers[kind] + 1}, {'mean of heads' if head is None else f'head {head + 1}'}"
 
 
 @dataclass(frozen=True, kw_only=True)

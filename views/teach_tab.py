@@ -8,15 +8,14 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from lab.attention.map_views import map_view, too_big
-from lab.attention.sentence_maps import SentenceMaps, pick
+from lab.attention.map_views import map_chart, map_view, too_big, which
+from lab.attention.sentence_maps import SentenceMaps
 from lab.page.direction import Languages
 from lab.page.request import Request
 from lab.teaching.adapt import MAX_SECONDS, MAX_STEPS
 from lab.teaching.outcome import CorrectionError, Outcome, teach
 from translate.translator import DecodeOptions, Translator
 from views.heavy_slot import Busy, in_line, slot
-from views.map_chart import heatmap
 from views.tab_context import TabContext
 
 TAUGHT = "taught"  # this session's one adaptation: its Outcome (results only, never a model)
@@ -63,8 +62,7 @@ def cross_map(maps: SentenceMaps, title: str, layer: int, head: int | None, word
     if note := too_big(view):
         st.info(note)
         return
-    which = f"layer {layer + 1}, {'mean of heads' if head is None else f'head {head + 1}'}"
-    st.altair_chart(heatmap(view, pick(view.weights, layer, head), title, which, langs, None, True))
+    st.altair_chart(map_chart(view, layer, head, title, which(layer, head), langs, None, True))
 
 
 def show_outcome(outcome: Outcome, layer: int, head: int | None, words: bool, langs: Languages) -> None:

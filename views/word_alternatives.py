@@ -10,8 +10,8 @@ from dataclasses import replace
 
 import streamlit as st
 
-from lab.attention.map_views import map_view
-from lab.attention.sentence_maps import SentenceMaps, pick
+from lab.attention.map_views import map_chart, map_view
+from lab.attention.sentence_maps import SentenceMaps
 from lab.attention.step_choices import Choice, choices, prefix_with
 from lab.attention.translate_with_maps import maps_of
 from lab.page.direction import Languages
@@ -20,7 +20,6 @@ from lab.page.request import Request
 from lab.whatif.forced_prefix import Forced, force
 from lab.whatif.steering import MAX_SOURCE
 from translate.translator import Candidate, DecodeOptions, Translation, Translator, guarded_result
-from views.map_chart import heatmap
 from views.word_shading import pill_shades
 
 
@@ -126,4 +125,4 @@ def show_rewritten(
     with st.expander("Cross-attention of the new translation"):
         view, layer = map_view(maps, "cross"), translator.model.config.n_decoder_layers - 1
         title, which = "Cross-attention of the new translation", f"layer {layer + 1} (the last), mean of heads"
-        st.altair_chart(heatmap(view, pick(view.weights, layer, None), title, which, langs), key="rewritten_map")
+        st.altair_chart(map_chart(view, layer, None, title, which, langs), key="rewritten_map")

@@ -1,9 +1,10 @@
-"""Attention heatmaps: one map (rows = queries, columns = keys) and the layers × heads small multiples."""
+"""Attention heatmaps: one map (rows = queries, columns = keys) and the layers × heads small multiples; their reading
+aids: a followed token lit (the rest dimmed), clicks that choose, one shared 0–1 colour scale."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 import altair as alt
 import numpy as np
@@ -41,6 +42,9 @@ LEGEND = alt.Legend(
     titleOrient="left",
     titleAnchor="middle",
 )
+CELL_SELECTION = "cell_pick"  # click on a map cell: its row's token becomes the followed token
+PANEL_SELECTION = "panel_pick"  # click on a panel of the layers × heads grid: that layer and head become the view
+DIMMED = 0.2  # opacity of cells outside the followed token's rows and columns
 WEIGHT_TEXT = "weight_text"  # the field the tooltips print a weight from (``weight_expression``)
 
 
@@ -226,3 +230,37 @@ def heads_grid(frame: pd.DataFrame, title: str, row_title: str, col_title: str) 
         .facet(row=alt.Row("layer:O", title="layer"), column=alt.Column("head:O", title="head"))
         .properties(title=title)
     )
+
+
+def focus_frame(frame: pd.DataFrame, rows: Collection[int], cols: Collection[int]) -> pd.DataFrame:
+    """A copy of an ``attention_frame`` with a ``focus`` column: True in the given rows and columns."""
+    out = frame.copy()
+    out["focus"] = frame["row"].isin(list(rows)) | frame["col"].isin(list(cols))
+    return out
+
+
+def with_focus(chart: alt.Chart | alt.FacetChart) -> alt.Chart | alt.FacetChart:
+    """Full opacity where ``focus`` is True, dimmed elsewhere (the chart's data needs a ``focus`` column)."""
+    opacity = alt.when(alt.datum.focus).then(alt.value(1.0)).otherwise(alt.value(DIMMED))
+    if isinstance(chart, alt.FacetChart):
+        out = chart.copy()
+        out.spec = chart.spec.encode(opacity=opacity)
+        return out
+    return chart.encode(opacity=opacity)
+
+
+def unit_scale(chart: alt.Chart | alt.FacetChart) -> alt.Chart | alt.FacetChart:
+    """The weight colour on a fixed 0–1 scale, so that the same colour means the same weight in every view."""
+    inner = chart.spec if isinstance(chart, alt.FacetChart) else chart
+    colour = inner.encoding.color
+    colour = colour.scale(scheme=colour["scale"]["scheme"], domain=[0, 1])  # a copy; condition and legend kept
+    if isinstance(chart, alt.FacetChart):
+        out = chart.copy()
+        out.spec = inner.encode(color=colour)
+        return out
+    return chart.encode(color=colour)
+
+
+def clickable(chart: alt.Chart | alt.FacetChart, name: str, fields: list[str]) -> alt.Chart | alt.FacetChart:
+    """Add a click selection ``name`` on ``fields`` (read back by Streamlit's ``on_select``)."""
+    return chart.add_params(alt.selection_point(name=name, fields=fields, on="click", clear="dblclick"))

@@ -1,13 +1,20 @@
-"""What the learner is looking at: one kind of attention, at subword or word level, with its labels and mask."""
+"""One attention map as the page draws it: which weights (one kind, subwords or whole words, one layer, one head or
+their mean), the token followed through the three maps, and the chart. The Streamlit wiring (pickers, clicks, the
+cache) is ``views/maps.py``; the pure heatmap, its colour scale and its dimming are ``viz/heatmap.py``."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from typing import Literal
 
+import altair as alt
 import numpy as np
 
-from lab.attention.sentence_maps import Kind, SentenceMaps
+from lab.attention.sentence_maps import Kind, SentenceMaps, pick
 from lab.attention.words import merge_columns, merge_mask, merge_rows, word_groups, word_labels
+from lab.page.direction import Languages
+from viz.heatmap import attention_frame, attention_heatmap, focus_frame, heads_grid, unit_scale, with_focus
 
 MAX_MAP_CELLS = 40_000  # cells of one drawn map (about 0.6 MB on the page); a bigger map is not drawn
 MAX_GRID_CELLS = 100_000  # the layers × heads grid (about 1.4 MB): all layers, else the chosen layer, else nothing
@@ -120,3 +127,143 @@ def grid_plan(view: MapView, layer: int) -> GridPlan:
         f"The heads of one layer would be {per_layer:,} cells, more than the page draws ({MAX_GRID_CELLS:,}): "
         "switch on “Whole words”, or look at a shorter sentence.",
     )
+
+
+# --- the followed token ---
+# Follow one token through the three views: where it is a query (a row) and where it is a key (a column).
+#
+# A source token x_i is row i and column i of encoder self-attention and column i of cross-attention. An output
+# token y_j (row j of the decoder views, ``tgt_out[j]``) is the row that predicts it in masked self-attention and in
+# cross-attention, and — once generated — the decoder input at position j + 1, column j + 1 of masked
+# self-attention (docs/attention-pitfalls.md §1).
+
+Side = Literal["src", "tgt"]
+
+
+@dataclass(frozen=True)
+class Followed:
+    """One subword token: ``src`` index into ``maps.src``, or ``tgt`` index into ``maps.tgt_out``."""
+
+    side: Side
+    index: int
+
+
+@dataclass(frozen=True)
+class Focus:
+    """Rows and columns of one view to highlight (indices of that view: subwords, or words at word level)."""
+
+    rows: frozenset[int]
+    cols: frozenset[int]
+
+
+def options(maps: SentenceMaps) -> list[Followed]:
+    """Every token one can follow: the source pieces, then the output pieces (EOS of both included)."""
+    return [Followed("src", i) for i in range(len(maps.src))] + [Followed("tgt", j) for j in range(len(maps.tgt_out))]
+
+
+def describe(maps: SentenceMaps, token: Followed, src_name: str, tgt_name: str) -> str:
+    """A picker label: "Spanish 2: ▁gato" (1-based positions)."""
+    if token.side == "src":
+        return f"{src_name} {token.index + 1}: {maps.src[token.index]}"
+    return f"{tgt_name} {token.index + 1}: {maps.tgt_out[token.index]}"
+
+
+def _subword_focus(maps: SentenceMaps, kind: Kind, token: Followed) -> tuple[set[int], set[int]]:
+    i = token.index
+    if token.side == "src":
+        return ({i}, {i}) if kind == "encoder" else (set(), {i} if kind == "cross" else set())
+    if kind == "encoder":
+        return set(), set()
+    cols = {i + 1} if kind == "decoder" and i + 1 < len(maps.tgt_in) else set()
+    return {i}, cols
+
+
+def _word_of(groups: list[list[int]], pieces: set[int]) -> set[int]:
+    return {w for w, group in enumerate(groups) if pieces & set(group)}
+
+
+def focus(maps: SentenceMaps, kind: Kind, token: Followed | None, words: bool = False) -> Focus:
+    """Where ``token`` appears in the view of ``kind``; empty when it does not (or when nothing is followed)."""
+    if token is None:
+        return Focus(frozenset(), frozenset())
+    rows, cols = _subword_focus(maps, kind, token)
+    if words:
+        groups = words_of(maps)
+        row_groups = groups.src if kind == "encoder" else groups.tgt_out
+        col_groups = groups.tgt_in if kind == "decoder" else groups.src
+        rows, cols = _word_of(row_groups, rows), _word_of(col_groups, cols)
+    return Focus(frozenset(rows), frozenset(cols))
+
+
+def token_at(maps: SentenceMaps, kind: Kind, row: int, words: bool = False) -> Followed:
+    """The token whose row ``row`` was clicked in the view of ``kind`` (the first piece of a word at word level)."""
+    if words:
+        groups = words_of(maps)
+        row = (groups.src if kind == "encoder" else groups.tgt_out)[row][0]
+    return Followed("src" if kind == "encoder" else "tgt", row)
+
+
+# --- the chart ---
+
+
+def which(layer: int, head: int | None) -> str:
+    """A map's subtitle: "layer 4, mean of heads"."""
+    return f"layer {layer + 1}, {'mean of heads' if head is None else f'head {head + 1}'}"
+
+
+def axis_titles(kind: Kind, langs: Languages) -> tuple[str, str]:
+    """(row title, column title): rows are queries, columns keys; a decoder row names its input and its prediction."""
+    if kind == "encoder":
+        return f"query: source token ({langs.src})", f"key: source token ({langs.src})"
+    rows = f"query: input → predicts {langs.tgt}"  # no longer than a short map is high
+    if kind == "decoder":
+        return rows, f"key: {langs.tgt} input so far"
+    return rows, f"key: source token ({langs.src})"
+
+
+def short_axis_titles(kind: Kind, langs: Languages) -> tuple[str, str]:
+    """(row title, column title) for small panels: "query (Spanish)", "input → predicts (English)", "key (Spanish)"."""
+    rows = f"query ({langs.src})" if kind == "encoder" else f"input → predicts ({langs.tgt})"
+    cols = langs.tgt if kind == "decoder" else langs.src
+    return rows, f"key ({cols})"
+
+
+def map_chart(
+    view: MapView,
+    layer: int,
+    head: int | None,
+    title: str,
+    subtitle: str,
+    langs: Languages,
+    lit: Focus | None = None,
+    shared: bool = True,
+) -> alt.Chart:
+    """One (rows, cols) map of ``view`` at ``layer`` and ``head`` (None: the mean of heads, a display choice made
+    here), axes naming query and key, the followed token lit; on its own colour scale (not ``shared``), its subtitle
+    prints the map's largest weight, the darkest colour's meaning."""
+    weights = pick(view.weights, layer, head)
+    frame = attention_frame(weights, view.row_labels, view.cols, view.future, view.inputs)
+    if not shared:
+        top = math.floor(float(np.max(weights, initial=0.0)) * 1000) / 1000  # never rounded up to a 1 it is not
+        subtitle = f"{subtitle} · own scale, max {top:.3f}"
+    if lit is not None and (lit.rows or lit.cols):
+        frame = focus_frame(frame, lit.rows, lit.cols)
+    chart = attention_heatmap(frame, title, *axis_titles(view.kind, langs), subtitle=subtitle)
+    if "focus" in frame.columns:
+        chart = with_focus(chart)
+    return unit_scale(chart) if shared else chart
+
+
+def grid_chart(
+    view: MapView, layers: list[int], title: str, langs: Languages, lit: Focus, shared: bool
+) -> alt.FacetChart:
+    """The layers × heads small multiples of ``view`` (only ``layers``, see ``grid_plan``), the followed token lit."""
+    frame = attention_frame(
+        view.weights[layers], view.row_labels, view.cols, view.future, view.inputs, first_layer=layers[0] + 1
+    )
+    if lit.rows or lit.cols:
+        frame = focus_frame(frame, lit.rows, lit.cols)
+    grid = heads_grid(frame, title, *short_axis_titles(view.kind, langs))
+    if "focus" in frame.columns:
+        grid = with_focus(grid)
+    return unit_scale(grid) if shared else grid

@@ -44,23 +44,6 @@ def title(langs: Languages) -> str:
     return f"{langs.src} → {langs.tgt}: inside a Transformer"  # one line on a 1280-pixel screen
 
 
-def axis_titles(kind: Kind, langs: Languages) -> tuple[str, str]:
-    """(row title, column title): rows are queries, columns keys; a decoder row names its input and its prediction."""
-    if kind == "encoder":
-        return f"query: source token ({langs.src})", f"key: source token ({langs.src})"
-    rows = f"query: input → predicts {langs.tgt}"  # no longer than a short map is high
-    if kind == "decoder":
-        return rows, f"key: {langs.tgt} input so far"
-    return rows, f"key: source token ({langs.src})"
-
-
-def short_axis_titles(kind: Kind, langs: Languages) -> tuple[str, str]:
-    """(row title, column title) for small panels: "query (Spanish)", "input → predicts (English)", "key (Spanish)"."""
-    rows = f"query ({langs.src})" if kind == "encoder" else f"input → predicts ({langs.tgt})"
-    cols = langs.tgt if kind == "decoder" else langs.src
-    return rows, f"key ({cols})"
-
-
 def captions(langs: Languages, words: bool = False) -> dict[Kind, str]:
     """One line under each view: what a row is, what a column is, what to notice."""
     own_word = " With whole words, a row also sees the earlier pieces of its own word." if words else ""

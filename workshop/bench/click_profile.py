@@ -32,7 +32,7 @@ SERVER_PARTS: tuple[tuple[str, str, str], ...] = (
     ("views.result", "sentence_picker", "view: sentence and hypothesis pickers"),
     ("views.result", "hypothesis_picker", "view: sentence and hypothesis pickers"),
     ("views.maps", "show_maps", "view: the three maps"),
-    ("views.maps", "heatmap", "  chart objects (frames, Altair)"),
+    ("views.maps", "map_chart", "  chart objects (frames, Altair)"),
     ("views.input_check", "show_example_hint", "view: the example's hint"),
     ("views.alignment_tab", "show_alignment", "view: the open tab (Alignment)"),
     ("streamlit.elements.vega_charts", "VegaChartsMixin._altair_chart", "st.altair_chart: serialisation"),

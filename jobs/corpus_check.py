@@ -10,7 +10,6 @@ import dataclasses
 import io
 import itertools
 import json
-import os
 import shutil
 import tempfile
 from collections import Counter
@@ -18,7 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
-from typing import TextIO
+from typing import BinaryIO, TextIO
 
 import numpy as np
 
@@ -37,6 +36,7 @@ from data.data_config import DataConfig
 from data.languages import SRC_LANG, TGT_LANG, header_names
 from data.readers import CODEC_NAMES, Reading, head_text, moses_paths, text_codec
 from model.run_dir import CORPUS_CHECK_FILE, CORPUS_FILE
+from model.weights import write_beside
 
 MIN_PAIRS = 20  # below this, the dev and test splits would be a pair or two
 MAX_UNREADABLE = 0.5  # more lines than this failing to read means the format or the columns are wrong
@@ -250,23 +250,27 @@ def _check_into(source: CorpusSource, config: CleanConfig, kept: TextIO) -> Corp
 def write_corpus(source: CorpusSource, config: CleanConfig, run_dir: Path) -> Path:
     """Write the kept pairs as ``corpus.tsv`` (what the run trains on) and the check beside it; returns the TSV.
 
-    The pairs go to a hidden file beside the run directory as they are checked; the run directory is made only
-    for a corpus that passes."""
-    run_dir.parent.mkdir(parents=True, exist_ok=True)
-    partial = tempfile.NamedTemporaryFile(  # noqa: SIM115 (moved into the run directory, or removed, below)
-        "w+", encoding="utf-8", newline="\n", dir=run_dir.parent, prefix=f".{run_dir.name}.", delete=False
-    )
-    try:
-        with partial:
-            check = _check_into(source, config, partial)
+    The pairs go to the atomic writer's temporary file as they are checked (``write_beside``): a corpus that fails
+    leaves no file, and no run directory where there was none."""
+
+    def checked(file: BinaryIO) -> CorpusCheck:
+        check = _check_into(source, config, kept := io.TextIOWrapper(file, encoding="utf-8", newline="\n"))
+        kept.detach()  # flushed; the writer syncs and closes the file
         if not check.ok:
             raise CorpusError("; ".join(check.problems))
-        run_dir.mkdir(parents=True, exist_ok=True)
-        os.replace(partial.name, run_dir / CORPUS_FILE)
-    finally:
-        Path(partial.name).unlink(missing_ok=True)
+        return check
+
+    made = not run_dir.is_dir()
+    run_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        check = write_beside(run_dir / CORPUS_FILE, checked)
+    except BaseException:
+        if made:
+            run_dir.rmdir()
+        raise
     record = {"source": source.display(str(source.path)), **dataclasses.asdict(check)}
-    (run_dir / CORPUS_CHECK_FILE).write_text(json.dumps(record, indent=2, ensure_ascii=False, default=str) + "\n")
+    text = json.dumps(record, indent=2, ensure_ascii=False, default=str) + "\n"
+    write_beside(run_dir / CORPUS_CHECK_FILE, lambda f: f.write(text.encode("utf-8")))
     return run_dir / CORPUS_FILE
 
 

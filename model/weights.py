@@ -10,7 +10,7 @@ import shutil
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, TypeVar
 
 import torch
 from safetensors import SafetensorError, safe_open
@@ -22,6 +22,7 @@ from model.run_dir import CONFIG_FILE, WEIGHTS_FILE
 from model.transformer import Transformer
 
 MAX_HEADER_BYTES = 1 << 24  # of a safetensors header (names, shapes, offsets): 64+64 layers take 0.5 MB
+T = TypeVar("T")  # what a writer given to write_beside returns
 FLOAT_DTYPES = ("F16", "BF16", "F32", "F64")  # safetensors' names of the dtypes weights may be saved in
 
 
@@ -36,20 +37,22 @@ def weights_of(model: Transformer, dtype: torch.dtype | None = None) -> dict[str
     }
 
 
-def write_beside(path: Path, write: Callable[[BinaryIO], object]) -> None:
+def write_beside(path: Path, write: Callable[[BinaryIO], T]) -> T:
     """The project's one atomic writer: ``write`` fills a temporary file of its own beside ``path`` (a name no other
-    writer uses, never a link), fsynced, then renamed in: ``path`` stays the old file whole or becomes the new one.
-    On any error (a full disk) the temporary file is removed and the error raised."""
+    writer uses, never a link; open for reading too), fsynced, then renamed in: ``path`` stays the old file whole or
+    becomes the new one; returns what ``write`` returns. On any error (a full disk, or one ``write`` raises to refuse
+    what it wrote) the temporary file is removed and the error raised."""
     tmp = path.with_name(f"{path.name}.{uuid.uuid4().hex[:8]}.tmp")
     try:
-        with open(tmp, "xb") as f:
-            write(f)
+        with open(tmp, "x+b") as f:
+            result = write(f)
             f.flush()
             os.fsync(f.fileno())
         tmp.replace(path)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+    return result
 
 
 def save_model(model: Transformer, directory: Path, dtype: torch.dtype | None = None) -> None:

@@ -62,9 +62,7 @@ class MetricsLog:
                 continue
             if record.get("step", 0) <= step:
                 kept.append(line + "\n")
-        tmp = self.path.with_name(self.path.name + ".tmp")
-        tmp.write_text("".join(kept), encoding="utf-8")
-        tmp.replace(self.path)
+        write_beside(self.path, lambda f: f.write("".join(kept).encode("utf-8")))
 
 
 @dataclass

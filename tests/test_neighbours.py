@@ -19,7 +19,7 @@ from lab.neighbours import index_build as index_build_module
 from lab.neighbours.hidden_states import query_states
 from lab.neighbours.index_build import CANCELLED, IndexBuild
 from lab.neighbours.lookup import candidates, marked, sentence_neighbours, token_neighbours
-from lab.neighbours.projection import project
+from lab.neighbours.projection import map_frame, project, training_map
 from lab.neighbours.sentence_index import (
     NEIGHBOURS_INDEX_FILE,
     Progress,
@@ -36,7 +36,6 @@ from model.run_dir import SPLITS_DIR, TRAIN_CONFIG_FILE, WEIGHTS_FILE, split_fil
 from translate.settings import REPO_ROOT
 from translate.translator import DEFAULT_MODEL, Translator
 from views import heavy_slot, neighbours_tab
-from viz.training_map import map_frame, training_map
 
 
 @pytest.fixture(scope="module")

@@ -10,14 +10,13 @@ import time
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import streamlit as st
 
 from lab.neighbours import lookup
 from lab.neighbours.hidden_states import query_states
 from lab.neighbours.index_build import IndexBuild
 from lab.neighbours.projection import SEED as SAMPLE_SEED
-from lab.neighbours.projection import Projection, project
+from lab.neighbours.projection import Projection, map_of, project, training_map
 from lab.neighbours.sentence_index import SentenceIndex
 from lab.neighbours.training_pairs import MAX_PAIRS
 from lab.page.direction import Languages
@@ -25,7 +24,6 @@ from translate.settings import repo_relative, runs_folder
 from translate.translator import Translation, Translator
 from views import heavy_slot
 from views.tab_context import TabContext
-from viz.training_map import NEAREST, SENTENCE, map_frame, training_map
 
 POLL_S = 2.0  # the progress bar's refresh while the index is built
 LOAD_S = 3.0  # how long a new build is waited for before the progress bar is shown (loading a file takes < 1 s)
@@ -86,25 +84,6 @@ def token_choice(translator: Translator, tokens: list[int]) -> int:
     )
 
 
-def table(
-    index: SentenceIndex, found: list[lookup.Neighbour], translator: Translator, langs: Languages
-) -> pd.DataFrame:
-    """One row per neighbour: its similarity, its Spanish and its English (the decoder state's token marked)."""
-    tokenizer = translator.tokenizer
-    return pd.DataFrame(
-        {
-            "similarity": [round(n.similarity, 3) for n in found],
-            langs.src: [index.sources[n.pair] for n in found],
-            langs.tgt: [
-                index.targets[n.pair]
-                if n.position is None
-                else lookup.marked(tokenizer, index.targets[n.pair], n.position)
-                for n in found
-            ],
-        }
-    )
-
-
 def describe(build: IndexBuild, index: SentenceIndex) -> str:
     info = index.info
     how = f"built in {info.seconds:.0f} s, {info.built}" + (", loaded from its file" if build.loaded else "")
@@ -132,12 +111,12 @@ def show_found(
     seconds = time.perf_counter() - start
     st.markdown("**Nearest training pairs by the encoder: the whole sentence**")
     with st.container(key="neighbours_sentence"):
-        st.dataframe(table(index, sentences, translator, langs), hide_index=True)
+        st.dataframe(lookup.table(index, sentences, translator.tokenizer, langs.src, langs.tgt), hide_index=True)
     piece = translator.tokenizer.tgt_pieces([tokens[position]])[0]
     st.markdown("**Nearest training pairs by the decoder: the state that chose the token**")
     st.caption(f"Token {position + 1}, `{piece}`.")
     with st.container(key="neighbours_token_table"):
-        st.dataframe(table(index, states, translator, langs), hide_index=True)
+        st.dataframe(lookup.table(index, states, translator.tokenizer, langs.src, langs.tgt), hide_index=True)
     st.caption(f"Both looked up in {seconds:.2f} s ({lookup.CANDIDATES} pairs teacher-forced once for this sentence).")
     st.caption(CAVEAT)
     show_map(index, sentences, vector, sentence.source, langs)
@@ -154,16 +133,7 @@ def show_map(
 ) -> None:
     """The training set as a map, the sentence and its nearest pairs on it."""
     fit = projection(index.info.weights_sha256, index)
-    rows = [n.pair for n in nearest]
-    pick = [index.sources[r] for r in rows], [index.targets[r] for r in rows]
-    frame = pd.concat(
-        [
-            map_frame(fit.points, [index.sources[r] for r in fit.rows], [index.targets[r] for r in fit.rows]),
-            map_frame(fit.of_rows(index, np.array(rows, int)), *pick, kind=NEAREST),
-            map_frame(fit.place(index, vector)[None], [source], ["(this translation)"], kind=SENTENCE),
-        ],
-        ignore_index=True,
-    )
+    frame = map_of(fit, index, nearest, vector, source)
     st.markdown("**Where the sentence sits among the training sentences**")
     title = f"{len(fit.rows):,} of {index.info.pairs:,} indexed pairs (sample seed {SAMPLE_SEED})"
     st.altair_chart(training_map(frame, title, langs.src, langs.tgt), key="training_map", width="stretch")

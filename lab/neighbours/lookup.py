@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
 from data.batch import batch_indices, encode_pairs
 from data.readers import Pair
@@ -75,3 +76,17 @@ def marked(tokenizer: Tokenizer, text: str, position: int, mark: tuple[str, str]
     word = piece.lstrip(" ")
     pieces[position] = f"{piece[: len(piece) - len(word)]}{mark[0]}{word}{mark[1]}"
     return "".join(pieces).strip()
+
+
+def table(index: SentenceIndex, found: list[Neighbour], tokenizer: Tokenizer, src: str, tgt: str) -> pd.DataFrame:
+    """One row per neighbour: its similarity, its ``src`` and its ``tgt`` text (the decoder state's token marked)."""
+    return pd.DataFrame(
+        {
+            "similarity": [round(n.similarity, 3) for n in found],
+            src: [index.sources[n.pair] for n in found],
+            tgt: [
+                index.targets[n.pair] if n.position is None else marked(tokenizer, index.targets[n.pair], n.position)
+                for n in found
+            ],
+        }
+    )

@@ -1,6 +1,7 @@
 """The training set as a map (after LIT's embedding projector): the sentence index's pairs on the two directions along
 which their encoder vectors vary most (a PCA of the index's vectors, centred), and any sentence placed by the same
-projection, so that a training pair's own sentence lands on its own point.
+projection, so that a training pair's own sentence lands on its own point; and the map's chart (``training_map``,
+pure: a DataFrame in, an Altair chart out).
 
 The map is a shadow: two directions keep only ``explained`` of the variance, so two points near on the map may be far
 apart in the model's ``d_model`` dimensions (the neighbour tables measure that distance; the map does not). At most
@@ -11,12 +12,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import altair as alt
 import numpy as np
+import pandas as pd
 
+from lab.neighbours.lookup import Neighbour
 from lab.neighbours.sentence_index import SentenceIndex
 
 MAX_POINTS = 4_000  # pairs drawn (with the marks, under Altair's 5,000 rows a chart)
 SEED = 0  # the sample's
+HEIGHT = 420
+POINT, NEAREST, SENTENCE = "training pair", "nearest pair", "your sentence"
+COLUMNS = ["x", "y", "words", "source", "target", "kind"]
 
 
 @dataclass(frozen=True)
@@ -57,3 +64,55 @@ def project(index: SentenceIndex, max_points: int = MAX_POINTS, seed: int = SEED
         np.arange(n) if n <= max_points else np.sort(np.random.default_rng(seed).choice(n, max_points, replace=False))
     )
     return Projection(mean, axes, explained, rows, centred[rows] @ axes)
+
+
+# --- the map drawn ---
+
+
+def map_frame(points: np.ndarray, sources: list[str], targets: list[str], kind: str = POINT) -> pd.DataFrame:
+    """Rows of the map: (n, 2) ``points`` with their pair's texts and length in source words."""
+    return pd.DataFrame(
+        {
+            "x": points[:, 0].round(4),
+            "y": points[:, 1].round(4),
+            "words": [len(s.split()) for s in sources],
+            "source": sources,
+            "target": targets,
+            "kind": kind,
+        },
+        columns=COLUMNS,
+    )
+
+
+def map_of(
+    fit: Projection, index: SentenceIndex, nearest: list[Neighbour], vector: np.ndarray, source: str
+) -> pd.DataFrame:
+    """The map's rows: the pairs drawn, the ``nearest`` pairs, and the sentence (its encoder ``vector``) placed."""
+    rows = [n.pair for n in nearest]
+    pick = [index.sources[r] for r in rows], [index.targets[r] for r in rows]
+    return pd.concat(
+        [
+            map_frame(fit.points, [index.sources[r] for r in fit.rows], [index.targets[r] for r in fit.rows]),
+            map_frame(fit.of_rows(index, np.array(rows, int)), *pick, kind=NEAREST),
+            map_frame(fit.place(index, vector)[None], [source], ["(this translation)"], kind=SENTENCE),
+        ],
+        ignore_index=True,
+    )
+
+
+def training_map(frame: pd.DataFrame, title: str, src_title: str, tgt_title: str) -> alt.LayerChart:
+    """Training pairs as dots coloured by their source's length in words; ``NEAREST`` rows ringed, the ``SENTENCE``
+    row a large cross; each with its pair (or sentence) on hover."""
+    tooltip = [alt.Tooltip("source:N", title=src_title), alt.Tooltip("target:N", title=tgt_title), "words:Q"]
+    axis = {"x": alt.X("x:Q", title="main direction 1"), "y": alt.Y("y:Q", title="main direction 2")}
+    base = alt.Chart(frame, title=title).encode(**axis, tooltip=tooltip)
+    dots = (
+        base.transform_filter(alt.datum.kind == POINT)
+        .mark_circle(size=9, opacity=0.5)
+        .encode(color=alt.Color("words:Q", title="source words", scale=alt.Scale(scheme="viridis", type="log")))
+    )
+    rings = base.transform_filter(alt.datum.kind == NEAREST).mark_point(size=90, color="#d62728", strokeWidth=2)
+    cross = base.transform_filter(alt.datum.kind == SENTENCE).mark_point(
+        shape="cross", size=260, color="black", filled=True
+    )
+    return (dots + rings + cross).properties(height=HEIGHT, autosize=alt.AutoSizeParams(type="fit-x"))

@@ -3,7 +3,7 @@
 Run ``streamlit run app.py``. LAB_MODEL_DIR overrides the shipped model directory, LAB_RUNS_DIR the folder of
 training runs, LAB_THREADS the torch threads (default 1), LAB_GOLD_ALIGNMENTS the file of gold-aligned sentences
 offered (``lab.alignment.gold``). This file is the entry point and the Translate page's wiring: the cached model,
-the sidebar, the input and one table of (tab title, view); the views it lays out are in ``views/``, one per file.
+the sidebar, the input and the tabs (``TABS``: each view, one per file in ``views/``, takes one ``TabContext``).
 The Train page is ``pages/1_Train.py`` and needs nothing from here.
 """
 

@@ -5,6 +5,7 @@ own figures."""
 from __future__ import annotations
 
 import json
+import math
 import shutil
 from pathlib import Path
 
@@ -14,7 +15,8 @@ from streamlit.testing.v1 import AppTest
 
 from data.entities import EntityPool
 from data.readers import Pair
-from lab.page.language_check import model_doubt
+from lab.page.direction import Languages
+from lab.page.language_check import Doubt, Evidence, model_doubt, unsure
 from lab.page.unfamiliar import LONG_WORDS, MIN_RARE, RARE_USES, FarFigures, far_note, loop, reading
 from model.run_dir import DOUBT_FILE, NAME_GUARD_FILE
 from translate.name_guard import NameGuard, build
@@ -27,6 +29,7 @@ EVERYDAY = [
     Pair("Tengo 1939 libros.", "I have 1939 books."),
 ]
 LISTS = EntityPool(male=("Tom", "Itziar"), female=("Mary", "Ana"), surnames=("Ortiz",), places=("Sevilla", "Boston"))
+ES_EN = Languages("es", "en", "Spanish", "English")
 FIGURES = FarFigures(flagged_dev=0.02, flagged_far=0.8, chrf_dev=69.0, chrf_far=37.0, n_far=40)
 
 
@@ -72,6 +75,22 @@ def test_the_note_names_the_rare_words_and_quotes_the_models_figures(guard: Name
     assert (
         "Measured" not in far_note(far, None) and far_note(reading([read("El perro come pan.")], guard), FIGURES) == ""
     )
+
+
+def test_one_note_says_every_sign_with_its_figure_and_never_contradicts_its_rounding(guard: NameGuard) -> None:
+    """The model unsure, the text far, the output looping: one note, each sign with the figure behind it."""
+    far = reading([read("El dispositivo debe conectarse a una toma de tierra.")], guard)
+    doubt = Doubt(0.605, 0.5, "measured on 4,000 dev translations", far=FIGURES)
+    looping = Evidence("El dispositivo debe conectarse.", "The device device device.", 5, 0, 6, 6 * math.log(0.6049))
+    note = unsure(looping, ES_EN, doubt, far)
+    assert "0.60, below 0.61" in note and "about 50% of this model's dev translations" in note  # never "below 0.60"
+    assert "“dispositivo”" in note and "chrF 37 against 69" in note and "“device” three or more times" in note
+    confident = Evidence("El dispositivo debe conectarse.", "The device must be connected.", 5, 0, 6, -0.3)
+    only_far = unsure(confident, ES_EN, doubt, far)
+    assert only_far == far_note(far, FIGURES) and "unsure" not in only_far
+    assert unsure(confident, ES_EN, doubt, reading([read("El perro come pan.")], guard)) == ""
+    english = Evidence("The device device device.", "The device device device.", 5, 0, 6, -5.0)
+    assert unsure(english, ES_EN, doubt, far) == ""  # a language check fails: the input is what to fix
 
 
 @pytest.mark.parametrize(
@@ -121,3 +140,4 @@ def test_the_page_says_when_the_text_is_far_from_what_the_model_learned(familiar
     far = translate(at, "el gato zorbulax quimerón rojo.")
     said = [w.value for w in far.warning if "far from what the model learned" in w.value]
     assert said and "“zorbulax”" in said[0] and "chrF 37 against 69" in said[0]
+    assert [w.value for w in far.main.get_by_key("unsure").warning] == said  # one box says it

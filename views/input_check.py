@@ -11,7 +11,7 @@ from lab.attention.translate_with_maps import TextTranslation, maps_of
 from lab.page.direction import Languages, languages
 from lab.page.examples import MapClaim, by_source, is_accepted
 from lab.page.language_check import MIN_TOKEN_PROB, Doubt, evidence, model_doubt, unsure, warnings
-from lab.page.unfamiliar import far_note, loop, reading
+from lab.page.unfamiliar import loop, reading
 from translate.translator import Translator
 from views.maps import HEAD_KEYS, LAYER_KEYS
 
@@ -25,9 +25,9 @@ def doubt(directory: str, version: int, _translator: Translator) -> Doubt:
 def show_input_check(
     result: TextTranslation, translator: Translator, directory: str, version: int, langs: Languages
 ) -> None:
-    """Warn, before the translation, when the input does not look like the model's source language; otherwise say
-    when the model is unsure of its translation (its doubt, not the learner's input), with its own figures, when the
-    text is far from what it learned (lab/page/unfamiliar.py), and when the translation repeats itself."""
+    """Warn, before the translation, when the input does not look like the model's source language; otherwise one
+    note when the translation is to be read with care (``unsure``): the model unsure of it, the text far from what it
+    learned (lab/page/unfamiliar.py), the translation repeating itself, each with its figure."""
     c = translator.model.config
     found = evidence(result, c.unk_id, c.eos_id, translator.guard)
     wrong_language = warnings(found, langs)
@@ -36,21 +36,12 @@ def show_input_check(
             for line in wrong_language:
                 st.warning(line)
         return
-    if found.token_prob < MIN_TOKEN_PROB and (line := unsure(found, langs, doubt(directory, version, translator))):
+    far = reading(result.sentences, translator.guard) if translator.guard else None
+    # The model's figures only when there may be something to say: one without doubt.json is measured on first use.
+    may_say = found.token_prob < MIN_TOKEN_PROB or (far is not None and far.far) or loop(result.text)
+    if may_say and (line := unsure(found, langs, doubt(directory, version, translator), far)):
         with st.container(key="unsure"):
             st.warning(line)
-    read = reading(result.sentences, translator.guard) if translator.guard else None
-    far = far_note(read, doubt(directory, version, translator).far) if read and read.far else ""
-    repeated = loop(result.text)
-    if far or repeated:
-        with st.container(key="far"):
-            if far:
-                st.warning(far)
-            if repeated:
-                st.warning(
-                    f"The translation says “{repeated}” three or more times in a row: the decoder lost its place "
-                    "(each step reads the words before it, and a repeated word makes the next repeat likelier)."
-                )
 
 
 @st.cache_data(show_spinner=False, max_entries=16)

@@ -4,10 +4,11 @@ Cheap signals: no letters at all; a large share of letters the vocabulary has no
 model reads) or of ``<unk>`` pieces; the language the text looks like, when its words are mostly not the model's
 corpus's and langid agrees (``translate.source_language``: French and German are not Spanish); the translation
 repeating the input (the input is probably in the target language already); function words of the target language
-making up much of the input (the commonest mistake: typing the sentence one wants to see). Apart from these, the model's own confidence (the
-geometric-mean probability of its output tokens) speaks of the translation, not of the input: correct Spanish the
-model handles badly ("De nada") is not the learner's fault, and a confident model can still be fed English. How often
-a model is wrong when it is unsure is its own figure, measured on its dev split (``Doubt``).
+making up much of the input (the commonest mistake: typing the sentence one wants to see). Apart from these, the
+model's own confidence (the geometric-mean probability of its output tokens) speaks of the translation, not of the
+input: correct Spanish the model handles badly ("De nada") is not the learner's fault, and a confident model can
+still be fed English. How often a model is wrong when it is unsure is its own figure, measured on its dev split
+(``Doubt``), said in one note with the text far from what it learned and an output repeating itself (``unsure``).
 """
 
 from __future__ import annotations
@@ -23,8 +24,8 @@ import sacrebleu
 from data.languages import name_of
 from data.readers import CorpusError, Pair
 from lab.attention.translate_with_maps import TextTranslation
+from lab.page import unfamiliar
 from lab.page.direction import Languages
-from lab.page.unfamiliar import FarFigures
 from model.bounded_read import read_json
 from model.run_dir import DOUBT_FILE
 from training.prepare import model_split
@@ -148,29 +149,41 @@ def warnings(e: Evidence, langs: Languages) -> list[str]:
 def floored(p: float) -> str:
     """``p`` to two decimals, rounded down: a probability just under a threshold never prints as the threshold
     ("0.60, below 0.60")."""
-    return f"{math.floor(p * 100) / 100:.2f}"
+    return f"{math.floor(round(p * 100, 6)) / 100:.2f}"
 
 
-def unsure(e: Evidence, langs: Languages, doubt: Doubt | None = None) -> str:
-    """What the page says when the input passes every language check but the model is unsure of its output ("" when
-    it is not), with how often this model is wrong when it is this unsure (``doubt``: measured on its dev split, or
-    said not to be): the doubt is about this translation, not about the learner's input."""
-    doubt = doubt or Doubt()
-    if e.token_prob >= doubt.threshold or warnings(e, langs):
+def ceiled(p: float) -> str:
+    """``p`` to two decimals, rounded up: a threshold prints above every ``floored`` probability under it."""
+    return f"{math.ceil(round(p * 100, 6)) / 100:.2f}"
+
+
+def unsure(e: Evidence, langs: Languages, doubt: Doubt | None = None, far: unfamiliar.Reading | None = None) -> str:
+    """The one note on a translation to read with care ("" when none), each sign with its figure from ``doubt``: the
+    model unsure of it, the text far from what it learned (``far``: lab/page/unfamiliar.py), an output repeating
+    itself. Never when a language check fails: then the input is what to fix."""
+    doubt, repeated = doubt or Doubt(), unfamiliar.loop(e.translation)
+    if warnings(e, langs):
         return ""
-    if doubt.precision is None:
-        how_often = f"how often this model is wrong when it scores that low is not known: {doubt.unmeasured}"
-    else:
+    said = [unfamiliar.far_note(far, doubt.far) if far else ""]
+    if e.token_prob < doubt.threshold:
         how_often = (
-            f"about {doubt.precision:.0%} of this model's dev translations that score that low are wrong "
+            f"how often this model is wrong when it scores that low is not known: {doubt.unmeasured}"
+            if doubt.precision is None
+            else f"about {doubt.precision:.0%} of this model's dev translations that score that low are wrong "
             f"({doubt.measured})"
         )
-    return (
-        "The model is unsure of this translation: the geometric mean of its output tokens' probabilities (exp of "
-        f"the mean log-probability) is {floored(e.token_prob)}, "
-        f"below {doubt.threshold:.2f}; {how_often}. The input passed the checks for {langs.src}, so the doubt is the "
-        "model's: the translation may be wrong."
-    )
+        said.insert(
+            0,
+            "The model is unsure of this translation: the geometric mean of its output tokens' probabilities (exp of "
+            f"the mean log-probability) is {floored(e.token_prob)}, below {ceiled(doubt.threshold)}; {how_often}. "
+            f"The input passed the checks for {langs.src}, so the doubt is the model's: the translation may be wrong.",
+        )
+    if repeated:
+        said.append(
+            f"The translation says “{repeated}” three or more times in a row: the decoder lost its place (each step "
+            "reads the words before it, and a repeated word makes the next repeat likelier)."
+        )
+    return " ".join(line for line in said if line)
 
 
 # --- how often the model is wrong when it is unsure, on its own dev split ---
@@ -178,14 +191,14 @@ def unsure(e: Evidence, langs: Languages, doubt: Doubt | None = None) -> str:
 
 @dataclass(frozen=True)
 class Doubt:
-    """The unsure warning of one model: its threshold and, when measured, the share of its dev translations below
-    it that are wrong."""
+    """One model's figures for its note (``unsure``): its threshold and, when measured, the share of its dev
+    translations below it that are wrong; and how its far-from-training sign does (lab/page/unfamiliar.py)."""
 
     threshold: float = MIN_TOKEN_PROB
     precision: float | None = None  # None: not measured (or no dev translation scored below the threshold)
     measured: str = ""  # on what: "measured on 4,000 dev translations, written and typed, 498 of them below 0.60"
     unmeasured: str = "it has no dev split to measure it on"
-    far: FarFigures | None = None  # how the far-from-training sign does on this model (lab/page/unfamiliar.py)
+    far: unfamiliar.FarFigures | None = None  # how the far-from-training sign does on this model
 
     def to_json(self) -> str:
         far = vars(self.far) if self.far else None
@@ -226,7 +239,7 @@ def model_doubt(model_dir: Path, translator: Translator) -> Doubt:
     try:
         data = read_json(model_dir / DOUBT_FILE, ValueError)
         threshold, precision, measured = float(data["threshold"]), data["precision"], str(data["measured"])
-        far = FarFigures(**data["far"]) if data.get("far") else None
+        far = unfamiliar.FarFigures(**data["far"]) if data.get("far") else None
         if precision is None:
             return Doubt(threshold, None, "", measured, far)
         return Doubt(threshold, float(precision), measured, far=far)

@@ -11,7 +11,8 @@ words of its longest sentence. How often each model's dev sentences and the far 
 both, are measured by ``python -m workshop bench uncertainty --write`` and kept in its ``doubt.json`` (``FarFigures``).
 
 An output that says the same word or words three times in a row ("process process process") is a decoder that lost
-its place, whatever the input.
+its place, whatever the input. The page says these signs in one note with the model's doubt
+(lab/page/language_check.py ``unsure``).
 """
 
 from __future__ import annotations

@@ -253,24 +253,42 @@ class NameGuard:
     shape: dict[str, float]  # letter trigram -> log-odds of a name against an ordinary word (``name_shape``)
     lang: str = "es"  # the source language: which words announce a name (NAME_CUES)
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "_sorted", sorted(set(self.lowercase) | set(self.capital) | set(self.initial)))
-        longest = max((len(p.split()) for p in self.places), default=1)
-        object.__setattr__(self, "_longest_place", longest)
-        used = {plain(s) for names in self.stand_ins.values() for s in names}
-        object.__setattr__(self, "_stand_in_words", used)
+    @functools.cached_property
+    def _sorted(self) -> list[str]:
+        """Every word the corpus holds, sorted: ``_inflection_of_known`` looks up its neighbours."""
+        return sorted(set(self.lowercase) | set(self.capital) | set(self.initial))
+
+    @functools.cached_property
+    def _longest_place(self) -> int:
+        return max((len(p.split()) for p in self.places), default=1)
+
+    @functools.cached_property
+    def _stand_in_words(self) -> set[str]:
+        return {plain(s) for names in self.stand_ins.values() for s in names}
+
+    @functools.cached_property
+    def _number_forms(self) -> dict[str, list[str]]:
+        """The corpus's own forms of each number shape, most used first: "18:45" is read as "2:30"."""
         forms = sorted(
             (n, w) for w, n in self.lowercase.items() if n >= MIN_STAND_IN and number_shape(w) not in ("0", w)
         )
         shaped: dict[str, list[str]] = {}
-        for _, form in reversed(forms):  # the corpus's own times: "18:45" read as "2:30", most used first
+        for _, form in reversed(forms):
             shaped.setdefault(number_shape(form), []).append(form)
-        object.__setattr__(self, "_number_forms", shaped)
+        return shaped
+
+    @functools.cached_property
+    def _month(self) -> str:
+        """The month the corpus uses most, if it uses it often: a rare one is read as it."""
         months = MONTHS.get(self.lang, "").split()
         best = max(months, key=lambda m: self.lowercase.get(plain(m), 0), default="")
-        object.__setattr__(self, "_month", best if self.lowercase.get(plain(best), 0) >= KNOWN_NAME else "")
+        return best if self.lowercase.get(plain(best), 0) >= KNOWN_NAME else ""
+
+    @functools.cached_property
+    def _female_shape(self) -> dict[str, float]:
+        """A first name's form as a woman's against a man's: "-esa" a woman's."""
         women, men = ({k for k, g in self.people.items() if g == gender} for gender in ("female", "male"))
-        object.__setattr__(self, "_female_shape", name_shapes(women, men))  # a name's form: "-esa" a woman's
+        return name_shapes(women, men)
 
     # --- what is a name -------------------------------------------------------------------------------------
     def _inflection_of_known(self, key: str) -> bool:

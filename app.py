@@ -335,7 +335,7 @@ def show_study(
         st.error(f"Broken attention invariant: {problem}")
     display, under = show_maps(maps, langs)  # a layer and a head per kind; other tabs follow cross's
     with under:  # right under the maps it speaks of
-        show_example_hint(result, translator, request.model, langs)
+        show_example_hint(result, maps, langs)
     ctx = TabContext(
         translator=translator,
         request=request,

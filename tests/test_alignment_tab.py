@@ -231,7 +231,7 @@ def test_a_picked_gold_sentence_is_translated_at_once_in_the_alignment_tab(app_e
     at = AppTest.from_file(APP, default_timeout=60).run()
     at.selectbox(key="gold").select_index(0).run()
     assert not at.exception, [e.message for e in at.exception]
-    assert at.main.get_by_key("translation").code[0].value.strip()
+    assert at.main.get_by_key("translation").text[0].value.strip()
     assert at.session_state["view"] == "Alignment" and at.main.get_by_key("gold_score").metric
     at.text_area(key="source").set_value("El gato rojo 4.").run()
     assert at.selectbox(key="gold").value is None

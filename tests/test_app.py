@@ -60,12 +60,12 @@ def view(at: AppTest, kind: str) -> dict:
 
 def output(at: AppTest) -> str:
     """The English translation shown."""
-    return at.main.get_by_key("translation").code[0].value
+    return at.main.get_by_key("translation").text[0].value
 
 
 def shown_source(at: AppTest) -> str:
     """The Spanish source shown with the result."""
-    return at.main.get_by_key("provenance").code[0].value
+    return at.main.get_by_key("provenance").text[1].value
 
 
 def stale(at: AppTest) -> str:
@@ -99,7 +99,7 @@ def test_translate_shows_the_translation_and_the_three_views_side_by_side(model_
 def test_empty_input_gets_a_friendly_prompt(model_env: Path, text: str) -> None:
     at = translate(start(), text)
     assert any("type a Spanish sentence" in info.value for info in at.info)
-    assert not specs(at) and not at.code
+    assert not specs(at) and not at.text
 
 
 def test_a_long_input_is_translated_sentence_by_sentence_with_a_sentence_picker(model_env: Path) -> None:
@@ -160,7 +160,8 @@ def test_a_5000_character_input_sends_at_most_5_mb_of_charts(monkeypatch: pytest
 def test_markup_emoji_and_foreign_text_are_shown_as_plain_text(model_env: Path, text: str) -> None:
     at = translate(start(), text)
     shades = [h.proto.body for h in at.get("html") if h.proto.body.startswith("<style>.st-key-word_")]  # CSS only
-    assert at.code and all(h.proto.body == ROOM_FOR_MAPS or h.proto.body in shades for h in at.get("html"))
+    assert at.main.get_by_key("translation").text  # st.text: no highlighter, no markdown, no HTML
+    assert all(h.proto.body == ROOM_FOR_MAPS or h.proto.body in shades for h in at.get("html"))
     assert not [css for css in shades if any(word in css for word in ("script", "hola", "negrita", "Hello"))]
     for md in at.markdown:  # no user text ever goes through markdown
         assert "<script>" not in md.value and "negrita" not in md.value
@@ -301,7 +302,7 @@ def test_a_picked_example_is_translated_in_its_hints_view(model_env: Path) -> No
     at = start()
     at.selectbox(key="example").select_index(1).run()
     example = EXAMPLES[1]
-    assert output(at) == translate(start(), example.source).main.get_by_key("translation").code[0].value
+    assert output(at) == translate(start(), example.source).main.get_by_key("translation").text[0].value
     head = -1 if example.claim.head is None else example.claim.head  # (the tiny model has fewer layers)
     assert at.session_state[HEAD_KEYS[example.claim.kind]] == head
     assert at.session_state["words"] == example.claim.words

@@ -50,7 +50,7 @@ def test_translate_in_a_real_browser(app_url: str, tmp_path: Path) -> None:
         pages = [link.inner_text().strip() for link in page.locator('[data-testid="stSidebarNavLink"]').all()]
         box.fill("Hola mundo")
         page.get_by_role("button", name="Translate").click()
-        output = page.locator(".st-key-translation code").first
+        output = page.locator('.st-key-translation [data-testid="stText"]').first
         output.wait_for(timeout=PATIENCE_MS)
         page.wait_for_function(f"({RENDERED_VIEWS})() >= 3", timeout=PATIENCE_MS)
         page.screenshot(path=str(tmp_path / "translate.png"), full_page=True)
@@ -134,7 +134,7 @@ def test_in_step_by_step_the_next_button_and_the_top_5_chart_share_one_screen(ap
     screen of each other."""
     with browser_page(FIRST_SCREEN) as (page, _):
         translate_in(page, app_url, "El gato rojo 3.")
-        page.locator(".st-key-translation code").first.wait_for(timeout=PATIENCE_MS)
+        page.locator('.st-key-translation [data-testid="stText"]').first.wait_for(timeout=PATIENCE_MS)
         page.get_by_role("tab", name="Step by step").click()
         chart = page.locator(".st-key-step_top canvas, .st-key-step_top svg").first
         chart.wait_for(timeout=PATIENCE_MS)

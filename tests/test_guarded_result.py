@@ -50,7 +50,7 @@ def test_the_page_says_what_the_model_read_and_shows_the_model_alone_in_one_clic
     at = translate(AppTest.from_file(APP, default_timeout=60).run(), "El gato rojo 123.")
     said = beside(at)
     assert said[0].startswith("123 → read as 12: this model met few names in training, mostly Mary, and copies those;")
-    assert "123" in at.main.get_by_key("translation").code[0].value  # put back in the translation
+    assert "123" in at.main.get_by_key("translation").text[0].value  # put back in the translation
     guarded_maps = encoder_columns(at)
     at.button(key="unguard").click().run()  # the model alone: its own translation and maps
     assert not at.exception and at.session_state[GUARD_KEY] is False
@@ -106,7 +106,7 @@ def test_a_span_marked_to_keep_is_said_kept_as_you_asked_or_not_kept(guarded_mod
         == "Wrap words in [[ ]] to keep them as typed (under the name guard)."
     )
     assert beside(at)[0].startswith("7 → read as 12 (kept as you asked): this model met few names")
-    assert "7" in at.main.get_by_key("translation").code[0].value
+    assert "7" in at.main.get_by_key("translation").text[0].value
     translate(at, "El gato [[Ana]] 3.")  # the toy model never writes Mary: Ana is lost, and the page says so
     assert "Not kept as typed, as you asked: Ana." in [w.value for w in at.warning]
     translate(at, "El gato [[rojo 3.")

@@ -230,7 +230,7 @@ def test_tab_ranks_pasted_lines_and_a_row_opens_in_the_lab(model_env: Path) -> N
     select_row(at, table, 0)
     assert not at.exception, [e.message for e in at.exception]
     assert at.text_area(key="source").value == picked
-    assert at.main.get_by_key("provenance").code[0].value == picked  # translated: the lab opened on it
+    assert at.main.get_by_key("provenance").text[1].value == picked  # translated: the lab opened on it
 
 
 def test_tab_refuses_too_many_lines_and_offers_the_dev_split(model_env: Path) -> None:

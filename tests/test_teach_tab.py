@@ -43,7 +43,7 @@ def test_the_tab_teaches_a_correction_and_reset_drops_it(model_env: Path) -> Non
     at.button(key="teach_reset").click().run()
     assert not at.exception
     assert "teach_text" in [t.key for t in at.text_input] and "taught" not in at.session_state
-    assert at.main.get_by_key("translation").code[0].value == original  # the page's model was never changed
+    assert at.main.get_by_key("translation").text[0].value == original  # the page's model was never changed
     assert hashlib.sha256(weights.read_bytes()).hexdigest() == digest
 
 

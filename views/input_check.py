@@ -7,8 +7,9 @@ from pathlib import Path
 
 import streamlit as st
 
-from lab.attention.translate_with_maps import TextTranslation, maps_of
-from lab.page.direction import Languages, languages
+from lab.attention.sentence_maps import SentenceMaps
+from lab.attention.translate_with_maps import TextTranslation
+from lab.page.direction import Languages
 from lab.page.examples import MapClaim, by_source, is_accepted
 from lab.page.language_check import MIN_TOKEN_PROB, Doubt, evidence, model_doubt, unsure, warnings
 from lab.page.unfamiliar import loop, reading
@@ -44,26 +45,16 @@ def show_input_check(
             st.warning(line)
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
-def hint_holds(
-    directory: str, source: str, src_ids: tuple[int, ...], tokens: tuple[int, ...], _translator: Translator
-) -> bool:
-    """Whether the guided example's claim holds in this model's maps of this output (cached per model and output)."""
-    example = by_source(source, languages(Path(directory)))
-    return example is not None and example.claim.holds(maps_of(_translator, list(src_ids), list(tokens)))
-
-
-def show_example_hint(result: TextTranslation, translator: Translator, directory: str, langs: Languages) -> None:
-    """A guided example's "What to look for", when the model of ``directory`` (translating ``langs``) can be given
-    the examples, translates this one as accepted and the hint's claim holds in its maps; else one caption saying
-    why there is none."""
+def show_example_hint(result: TextTranslation, maps: SentenceMaps, langs: Languages) -> None:
+    """A guided example's "What to look for", when the model (translating ``langs``) can be given the examples,
+    translates this one as accepted and the hint's claim holds in the ``maps`` shown (already computed: no second
+    pass); else one caption saying why there is none."""
     example = by_source(result.source, langs)
     if example is None:
         return
-    best = result.sentences[0].best if len(result.sentences) == 1 else None
-    if best is None or not is_accepted(result.text, example):
+    if len(result.sentences) != 1 or not is_accepted(result.text, example):
         why = "translates this example differently from the accepted answers"
-    elif not hint_holds(directory, result.source, tuple(result.sentences[0].src_ids), tuple(best.tokens), translator):
+    elif not example.claim.holds(maps):
         why = "translates this example as accepted, but its maps do not show what the hint describes"
     else:
         with st.container(key="look_for"):

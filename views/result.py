@@ -27,15 +27,15 @@ def show_output(
         with st.container(key="stale"):
             st.warning(note)
     st.markdown(f"**{langs.tgt}**")  # a language name: no user text goes through markdown
-    with st.container(key="translation"):
-        st.code(shown(result.text), language=None, wrap_lines=True)  # plain text: never rendered as HTML/markdown
+    with st.container(key="translation", border=True):  # plain text, never HTML or markdown (st.code's highlighter
+        st.text(shown(result.text))  # costs the first screen more than translating does)
     show_word_confidence(result, translator, Path(request.model))
     clicked = st.container()
     for notice in notices(result):
         st.warning(notice)
     with st.container(key="provenance"), st.expander("Computed from: the model, the decoding and the source"):
         st.text(f"Model: {request.model_label}  ·  decoding: {request.settings}")  # plain text, never markdown
-        st.code(request.text, language=None, wrap_lines=True)
+        st.text(request.text)
     return clicked
 
 

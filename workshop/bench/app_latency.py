@@ -72,10 +72,10 @@ TAB_DRAWN = """() => {
         + '[data-testid="stVegaLiteChart"] svg, [data-testid="stAlert"]') !== null);
 }"""
 VIEWS_DRAWN = """expected => {
-    const code = document.querySelector('.st-key-translation code');
+    const output = document.querySelector('.st-key-translation [data-testid="stText"]');
     const charts = Array.from(document.querySelectorAll('.st-key-views [data-testid="stVegaLiteChart"]'));
     const stale = document.querySelectorAll('.st-key-views [data-stale="true"]').length;
-    return code && code.innerText.trim() === expected && stale === 0
+    return output && output.innerText.trim() === expected && stale === 0
         && charts.filter(c => c.querySelector('canvas, svg')).length >= 3;
 }"""
 LAYER_DRAWN = """subtitle => {

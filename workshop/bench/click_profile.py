@@ -25,7 +25,6 @@ SERVER_PARTS: tuple[tuple[str, str, str], ...] = (
     ("streamlit.runtime.caching.cache_utils", "CachedFunc.__call__", "cache look-ups (a miss's computation in)"),
     ("lab.attention.translate_with_maps", "translate_text", "  computation: translate"),
     ("lab.attention.translate_with_maps", "maps_of", "  computation: attention maps"),
-    ("views.input_check", "maps_of", "  computation: attention maps"),  # the hint's check
     ("views.input_check", "show_input_check", "view: input check"),
     ("views.result", "show_output", "view: the translation"),
     ("views.guarded_result", "show_guard", "view: name guard"),

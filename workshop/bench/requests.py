@@ -287,9 +287,9 @@ TOOLS = {  # --tool: the What-if tool each session opens, and a text its panel s
     "attribution": ("Attribution", "share of |attribution|"),  # integrated gradients, 64 points: the heaviest
 }
 TOOL_DRAWN = """([expected, marker]) => {
-    const code = document.querySelector('.st-key-translation code');
+    const output = document.querySelector('.st-key-translation [data-testid="stText"]');
     const panel = Array.from(document.querySelectorAll('[role="tabpanel"]')).find(p => !p.hidden && p.offsetParent);
-    return code && code.innerText.trim() === expected && panel && panel.innerText.includes(marker)
+    return output && output.innerText.trim() === expected && panel && panel.innerText.includes(marker)
         && panel.querySelector('[data-testid="stVegaLiteChart"] canvas, [data-testid="stVegaLiteChart"] svg') !== null
         && document.querySelectorAll('[data-stale="true"]').length === 0
         && document.querySelector('[data-testid="stStatusWidget"] button') === null;
@@ -326,7 +326,7 @@ async def one_session(browser, url: str, sentences: list[tuple[str, str]], deadl
         start = time.perf_counter()
         await page.get_by_role("button", name="Translate").click()
         if i == 0:  # open the tab and the tool once: they stay open for the session's later translations
-            await page.locator(".st-key-translation code").first.wait_for(timeout=120_000)
+            await page.locator('.st-key-translation [data-testid="stText"]').first.wait_for(timeout=120_000)
             await page.get_by_role("tab", name="What if").click()
             await page.get_by_text(label, exact=True).click()
         try:

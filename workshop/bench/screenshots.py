@@ -66,7 +66,7 @@ class Shooter:
 
     def translate(self) -> None:
         self.page.get_by_role("button", name="Translate").click()
-        self.page.locator(".st-key-translation code").first.wait_for(timeout=PATIENCE_MS)
+        self.page.locator('.st-key-translation [data-testid="stText"]').first.wait_for(timeout=PATIENCE_MS)
         self.settle()
 
     def tab(self, name: str) -> None:

@@ -107,3 +107,16 @@ def test_a_surname_in_lowercase_only_where_the_text_is_typed(guard, text, origin
 )
 def test_in_text_written_with_accents_a_lowercase_word_needs_a_cue_or_a_names_form(guard, text, swapped):
     assert swaps(guard, text) == swapped
+
+
+@pytest.mark.parametrize(
+    ("text", "swapped"),
+    [
+        ("mi profesor es de ecuador", [("ecuador", "place")]),  # typed after "de": the corpus writes it "Ecuador"
+        ("Mi profesor es de Ecuador.", [("Ecuador", "place")]),  # a name the corpus holds, not a person's, after "de"
+        ("mi casa es de madera", []),  # a word the corpus writes in lowercase
+    ],
+)
+def test_a_name_the_corpus_capitalises_typed_after_de_is_a_place(guard, text, swapped):
+    assert swaps(guard, text) == swapped
+    assert [kind for _, kind in swaps(guard, "la casa de quispe es grande")] != ["place"]  # never seen: a person

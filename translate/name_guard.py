@@ -323,6 +323,9 @@ class NameGuard:
             return rarely_lower or cued or key in self.people or key in self.places
         if capital > lower and rarely_lower and 4 * capital >= at_start:  # the corpus writes it as a name
             return True  # (not "Ojalá": 164 times at a sentence's start, twice after it)
+        typed_name = not accents and word.islower() and capital >= max(1, lower) and 4 * capital >= at_start
+        if typed_name and plain(after) in WEAK_CUES.get(self.lang, ()):  # "es de ecuador": typed after "de", a
+            return True  # word the corpus capitalises inside a sentence at least as often as it writes it lowercase
         listed_rare = lower <= (LISTED_ORDINARY if initial and word[:1].isupper() else RARE_ORDINARY)
         if (key in self.people or key in self.places) and listed_rare:  # "Lucía estudia…", not "Rosa es…"
             return True
@@ -362,13 +365,18 @@ class NameGuard:
 
     def kind(self, words: list[str], after: str, agreement: int) -> str:
         """A stand-in kind for a name of ``words``: a listed first name's gender, a listed place, a place by the
-        word before it ("en Sevilla"); else a person of the gender the sentence agrees with (``agreement`` > 0:
+        word before it ("en Sevilla"; "de" before a name the corpus holds, not a person's: "es de Ecuador"); else a person of the gender the sentence agrees with (``agreement`` > 0:
         feminine), else of the name's form ("Teresa" a woman's, "Xoán" a man's)."""
         first = plain(words[0])
         if len(words) == 1 and first in self.people:
             return self.people[first]
-        if plain(" ".join(words)) in self.places or plain(after) in PLACE_PREPOSITIONS:
-            return "place"
+        known = first not in self.people and self.capital.get(first, 0) > 0  # a name the corpus has, not a person's
+        if (
+            plain(" ".join(words)) in self.places
+            or plain(after) in PLACE_PREPOSITIONS
+            or (known and plain(after) == "de")
+        ):
+            return "place"  # "en Sevilla", "es de Ecuador"
         if first in self.people:
             return self.people[first]
         shape = self._female_shape

@@ -69,7 +69,7 @@ def test_clicking_a_word_and_an_alternative_rewrites_the_rest(model_env: Path) -
     alternatives.set_value(1).run()
     assert not at.exception, [e.stack_trace for e in at.exception]
     expected = force(translator.model, src, prefix_with(out, step.step, step.top_ids[1]), out)
-    assert at.main.get_by_key("rewritten").code[0].value == translator.tokenizer.decode_tgt(expected.tokens)
+    assert at.main.get_by_key("rewritten").text[0].value == translator.tokenizer.decode_tgt(expected.tokens)
     assert any(f"log p = {expected.log_prob:.3f} against the original's" in c.value for c in at.caption)
     (new_map,) = [json.loads(c.proto.spec) for c in at.get("vega_lite_chart") if "new translation" in c.proto.spec]
     assert all(" → " in row for row in new_map["encoding"]["y"]["sort"])  # rows labelled as in the maps: a → b

@@ -7,6 +7,7 @@ Which words light is computed in ``lab/alignment/source_words.py``; this file dr
 from __future__ import annotations
 
 import html
+import re
 from pathlib import Path
 
 import streamlit as st
@@ -14,6 +15,7 @@ import streamlit as st
 from lab.alignment.bench_result import AlignmentFileError, StoredAlignment, load_alignment
 from lab.alignment.methods import EXTRACTIONS, Method
 from lab.alignment.source_words import WordSources, hover_reading, word_sources
+from lab.attention.map_views import which
 from lab.page.direction import Languages
 from lab.page.output_words import output_words
 from lab.whatif.steering import MAX_SOURCE
@@ -62,19 +64,15 @@ def source_line(sources: WordSources) -> str:
 def reading_note(
     method: Method, aer: float | None, stored: StoredAlignment | None, model: str, langs: Languages
 ) -> str:
-    """Which layer and head light the words and their AER, one line; the caveat and how it is measured one click
-    away (HTML ``details``), escaped."""
-    head = "mean of heads" if method.head is None else f"head {method.head + 1}"
-    how = f"AER {aer:.2f}" if aer is not None else "AER not measured"
+    """Which layer and head light the words, and their AER; the caveat and how it is measured one click away (HTML
+    ``details``), escaped."""
     line = (
         f"Point at an {langs.tgt} word (right): the {langs.src} words it attended to light up. Cross-attention, "
-        f"layer {method.layer + 1}, {head} ({how})"
+        f"{which(method.layer, method.head)} (AER {'not measured' if aer is None else f'{aer:.2f}'})"
     )
-    chosen = (
-        f"each {langs.tgt} word to the {langs.src} word it attends to most"
-        if method.extraction == "argmax"
-        else EXTRACTIONS[method.extraction]
-    )
+    sides = {"English": langs.tgt, "Spanish": langs.src}  # EXTRACTIONS name es-en's sides
+    chosen = re.sub("English|Spanish", lambda m: sides[m.group()], EXTRACTIONS[method.extraction])
+    measured = f"Not measured for this model: python -m workshop bench alignment --model {model} --save."
     if stored is not None and aer is not None:
         eflomal = f"; a dedicated word aligner, eflomal, reaches {stored.eflomal_aer:.2f}" if stored.eflomal_aer else ""
         measured = (
@@ -82,8 +80,6 @@ def reading_note(
             f"{stored.benchmark} test is {aer:.2f}, the lowest of this model's readings on {stored.benchmark} dev"
             f"{eflomal}. The Alignment tab draws and scores it."
         )
-    else:
-        measured = f"Not measured for this model: python -m workshop bench alignment --model {model} --save."
     caveat = f"{DISCLAIMER} What lights up: {chosen}, in the rows that predict each word. {measured}"
     return (
         f"<details style='{NOTE}'><summary>{html.escape(line)} · <u>attention is not alignment</u></summary>"

@@ -110,8 +110,8 @@ def show_rewritten(
     written = replace(sentence, candidates=[new])
     back, why = guarded_result(sentence.guarded, written) if sentence.guarded else (written, "")
     text = back.text if back is not None else text  # the guard's originals put back, as in the translation
-    with st.container(key="rewritten"):
-        st.code(text, language=None, wrap_lines=True)
+    with st.container(key="rewritten", border=True):  # as the translation is shown (views/result.py)
+        st.text(text)
     search = "greedy search" if options.beam_size <= 1 else f"beam search (beam {options.beam_size})"
     piece = literal(translator.tokenizer.tgt.id_to_piece(prefix[-1]).replace("▁", ""))
     st.caption(

@@ -39,71 +39,53 @@ class WordSources:
 
 
 def hover_reading(stored: StoredAlignment | None, n_layers: int, n_heads: int) -> tuple[Method, float | None]:
-    """The reading lit on hover and its AER on the bench's test set: the stored nearest one, else (None: not
-    measured) the maps' own default."""
+    """The reading lit on hover and its AER on the bench's test set: the stored nearest one, else the maps' own
+    default (AER None: not measured)."""
     best = stored.nearest if stored else None
-    if best is None or best.layer >= n_layers or (best.head or 0) >= n_heads:
+    if stored is None or best is None or best.layer >= n_layers or (best.head or 0) >= n_heads:
         return default_reading(n_layers), None
-    return best, stored.nearest_aer if stored else None
-
-
-def word_of_piece(groups: list[list[int]], n: int) -> list[int]:
-    """The word (index into ``groups``) of each of ``n`` pieces."""
-    out = [0] * n
-    for w, group in enumerate(groups):
-        for i in group:
-            out[i] = w
-    return out
+    return best, stored.nearest_aer
 
 
 def typed_words(
     tokenizer: Tokenizer, sentence: Translation, groups: list[list[int]], pieces: list[str]
 ) -> list[tuple[SourceWord, list[int]]] | None:
-    """The source as typed, cut into display words, and the model's source words (``groups``) each one covers;
-    None when the model's words cannot be laid on the typed text (a character read as a space, say)."""
+    """The source as typed, cut into words to show, each with the model's source words (``groups`` of ``pieces``)
+    under it; None when they cannot be laid on the typed text (a character the model read as a space, say)."""
     guarded = sentence.guarded
     read = guarded.read_as if guarded else sentence.source  # what the model read, stand-ins in place
-    tokens = list(re.finditer(r"\S+", read))
-    read_tokens = tokenizer.src_tokens([t.group() for t in tokens])
-    tokens = [t for t, r in zip(tokens, read_tokens, strict=True) if r.replace(MARK, "").strip()]  # none read: none
-    clusters: list[list[int]] = []  # the model's words of each typed token: a new one at every "▁"
+    found = list(re.finditer(r"\S+", read))
+    tokens = [t for t, r in zip(found, tokenizer.src_tokens([t.group() for t in found]), strict=True) if r.strip(MARK)]
+    clusters: list[list[int]] = []  # the model's words of each typed token: a new token at every "▁"
     for w, group in enumerate(groups):
         if not clusters or pieces[group[0]].startswith(WORD_START):
             clusters.append([])
         clusters[-1].append(w)
     if len(clusters) > len(tokens) or (len(clusters) < len(tokens) and not sentence.truncated):
         return None
-    spans: list[tuple[int, int, list[int]]] = []  # (start, end) in ``read``, the model's words there
-    for k, token in enumerate(tokens):
-        words = clusters[k] if k < len(clusters) else []
-        lengths = [len("".join(pieces[i] for i in groups[w]).replace(WORD_START, "").replace(MARK, "")) for w in words]
-        if len(words) > 1 and sum(lengths) == len(token.group()) and all(lengths):  # cut as the model cut it
+    spans: list[tuple[int, int, list[int]]] = []  # (start, end) in ``read`` and the model's words there
+    for token, words in zip(tokens, clusters + [[]] * (len(tokens) - len(clusters)), strict=True):
+        lengths = [len("".join(pieces[i] for i in groups[w]).strip(WORD_START).replace(MARK, "")) for w in words]
+        if len(words) > 1 and sum(lengths) == len(token.group()) and all(lengths):  # cut where the model cut it
             ends = list(accumulate(lengths, initial=token.start()))
             spans += [(a, b, [w]) for a, b, w in zip(ends, ends[1:], words, strict=False)]
         else:
             spans.append((token.start(), token.end(), words))
-    originals: list[tuple[int, int, str, str]] = []  # each swapped name's place in ``read``, its original
-    at = 0
+    names, at = [], 0  # each swapped name: its place in ``read``, its original, its stand-in
     for swap in guarded.swaps if guarded else ():
-        found = whole_tokens(frozenset([swap.stand_in])).search(read, at)
-        if found:
-            originals.append((found.start(), found.end(), swap.original, swap.stand_in))
-            at = found.end()
+        if m := whole_tokens(frozenset([swap.stand_in])).search(read, at):
+            names.append((m.start(), m.end(), swap.original, swap.stand_in))
+            at = m.end()
     out: list[tuple[SourceWord, list[int]]] = []
     end = 0
-    for start, stop, words in spans:
+    for start, stop, _ in spans:
         if start < end:
             continue  # part of a name already shown
-        name = next(((a, b, o, s) for a, b, o, s in originals if a < stop and start < b), None)
-        if name is None:
-            out.append((SourceWord(read[start:stop], read[end:start]), words))
-            end = stop
-            continue
-        a, b, original, stand_in = name  # every word the stand-in touches, shown as one: the name as typed
-        merged = [span for span in spans if span[0] < b and a < span[1]]
+        a, b, original, stand_in = next((n for n in names if n[0] < stop and start < n[1]), (stop, stop, "", ""))
+        merged = [span for span in spans if span[0] < max(b, stop) and start < span[1]]  # a name: all it touches
         stop = merged[-1][1]
-        text = read[start:a] + original + read[b:stop]
-        out.append((SourceWord(text, read[end:start], stand_in), [w for *_, ws in merged for w in ws]))
+        word = SourceWord(read[start:a] + original + read[b:stop], read[end:start], stand_in)
+        out.append((word, [w for *_, ws in merged for w in ws]))
         end = stop
     return out
 
@@ -126,11 +108,10 @@ def word_sources(
     typed = typed_words(tokenizer, sentence, src_groups, src)
     if typed is None:
         return None
-    links: set[tuple[int, int]] = set()
-    target_words = word_of_piece(tgt_groups, len(tgt))
-    if src_groups and tgt_groups:
-        shape = (len(tgt_groups), len(src_groups))
-        links = method.links(forced_pair(cross, target_words, word_of_piece(src_groups, len(src)), shape))
+    target_words = [w for w, group in enumerate(tgt_groups) for _ in group]  # groups: in order, every piece once
+    source_words = [w for w, group in enumerate(src_groups) for _ in group]
+    shape = (len(tgt_groups), len(src_groups))
+    links = method.links(forced_pair(cross, target_words, source_words, shape)) if all(shape) else set()
     shown = {w: i for i, (_, covered) in enumerate(typed) for w in covered}  # the model's word -> the typed one
     lit = []
     for word in words:

@@ -13,7 +13,13 @@ from pathlib import Path
 
 import streamlit as st
 
-from lab.alignment.bench_result import APP_EXTRACTION, AlignmentFileError, StoredAlignment, load_alignment
+from lab.alignment.bench_result import (
+    APP_EXTRACTION,
+    AlignmentFileError,
+    StoredAlignment,
+    default_reading,
+    load_alignment,
+)
 from lab.alignment.gold import GOLD_ENV, fits, gold_path, offered, pair_for, reversed_gold, source_text
 from lab.alignment.links import READINGS, Alignment, align
 from lab.alignment.methods import ForcedPair, Method, force_decode
@@ -166,7 +172,7 @@ def aligner_choice(
     n_layers, n_heads = maps.n_layers("cross"), maps.n_heads
     best = stored.best if stored else None
     if best is None or best.layer >= n_layers or (best.head or 0) >= n_heads:
-        best = Method(APP_EXTRACTION, n_layers - 1, None, "predicts")  # the maps' own default
+        best = default_reading(n_layers)  # the maps' own default
     a, b, c = st.columns([1, 1, 2])
     layer = a.selectbox(
         "Decoder layer", range(n_layers), index=best.layer, format_func=lambda i: f"layer {i + 1}", key="align_layer"

@@ -46,7 +46,7 @@ from views.guarded_result import GUARD_KEY, guard_switch, show_guard
 from views.input_check import show_example_hint, show_input_check, show_view
 from views.maps import ROOM_FOR_MAPS, show_maps
 from views.result import hypothesis_picker, sentence_picker, show_output
-from views.source_words import show_source_words
+from views.source_line import show_source_words
 from views.tab_context import TabContext
 from views.word_alternatives import show_word_alternatives
 
@@ -293,7 +293,8 @@ def show_translation(
     with clicked:  # outside the maps' fragment, whose reruns would draw it again below itself
         show_word_alternatives(translator, request, sentence, candidate, langs)
     with under:  # the source as typed, its words lit from the words to click
-        show_source_words(translator, request.model, sentence, candidate, langs)
+        maps = attention(request.model, version, tuple(sentence.src_ids), tuple(candidate.tokens))  # the maps' own
+        show_source_words(translator, request.model, sentence, candidate, maps, langs)
     show_study(translator, request, result, sentence, candidate, langs)
 
 

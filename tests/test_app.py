@@ -159,10 +159,13 @@ def test_a_5000_character_input_sends_at_most_5_mb_of_charts(monkeypatch: pytest
 )
 def test_markup_emoji_and_foreign_text_are_shown_as_plain_text(model_env: Path, text: str) -> None:
     at = translate(start(), text)
-    shades = [h.proto.body for h in at.get("html") if h.proto.body.startswith("<style>.st-key-word_")]  # CSS only
+    bodies = [h.proto.body for h in at.get("html") if h.proto.body != ROOM_FOR_MAPS]
+    shades = [b for b in bodies if b.startswith(("<style>.st-key-word_", "<style>body:has("))]  # CSS only
     assert at.main.get_by_key("translation").text  # st.text: no highlighter, no markdown, no HTML
-    assert all(h.proto.body == ROOM_FOR_MAPS or h.proto.body in shades for h in at.get("html"))
     assert not [css for css in shades if any(word in css for word in ("script", "hola", "negrita", "Hello"))]
+    lines = [b for b in bodies if b not in shades]  # the source line under the box: the text as typed, escaped
+    assert all(b.startswith('<div class="source-words">') for b in lines), lines
+    assert not [b for b in lines if "<script>" in b or "<b>hola" in b]
     for md in at.markdown:  # no user text ever goes through markdown
         assert "<script>" not in md.value and "negrita" not in md.value
     assert view(at, "encoder")

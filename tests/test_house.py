@@ -113,6 +113,7 @@ FEATURE_TESTS = {
     "step_panels": "the Step by step tab's smaller panels (viz and lab)",
     "steps_app": "the Step by step and positional tabs through AppTest",
     "train_page": "pages/1_Train.py through AppTest",
+    "translation_words_browser": "the translation as a text in a real browser: shading, hover, alternatives, [[ ]]",
     "page_switch": "what survives a trip from one page to the other and back",
     "disk_full": "a full disk at each write of a training run (weights, state, metrics)",
     "english_first": "an English-first corpus from upload to the Translate page, in a real browser",

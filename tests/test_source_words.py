@@ -15,7 +15,7 @@ from lab.page.output_words import output_words
 from model.attention_maps import inspect
 from model.run_dir import ALIGNMENT_FILE
 from translate.translator import DEFAULT_MODEL, DecodeOptions, Translation, Translator
-from views.source_words import hover_css, source_line
+from views.source_line import hover_css, source_line
 
 
 @pytest.fixture(scope="module")

@@ -26,7 +26,7 @@ PlaywrightTimeout = pytest.importorskip("playwright.sync_api").TimeoutError
 SENTENCE = "La semana pasada mi hermana compró un coche rojo muy bonito en el centro."
 LAPTOP = {"width": 1280, "height": 800}
 SETTLED = "() => document.querySelectorAll('[data-stale=\"true\"]').length === 0"
-LIT = "rgb(253, 224, 71)"  # views/source_words.LIT's background
+LIT = "rgb(253, 224, 71)"  # views/source_line.LIT's background
 REWRITTEN = "document.querySelector('.st-key-rewritten')?.innerText.trim() ?? ''"
 SOURCE_BACKGROUNDS = """() => Array.from(document.querySelectorAll('.source-words span'))
     .map(span => [span.textContent, getComputedStyle(span).backgroundColor])"""

@@ -51,7 +51,7 @@ def key_of(src_ids: list[int], tokens: list[int]) -> str:
 
 
 def words_key(src_ids: list[int], tokens: list[int]) -> str:
-    """The key of the words to click (``st.pills``) of one sentence and output (views/source_words.py lights
+    """The key of the words to click (``st.pills``) of one sentence and output (views/source_line.py lights
     the source words from their pills)."""
     return f"word_{key_of(src_ids, tokens)}"
 

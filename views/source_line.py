@@ -16,10 +16,10 @@ from lab.alignment.bench_result import AlignmentFileError, StoredAlignment, load
 from lab.alignment.methods import EXTRACTIONS, Method
 from lab.alignment.source_words import WordSources, hover_reading, word_sources
 from lab.attention.map_views import which
+from lab.attention.sentence_maps import SentenceMaps
 from lab.page.direction import Languages
 from lab.page.output_words import output_words
 from lab.whatif.steering import MAX_SOURCE
-from model.attention_maps import inspect
 from translate.translator import Candidate, Translation, Translator
 from views.maps import DISCLAIMER
 from views.word_alternatives import words_key
@@ -28,12 +28,6 @@ from views.word_shading import GUARD_STYLE
 LIT = "background:#fde047 !important;color:#1e293b !important;box-shadow:0 0 0 2px #facc15"
 WORD = "border-radius:3px"
 NOTE = "font-size:0.75em;color:#64748b;cursor:pointer"
-
-
-@st.cache_data(show_spinner=False, max_entries=32)
-def cross_attention(directory: str, src_ids: tuple[int, ...], tokens: tuple[int, ...], _translator: Translator):
-    """(L, H, T, S): the cross-attention of one forced pass over exactly this output."""
-    return inspect(_translator.model, list(src_ids), list(tokens)).cross.numpy()
 
 
 def hover_css(key: str, sources: WordSources) -> str:
@@ -88,10 +82,15 @@ def reading_note(
 
 
 def show_source_words(
-    translator: Translator, directory: str, sentence: Translation, candidate: Candidate, langs: Languages
+    translator: Translator,
+    directory: str,
+    sentence: Translation,
+    candidate: Candidate,
+    maps: SentenceMaps,
+    langs: Languages,
 ) -> None:
     """The source as typed, its words lit while an output word (its pill among the words to click) is pointed at,
-    and what lights them."""
+    and what lights them: read off ``maps``, the maps the page draws of this output."""
     src_ids, tokens = sentence.src_ids, candidate.tokens
     if len(src_ids) > MAX_SOURCE:  # no words to click (views/word_alternatives.py)
         return
@@ -101,11 +100,13 @@ def show_source_words(
         stored = None  # the Alignment tab says why
     config = translator.model.config
     method, aer = hover_reading(stored, config.n_decoder_layers, config.n_heads)
-    cross = cross_attention(directory, tuple(src_ids), tuple(tokens), _translator=translator)
+    cross = maps.maps.cross.numpy()  # (L, H, T, S)
     words = output_words(translator.tokenizer, candidate, sentence.guarded)
     sources = word_sources(translator.tokenizer, sentence, tokens, words, cross, method)
     if sources is None:
         st.caption(f"The {langs.src} words this translation attended to cannot be shown word by word here.")
+        return
+    if not any(sources.links):  # nothing to light: an emoji alone, a source of no words
         return
     st.html(hover_css(words_key(src_ids, tokens), sources))
     with st.container(key="source_words"):

@@ -365,8 +365,9 @@ class NameGuard:
 
     def kind(self, words: list[str], after: str, agreement: int) -> str:
         """A stand-in kind for a name of ``words``: a listed first name's gender, a listed place, a place by the
-        word before it ("en Sevilla"; "de" before a name the corpus holds, not a person's: "es de Ecuador"); else a person of the gender the sentence agrees with (``agreement`` > 0:
-        feminine), else of the name's form ("Teresa" a woman's, "Xoán" a man's)."""
+        word before it ("en Sevilla"; "de" before a name the corpus holds, not a person's: "es de Ecuador"); else a
+        person of the gender the sentence agrees with (``agreement`` > 0: feminine), else of the name's form
+        ("Teresa" a woman's, "Xoán" a man's)."""
         first = plain(words[0])
         if len(words) == 1 and first in self.people:
             return self.people[first]

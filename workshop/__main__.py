@@ -34,6 +34,7 @@ BENCHES = {
     "screenshots": "screenshots of every view of the lab",
     "train_speed": "training-pipeline throughput on the real corpus",
     "uncertainty": 'how well the page\'s "unsure" warning finds wrong translations',
+    "word_click": "a click on a word of the translation to its alternatives, in a browser, beside the computation",
     "word_confidence": "how often the words of each shade of the page's word confidence are wrong, on dev",
     "gpu_candidates": "(bash, on a GPU) several recipes side by side; the best ones exported",
     "gpu_teacher": "(bash, on a GPU) the distilled recipe's wider teacher, and its translations",

@@ -22,6 +22,7 @@ from lab.attention.sentence_maps import SentenceMaps
 from lab.page import model_choices
 from model.attention_maps import AttentionMaps
 from model.config import ModelConfig
+from translate.translator import DEFAULT_MODEL
 from workshop.bench.app_server import CHROMIUM, CHROMIUM_ARGS, running_app
 
 BROWSER_MARKS = [  # a test file driving the app in Chromium: slow, and skipped where Chromium is missing
@@ -74,6 +75,17 @@ def lab_app(model_dir: Path, tmp_path: Path, timeout: float) -> Iterator[str]:
 def app_url(tiny_model_dir: Path, tmp_path: Path) -> Iterator[str]:
     """``streamlit run app.py`` with the tiny (Spanish → English) model as the default and an empty runs folder."""
     with lab_app(tiny_model_dir, tmp_path, timeout=60) as url:
+        yield url
+
+
+@pytest.fixture
+def shipped_app_url(tmp_path: Path) -> Iterator[str]:
+    """``streamlit run app.py`` with the shipped model (its first screen opens on the first guided example)."""
+    if not (DEFAULT_MODEL / "model.safetensors").exists():
+        pytest.skip("the shipped model is not in checkpoints/")
+    env = {k: v for k, v in os.environ.items() if k != "LAB_MODEL_DIR"}
+    env |= {"LAB_RUNS_DIR": str(tmp_path / "runs"), "LAB_THREADS": "1", "OMP_NUM_THREADS": "1"}
+    with running_app(env, tmp_path / "streamlit.log", timeout=60) as url:
         yield url
 
 

@@ -234,17 +234,6 @@ def test_overlap_finds_crossing_boxes_only() -> None:
     assert overlap(square, [[5, -5], [12, 2], [5, 9], [-2, 2]])  # turned 45°
 
 
-@pytest.fixture
-def shipped_app_url(tmp_path: Path) -> Iterator[str]:
-    """``streamlit run app.py`` with the shipped model (its first screen opens on the first guided example)."""
-    if not (DEFAULT_MODEL / "model.safetensors").exists():
-        pytest.skip("the shipped model is not in checkpoints/")
-    env = {k: v for k, v in os.environ.items() if k != "LAB_MODEL_DIR"}
-    env |= {"LAB_RUNS_DIR": str(tmp_path / "runs"), "LAB_THREADS": "1", "OMP_NUM_THREADS": "1"}
-    with running_app(env, tmp_path / "streamlit.log", timeout=30) as url:
-        yield url
-
-
 def assert_one_readable_row(maps: list[dict], n: int, screen: dict[str, int]) -> None:
     """``n`` maps side by side in one row within the screen, each MIN_CELLS_WIDTH px of cells at least, no two labels
     of one axis overlapping."""

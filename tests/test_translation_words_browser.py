@@ -3,10 +3,7 @@ up, click a word and pick an alternative, mark a span to keep as typed."""
 
 from __future__ import annotations
 
-import os
 import re
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from conftest import BROWSER_MARKS, PATIENCE_MS, RUNNING, browser_page
@@ -18,7 +15,6 @@ from lab.page.output_words import output_words
 from lab.whatif.forced_prefix import force
 from model.attention_maps import inspect
 from translate.translator import DEFAULT_MODEL, DecodeOptions, Translator
-from workshop.bench.app_server import running_app
 
 pytestmark = BROWSER_MARKS
 PlaywrightTimeout = pytest.importorskip("playwright.sync_api").TimeoutError
@@ -30,16 +26,6 @@ LIT = "rgb(253, 224, 71)"  # views/source_line.LIT's background
 REWRITTEN = "document.querySelector('.st-key-rewritten')?.innerText.trim() ?? ''"
 SOURCE_BACKGROUNDS = """() => Array.from(document.querySelectorAll('.source-words span'))
     .map(span => [span.textContent, getComputedStyle(span).backgroundColor])"""
-
-
-@pytest.fixture
-def shipped_app_url(tmp_path: Path) -> Iterator[str]:
-    if not (DEFAULT_MODEL / "model.safetensors").exists():
-        pytest.skip("the shipped model is not in checkpoints/")
-    env = {k: v for k, v in os.environ.items() if k != "LAB_MODEL_DIR"}
-    env |= {"LAB_RUNS_DIR": str(tmp_path / "runs"), "LAB_THREADS": "1", "OMP_NUM_THREADS": "1"}
-    with running_app(env, tmp_path / "streamlit.log", timeout=60) as url:
-        yield url
 
 
 SHOWN = """([english, source]) => document.querySelector('.st-key-translation')?.innerText.trim() === english

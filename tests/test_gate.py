@@ -161,3 +161,18 @@ def test_a_first_model_of_its_direction_is_judged_against_copying_the_source(lis
 def test_the_gate_reads_the_lists_of_the_candidate_direction(tiny_model_dir: Path) -> None:
     everyday, canaries = gate.direction_lists(tiny_model_dir)
     assert (everyday.name, canaries.name) == ("everyday-es-en.tsv", "canaries-es-en.tsv")
+
+
+def test_names_lost_count_against_the_candidate_beyond_the_slack_only(lists: tuple) -> None:
+    translator, _, _ = lists
+    sources = ["El gato rojo 3.", "El perro azul 7.", "El libro verde 1."]
+    # each item must hold a word of the model's own output: the model keeps all three, the broken one none
+    said = translator.translate_many(sources, gate.DecodeOptions(name_guard=False))
+    items = [gate.CopyItem(s, t, (t.split()[0],)) for s, t in zip(sources, said, strict=True) if t.split()]
+    assert len(items) == 3
+    pair = (broken(translator), translator)
+    for slack, passes in ((0, False), (2, False), (3, True)):
+        checks = gate.copy_checks(pair, items, slack)
+        written = [c for c in checks if "written, the model alone" in c.name]
+        assert [(c.candidate, c.baseline, c.passed) for c in written] == [(0, 3, passes)]
+        assert written[0].rule == f">= baseline - {slack}"

@@ -8,8 +8,8 @@ and as people type it, the everyday phrase list and a short list of canary sente
   data does not hold (what it had to generalise to: a list it trained on proves little);
 - it gets every canary right ("Hola mundo" and other sentences any usable model translates), but for one the
   shipped model misses too (a known miss in its model card: en-es's "Hello world");
-- it carries at least as many unseen names, places and numbers as the baseline, as written and typed
-  (workshop/copy_check.py);
+- it carries as many unseen names, places and numbers as the baseline, as written and typed, but for at most
+  ``names_slack`` of them (workshop/copy_check.py: 1 % of its 400 items, under the count's own sampling noise);
 - it loops (a word four or more times in a row) on at most ``max_extra_loops`` more dev sentences than the baseline.
 
 Both must be scored on the same dev pairs: a candidate whose dev split differs from the baseline's (by sha256) is
@@ -52,6 +52,7 @@ class GateError(ValueError):
 class GateRule:
     tolerance: float = 0.3  # BLEU the candidate may lose on dev, as written and typed
     max_extra_loops: int = 5  # dev outputs that loop, beyond the baseline's
+    names_slack: int = 4  # unseen names the candidate may lose, per count (a count near 12 of 400 moves by ~3.4)
 
 
 @dataclass(frozen=True)
@@ -117,7 +118,7 @@ def gate(
 ) -> list[Check]:
     """Every check of the gate, candidate beside baseline."""
     pair = (candidate, baseline)
-    return dev_checks(pair, dev, rule) + phrase_checks(pair, lists) + copy_checks(pair, lists.copy)
+    return dev_checks(pair, dev, rule) + phrase_checks(pair, lists) + copy_checks(pair, lists.copy, rule.names_slack)
 
 
 def dev_checks(models: tuple[Translator, Translator], dev: list[Pair], rule: GateRule) -> list[Check]:
@@ -161,9 +162,10 @@ def phrase_checks(models: tuple[Translator, Translator], lists: GateLists) -> li
     return checks
 
 
-def copy_checks(models: tuple[Translator, Translator], items: list[CopyItem]) -> list[Check]:
+def copy_checks(models: tuple[Translator, Translator], items: list[CopyItem], slack: int) -> list[Check]:
     """Unseen names and numbers kept (workshop/copy_check.py), as written and typed, by the model alone and under
-    its name guard: at least the baseline's (copying the source, which keeps them all, is no baseline here)."""
+    its name guard: the baseline's less ``slack`` at most (copying the source, which keeps them all, is no baseline
+    here)."""
     if not items or isinstance(models[1], SourceCopy):
         return []
     checks = []
@@ -172,7 +174,8 @@ def copy_checks(models: tuple[Translator, Translator], items: list[CopyItem]) ->
         for form in ("written", "typed"):
             c, b = c_copy[form]["kept"], b_copy[form]["kept"]
             name = f"unseen names and numbers kept, {form}, {who} ({len(items)})"
-            checks.append(Check(name, c, b, c >= b, ">= baseline", tuple(c_copy[form]["misses"][:10])))
+            rule = f">= baseline - {slack}"
+            checks.append(Check(name, c, b, c >= b - slack, rule, tuple(c_copy[form]["misses"][:10])))
     return checks
 
 

@@ -101,25 +101,19 @@ def alignment_chart(
 
     ``src_name``/``tgt_name``: the languages, as given to ``alignment_frames`` (sides, colours, tooltips).
     """
+    lines = alt.Chart(links).mark_rule(color="#555555", strokeWidth=2)
+    opacity = alt.Opacity("weight:Q", scale=alt.Scale(domain=[0, 1], range=[0.15, 1]), legend=None)
+    return _drawing(tokens, lines, title, src_name, tgt_name, [alt.Tooltip("weight:Q", format=".3f")], opacity=opacity)
+
+
+def _drawing(
+    tokens: pd.DataFrame, lines: alt.Chart, title: str, src_name: str, tgt_name: str, tooltip: list, **encodings
+) -> alt.LayerChart:
+    """``lines`` from each link's target unit to its source unit, drawn over the two sentences."""
     src_side, tgt_side = side_names(src_name, tgt_name)
     x, y = _axes()
-    lines = (
-        alt.Chart(links)
-        .mark_rule(color="#555555", strokeWidth=2)
-        .encode(
-            x=x,
-            y=y,
-            x2="x2:Q",
-            y2="y2:Q",
-            opacity=alt.Opacity("weight:Q", scale=alt.Scale(domain=[0, 1], range=[0.15, 1]), legend=None),
-            tooltip=[
-                alt.Tooltip("target:N", title=tgt_side),
-                alt.Tooltip("source:N", title=src_side),
-                alt.Tooltip("weight:Q", format=".3f"),
-            ],
-        )
-    )
-
+    sides = [alt.Tooltip("target:N", title=tgt_side), alt.Tooltip("source:N", title=src_side)]
+    lines = lines.encode(x=x, y=y, x2="x2:Q", y2="y2:Q", tooltip=sides + tooltip, **encodings)
     return alt.layer(lines, *_sentences(tokens, src_side, tgt_side), title=title).properties(height=260, autosize=FIT_X)
 
 
@@ -148,33 +142,17 @@ def agreement_chart(
     tokens: pd.DataFrame, links: pd.DataFrame, title: str, src_name: str, tgt_name: str
 ) -> alt.LayerChart:
     """Both alignments in one drawing: a line per link, its colour (and dash) saying who drew it."""
-    src_side, tgt_side = side_names(src_name, tgt_name)
-    x, y = _axes()
-    lines = (
-        alt.Chart(links)
-        .mark_rule(strokeWidth=2.5)
-        .encode(
-            x=x,
-            y=y,
-            x2="x2:Q",
-            y2="y2:Q",
-            color=alt.Color(
-                "drawn by:N",
-                scale=alt.Scale(domain=list(AGREEMENT), range=list(AGREEMENT.values())),
-                legend=alt.Legend(title="Link drawn by", orient="bottom"),
-            ),
-            strokeDash=alt.StrokeDash(
-                "drawn by:N",
-                scale=alt.Scale(domain=list(AGREEMENT), range=[[1, 0], [1, 0], [5, 4]]),
-                legend=None,
-            ),
-            tooltip=[
-                alt.Tooltip("target:N", title=tgt_side),
-                alt.Tooltip("source:N", title=src_side),
-                alt.Tooltip("drawn by:N"),
-                alt.Tooltip("weight:Q", format=".3f", title="attention weight"),
-            ],
-        )
+    who = alt.Scale(domain=list(AGREEMENT), range=list(AGREEMENT.values()))
+    dashes = alt.Scale(domain=list(AGREEMENT), range=[[1, 0], [1, 0], [5, 4]])
+    tooltip = [alt.Tooltip("drawn by:N"), alt.Tooltip("weight:Q", format=".3f", title="attention weight")]
+    chart = _drawing(
+        tokens,
+        alt.Chart(links).mark_rule(strokeWidth=2.5),
+        title,
+        src_name,
+        tgt_name,
+        tooltip,
+        color=alt.Color("drawn by:N", scale=who, legend=alt.Legend(title="Link drawn by", orient="bottom")),
+        strokeDash=alt.StrokeDash("drawn by:N", scale=dashes, legend=None),
     )
-    layers = alt.layer(lines, *_sentences(tokens, src_side, tgt_side), title=title)
-    return layers.resolve_scale(color="independent").properties(height=260, autosize=FIT_X)
+    return chart.resolve_scale(color="independent")

@@ -53,9 +53,7 @@ def tree_frame(rows: Sequence[Mapping[str, object]]) -> pd.DataFrame:
     return frame
 
 
-def beam_tree_chart(
-    frame: pd.DataFrame, title: str, fates: Sequence[str], current: int | None = None
-) -> alt.LayerChart:
+def beam_tree_chart(frame: pd.DataFrame, title: str, fates: Sequence[str], current: int) -> alt.LayerChart:
     """Nodes at (step, leaf order) joined to their parents, coloured by fate (``fates``: the chosen path's name
     first, then kept, pruned, ended); ``current`` (a step) marked by a band."""
     colour = alt.Color(
@@ -89,9 +87,8 @@ def beam_tree_chart(
         .mark_text(align="left", baseline="bottom", dx=3, dy=-4, fontSize=11)
         .encode(x=x, y=y, text="token:N", color=colour, tooltip=tooltip)
     )
-    layers = [edges, nodes, labels]
-    if current is not None:
-        marker = pd.DataFrame({"step": [current]})
-        layers.insert(0, alt.Chart(marker).mark_rule(color="#dddddd", strokeWidth=12).encode(x=x))
+    marker = alt.Chart(pd.DataFrame({"step": [current]})).mark_rule(color="#dddddd", strokeWidth=12).encode(x=x)
     leaves = int(frame["y"].max()) + 1 if len(frame) else 1
-    return alt.layer(*layers, title=title).properties(height=max(120, ROW_HEIGHT * leaves), autosize=FIT_X)
+    return alt.layer(marker, edges, nodes, labels, title=title).properties(
+        height=max(120, ROW_HEIGHT * leaves), autosize=FIT_X
+    )

@@ -8,6 +8,8 @@ from typing import Any
 import altair as alt
 import pandas as pd
 
+from viz.heatmap import FIT_X
+
 # (record kind, field) -> series name shown in the legend
 LOSS_SERIES = {
     ("train", "loss"): "train loss (label-smoothed)",
@@ -18,7 +20,6 @@ SCORE_SERIES = {("eval", "dev_bleu"): "dev BLEU", ("eval", "dev_chrf"): "dev chr
 TOY_SERIES = {("toy", "loss"): "train loss (nats)", ("toy", "accuracy"): "held-out sequences right (share)"}
 COLUMNS = ["step", "series", "value"]
 PLOT_HEIGHT = 260  # pixels of plot: the page fills the width, and the title, axis and legend come on top of this
-FIT_X = alt.AutoSizeParams(type="fit-x", contains="padding")  # "fit" squeezed the plot to ~55 px under its legend
 
 
 def metrics_frame(records: Sequence[Mapping[str, Any]], series: Mapping[tuple[str, str], str]) -> pd.DataFrame:

@@ -1,5 +1,5 @@
-"""Charts of the what-if tools: every head's effect, attribution rows beside attention, a map's change, a step's
-distribution before and after temperature and the top-k/top-p cut. Arrays + token labels -> tidy frame -> chart."""
+"""Charts of the what-if tools: every head's effect, attribution rows beside attention, a map's change. Arrays +
+token labels -> tidy frame -> chart."""
 
 from __future__ import annotations
 

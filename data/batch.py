@@ -9,6 +9,7 @@ from functools import cached_property
 import sentencepiece as spm
 import torch
 from torch import Tensor
+from torch.nn.utils.rnn import pad_sequence
 
 from data.alignments import Link, attention_target
 from data.corpus import Pair
@@ -156,19 +157,17 @@ def batch_indices(
 
 def collate(examples: list[Example], pad_id: int, bos_id: int, alignment: bool = False) -> Batch:
     """Pad a list of examples into one Batch; with ``alignment``, guided alignment's target rows too."""
-    b = len(examples)
-    s = max(len(e.src) for e in examples)
-    t = max(len(e.tgt) for e in examples)
-    src = torch.full((b, s), pad_id, dtype=torch.long)
-    tgt_in = torch.full((b, t), pad_id, dtype=torch.long)
-    tgt_out = torch.full((b, t), pad_id, dtype=torch.long)
-    for row, e in enumerate(examples):
-        src[row, : len(e.src)] = torch.tensor(e.src)
-        tgt_in[row, : len(e.tgt)] = torch.tensor([bos_id] + e.tgt[:-1])
-        tgt_out[row, : len(e.tgt)] = torch.tensor(e.tgt)
+
+    def padded(rows: list[list[int]]) -> Tensor:
+        return pad_sequence([torch.tensor(r, dtype=torch.long) for r in rows], batch_first=True, padding_value=pad_id)
+
+    src = padded([e.src for e in examples])  # (B, S)
+    tgt_in = padded([[bos_id] + e.tgt[:-1] for e in examples])  # (B, T)
+    tgt_out = padded([e.tgt for e in examples])  # (B, T)
     targets = None
     if alignment:
-        targets = torch.zeros(b, t, s)  # (B, T, S): padded rows and columns stay zero (not supervised)
+        # (B, T, S): padded rows and columns stay zero (not supervised)
+        targets = torch.zeros(*tgt_out.shape, src.size(1))
         for row, e in enumerate(examples):
             targets[row, : len(e.tgt), : len(e.src)] = attention_target(e.links, len(e.tgt), len(e.src))
     return Batch(src, tgt_in, tgt_out, sum(len(e.tgt) for e in examples), targets)

@@ -16,31 +16,13 @@ import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 
-PLAIN = {
-    "\u201c": '"',  # “
-    "\u201d": '"',  # ”
-    "\u201e": '"',  # „
-    "\u201f": '"',  # ‟
-    "\u2033": '"',  # ″
-    "\u2018": "'",  # ‘
-    "\u2019": "'",  # ’
-    "\u201a": "'",  # ‚
-    "\u201b": "'",  # ‛
-    "\u2032": "'",  # ′
-    "`": "'",
-    "\u00b4": "'",  # ´
-    "\u2010": "-",  # ‐ hyphen
-    "\u2011": "-",  # ‑ non-breaking hyphen
-    "\u2012": "-",  # ‒ figure dash
-    "\u2013": "-",  # – en dash
-    "\u2014": "-",  # — em dash
-    "\u2212": "-",  # − minus
-    "\u2026": "...",  # …
-    "[": "(",
-    "]": ")",
-    "{": "(",
-    "}": ")",
-}
+# Typographic punctuation a phone or a word processor types, and brackets the vocabulary may lack: their ASCII form.
+PLAIN = (
+    dict.fromkeys("\u201c\u201d\u201e\u201f\u2033", '"')  # “ ” „ ‟ ″
+    | dict.fromkeys("\u2018\u2019\u201a\u201b\u2032`\u00b4", "'")  # ‘ ’ ‚ ‛ ′ ` ´
+    | dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2212", "-")  # ‐ ‑ ‒ – — − (hyphens, dashes, minus)
+    | {"\u2026": "...", "[": "(", "]": ")", "{": "(", "}": ")"}  # …
+)
 
 
 @dataclass(frozen=True)

@@ -113,12 +113,8 @@ def translate_lines(
     """Each line's translations, in order: one per piece (``Translator.pieces``; an n-best list keeps the line
     whole), none for a blank line. All pieces of all lines are decoded together, in length-sorted batches."""
     split = [[] if not line.strip() else [line] if options.n_best > 1 else translator.pieces(line) for line in lines]
-    flat = translator.translate_all([p for parts in split for p in parts], options, batch_size)
-    out, start = [], 0
-    for parts in split:
-        out.append(flat[start : start + len(parts)])
-        start += len(parts)
-    return out
+    flat = iter(translator.translate_all([p for parts in split for p in parts], options, batch_size))
+    return [list(islice(flat, len(parts))) for parts in split]
 
 
 def _warn(translator: Translator, number: int, line: str, results: list[Translation]) -> None:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import torch
+from torch.nn.utils.rnn import pad_sequence
 
 from data.batch import truncate
 from data.sentences import MAX_PIECE, pieces
@@ -145,24 +146,13 @@ class Translator:
         if not texts:
             return []
         encoded = [self.encode(t) for t in texts]
-        pad = self.model.config.pad_id
-        longest = max(len(ids) for ids, _ in encoded)
-        src = torch.full((len(texts), longest), pad, dtype=torch.long)
-        for row, (ids, _) in enumerate(encoded):
-            src[row, : len(ids)] = torch.tensor(ids)
-        src = src.to(self.device)
-        if options.beam_size <= 1:
-            nbest = [[h] for h in greedy(self.model, src, options.max_len_a, options.max_len_b)]
+        rows = [torch.tensor(ids) for ids, _ in encoded]
+        src = pad_sequence(rows, batch_first=True, padding_value=self.model.config.pad_id).to(self.device)  # (B, S)
+        o = options
+        if o.beam_size <= 1:
+            nbest = [[h] for h in greedy(self.model, src, o.max_len_a, o.max_len_b)]
         else:
-            nbest = beam_search(
-                self.model,
-                src,
-                options.beam_size,
-                options.length_penalty,
-                options.n_best,
-                options.max_len_a,
-                options.max_len_b,
-            )
+            nbest = beam_search(self.model, src, o.beam_size, o.length_penalty, o.n_best, o.max_len_a, o.max_len_b)
         return [
             self._translation(text, ids, cut, hyps)
             for text, (ids, cut), hyps in zip(texts, encoded, nbest, strict=True)

@@ -16,22 +16,24 @@ import pytest
 
 from data.readers import tsv_pairs
 from lab.neighbours import index_build as index_build_module
-from lab.neighbours.hidden_states import query_states
 from lab.neighbours.index_build import CANCELLED, IndexBuild
-from lab.neighbours.lookup import candidates, marked, sentence_neighbours, token_neighbours
+from lab.neighbours.lookup import candidates, marked, query_states, sentence_neighbours, token_neighbours
 from lab.neighbours.projection import map_frame, project, training_map
 from lab.neighbours.sentence_index import (
     NEIGHBOURS_INDEX_FILE,
+    SPLIT_RECORD_FILE,
+    NeighboursError,
     Progress,
     build,
+    capped,
     compact,
     index_path,
     load,
     load_or_build,
     save,
+    training_pairs,
     weights_sha256,
 )
-from lab.neighbours.training_pairs import SPLIT_RECORD_FILE, NeighboursError, capped, training_pairs
 from model.run_dir import SPLITS_DIR, TRAIN_CONFIG_FILE, WEIGHTS_FILE, split_file
 from translate.settings import REPO_ROOT
 from translate.translator import DEFAULT_MODEL, Translator

@@ -13,12 +13,10 @@ import numpy as np
 import streamlit as st
 
 from lab.neighbours import lookup
-from lab.neighbours.hidden_states import query_states
 from lab.neighbours.index_build import IndexBuild
 from lab.neighbours.projection import SEED as SAMPLE_SEED
 from lab.neighbours.projection import Projection, map_of, project, training_map
-from lab.neighbours.sentence_index import SentenceIndex
-from lab.neighbours.training_pairs import MAX_PAIRS
+from lab.neighbours.sentence_index import MAX_PAIRS, SentenceIndex
 from lab.page.direction import Languages
 from translate.settings import repo_relative, runs_folder
 from translate.translator import Translation, Translator
@@ -105,7 +103,7 @@ def show_found(
     st.caption(describe(build, index))
     position = token_choice(translator, tokens)
     start = time.perf_counter()
-    vector, forced = query_states(translator.model, sentence.src_ids, tokens)
+    vector, forced = lookup.query_states(translator.model, sentence.src_ids, tokens)
     found = sentence_candidates(index, translator, sentence.src_ids, vector)
     sentences, states = lookup.sentence_neighbours(found, vector), lookup.token_neighbours(found, forced[position])
     seconds = time.perf_counter() - start

@@ -13,8 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from lab.neighbours.lookup import CANDIDATES, K
-from lab.neighbours.sentence_index import NEIGHBOURS_INDEX_FILE, SentenceIndex, build, save
-from lab.neighbours.training_pairs import NeighboursError
+from lab.neighbours.sentence_index import NEIGHBOURS_INDEX_FILE, NeighboursError, SentenceIndex, build, save
 from translate.translator import DEFAULT_MODEL, Translator
 from workshop.bounds import within
 

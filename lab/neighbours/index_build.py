@@ -10,8 +10,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 
-from lab.neighbours.sentence_index import SentenceIndex, load_or_build
-from lab.neighbours.training_pairs import NeighboursError
+from lab.neighbours.sentence_index import NeighboursError, SentenceIndex, load_or_build
 from translate.translator import Translator
 
 CANCELLED = "cancelled, as other models were asked for since: open this tab again to start it anew"

@@ -1,6 +1,10 @@
 """Look a translation up in a sentence index: its ``CANDIDATES`` nearest pairs by the compact index, then their
 states recomputed exactly (one teacher-forced pass of the candidates): the training pairs nearest to its sentence
-(encoder) and to one of its output tokens (decoder), by cosine similarity."""
+(encoder) and to one of its output tokens (decoder), by cosine similarity.
+
+A target position's decoder state is the last decoder layer's output (final norm applied, what the output layer turns
+into the next token's logits), teacher-forced on the pair's own English: row t predicts target token t.
+"""
 
 from __future__ import annotations
 
@@ -8,12 +12,13 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+import torch
 
-from data.batch import batch_indices, encode_pairs
+from data.batch import Example, batch_indices, collate, encode_pairs
 from data.readers import Pair
 from data.tokenizer import Tokenizer
-from lab.neighbours.hidden_states import forced_states
-from lab.neighbours.sentence_index import BATCH_TOKENS, SentenceIndex
+from lab.neighbours.sentence_index import BATCH_TOKENS, SentenceIndex, sentence_vectors, unit, unit_vector
+from model.transformer import Transformer
 from translate.translator import Translator
 
 K = 8  # neighbours shown
@@ -36,8 +41,24 @@ class Candidates:
     states: list[np.ndarray]  # C arrays (T, D) of unit decoder states, teacher-forced on the pair's own English
 
 
-def unit_vector(vector: np.ndarray) -> np.ndarray:
-    return vector / max(float(np.linalg.norm(vector)), 1e-6)
+@torch.no_grad()
+def forced_states(model: Transformer, examples: list[Example]) -> tuple[np.ndarray, list[np.ndarray]]:
+    """One teacher-forced pass: the examples' (B, D) unit encoder vectors and each one's (T, D) unit decoder
+    states, one row per target id of its own (EOS's row last, padding left out)."""
+    c = model.config
+    batch = collate(examples, c.pad_id, c.bos_id)
+    device = next(model.parameters()).device
+    src = batch.src.to(device)
+    memory, src_mask, _ = model.encode(src)
+    hidden = unit(model.decode(batch.tgt_in.to(device), memory, src_mask).hidden).float().cpu().numpy()  # (B, T, D)
+    vectors = unit(sentence_vectors(memory, src, c.pad_id, c.eos_id)).float().cpu().numpy()
+    return vectors, [hidden[row, : len(e.tgt)] for row, e in enumerate(examples)]
+
+
+def query_states(model: Transformer, src_ids: list[int], tokens: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """A translation's (D,) encoder vector and (T, D) decoder states, teacher-forced on its own ``tokens``."""
+    vectors, states = forced_states(model, [Example(list(src_ids), list(tokens))])
+    return vectors[0], states[0]
 
 
 def candidates(index: SentenceIndex, translator: Translator, vector: np.ndarray, n: int = CANDIDATES) -> Candidates:

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from lab.neighbours.lookup import Neighbour
-from lab.neighbours.sentence_index import SentenceIndex
+from lab.neighbours.sentence_index import SentenceIndex, unit_vector
 
 MAX_POINTS = 4_000  # pairs drawn (with the marks, under Altair's 5,000 rows a chart)
 SEED = 0  # the sample's
@@ -36,8 +36,7 @@ class Projection:
 
     def place(self, index: SentenceIndex, vector: np.ndarray) -> np.ndarray:
         """(2,): a sentence's encoder vector (``query_states``) on the map, as its pair would be if indexed."""
-        unit = vector / max(float(np.linalg.norm(vector)), 1e-6)
-        return (unit @ index.basis - self.mean) @ self.axes
+        return (unit_vector(vector) @ index.basis - self.mean) @ self.axes
 
     def of_rows(self, index: SentenceIndex, rows: np.ndarray) -> np.ndarray:
         """(k, 2): indexed pairs on the map, drawn or not."""

@@ -1,6 +1,11 @@
-"""A model's sentence index: one mean-pooled encoder vector per training pair, projected onto its ``DIMS`` main
-directions and quantised to int8, beside the pairs' texts, in one compressed ``.npz`` (64 bytes a pair: 7.6 MB for
-the shipped model's 118,825). ``lookup`` finds the best candidates in it and recomputes their states exactly.
+"""A model's sentence index: one encoder vector per training pair, projected onto its ``DIMS`` main directions and
+quantised to int8, beside the pairs' texts, in one compressed ``.npz`` (64 bytes a pair: 7.6 MB for the shipped
+model's 118,825). ``lookup`` finds the best candidates in it and recomputes their states exactly.
+
+Which pairs: the ones the model's training read, as ``training.prepare.model_split`` gives them back (its run's
+``splits/train.tsv``, else its corpus less the dev and test pairs its ``split.json`` records), at most ``MAX_PAIRS``.
+A sentence's encoder vector is the encoder output (``memory``, final norm applied) averaged over the source's real
+tokens (not padding, not EOS: EOS is the same token in every sentence), as a unit vector: compared by cosine.
 
 Where one lies: ``sentence_index.npz`` beside the model (the shipped model's is made by ``python -m workshop
 neighbours-index``; a run's is written there by the page), else in the runs folder's ``neighbours/`` named by the
@@ -10,30 +15,103 @@ weights' sha256: the page never writes into a model folder outside the runs fold
 from __future__ import annotations
 
 import json
+import random
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
+import torch
+from torch import Tensor
 
-from data.batch import batch_indices, encode_pairs
-from data.readers import Pair
+from data.batch import Example, batch_indices, collate, encode_pairs
+from data.readers import CorpusError, Pair
 from data.split_record import file_sha256
-from lab.neighbours.hidden_states import encoder_vectors
-from lab.neighbours.training_pairs import MAX_PAIRS, NeighboursError, training_pairs
-from model.run_dir import NEIGHBOURS_INDEX_FILE, WEIGHTS_FILE
+from model.run_dir import DATA_REPORT_FILE, NEIGHBOURS_INDEX_FILE, SPLIT_RECORD_FILE, WEIGHTS_FILE, split_file
+from model.transformer import Transformer
 from model.weights import write_beside
+from training.prepare import model_data, model_split
 from translate.model_dir import weights_dir
 from translate.settings import repo_relative
 from translate.translator import Translator
 
+MAX_PAIRS = 120_000  # the shipped model's training split (118,825 pairs) fits whole
+SEED = 1  # a split over the cap is sampled, the same way every build
 DIMS = 64  # projected dimensions kept, one int8 each
 CACHE_DIR = "neighbours"  # in the runs folder, for model folders outside it
 BATCH_TOKENS = 4096  # padded tokens per forward pass
 SEPARATOR = "\n"  # between the texts stored in one array (a TSV line holds no newline)
 
 Progress = Callable[[int, int], None]  # (pairs done, pairs in all); it may raise to stop the build
+
+
+class NeighboursError(ValueError):
+    """No training pairs to index; the message names the file and what was expected."""
+
+
+@dataclass(frozen=True)
+class TrainingPairs:
+    pairs: list[Pair]
+    origin: str  # where they come from, in words
+    source: Path  # the file read
+    available: int  # pairs to index before the cap
+
+
+def capped(pairs: list[Pair], cap: int) -> list[Pair]:
+    """At most ``cap`` of ``pairs``, a fixed sample in their own order."""
+    if len(pairs) <= cap:
+        return pairs
+    keep = sorted(random.Random(SEED).sample(range(len(pairs)), cap))
+    return [pairs[i] for i in keep]
+
+
+def training_pairs(model_dir: Path, cap: int = MAX_PAIRS) -> TrainingPairs:
+    """The pairs to index for the model in ``model_dir`` (see the module's docstring)."""
+    model_dir = Path(model_dir)
+    try:
+        pairs, data = model_split(model_dir).train, model_data(model_dir)
+    except CorpusError as err:
+        raise NeighboursError(str(err)) from None
+    if not pairs:
+        raise NeighboursError(f"{model_dir}: its training split holds no pairs")
+    if split_file(model_dir, "train").is_file():
+        origin, source = "this run's training pairs (splits/train.tsv)", split_file(model_dir, "train")
+    else:
+        names = ", ".join(Path(c).name for c in data.corpora)
+        origin = (
+            f"the training pairs of its corpus ({names}): all but the dev and test pairs in its {SPLIT_RECORD_FILE}"
+        )
+        source = Path(data.corpora[0])
+        report = json.loads((model_dir / DATA_REPORT_FILE).read_text(encoding="utf-8"))  # model_split checked it
+        if (more := report.get("splits", {}).get("train", 0) - len(pairs)) > 0:
+            origin += f"; {more:,} more pairs it trained on (a teacher's translations, {DATA_REPORT_FILE}) not indexed"
+    return TrainingPairs(capped(pairs, cap), origin, source, len(pairs))
+
+
+def unit(x: Tensor) -> Tensor:
+    """Rows scaled to length 1 (a zero row stays zero)."""
+    return x / x.norm(dim=-1, keepdim=True).clamp_min(1e-6)
+
+
+def unit_vector(vector: np.ndarray) -> np.ndarray:
+    return vector / max(float(np.linalg.norm(vector)), 1e-6)
+
+
+def sentence_vectors(memory: Tensor, src: Tensor, pad_id: int, eos_id: int) -> Tensor:
+    """(B, S, D) memory, (B, S) ids -> (B, D): the mean over real tokens; EOS alone for an empty source."""
+    real = (src != pad_id) & (src != eos_id)
+    real = real | ((real.sum(dim=1, keepdim=True) == 0) & (src == eos_id))  # an empty source: its EOS
+    weights = real.unsqueeze(-1).to(memory.dtype)  # (B, S, 1)
+    return (memory * weights).sum(dim=1) / weights.sum(dim=1)
+
+
+@torch.no_grad()
+def encoder_vectors(model: Transformer, examples: list[Example]) -> np.ndarray:
+    """The examples' (B, D) unit encoder vectors: the encoder alone, what a sentence index holds."""
+    c = model.config
+    src = collate(examples, c.pad_id, c.bos_id).src.to(next(model.parameters()).device)
+    return unit(sentence_vectors(model.encode(src).memory, src, c.pad_id, c.eos_id)).float().cpu().numpy()
 
 
 @dataclass(frozen=True)
@@ -62,7 +140,7 @@ class SentenceIndex:
     def similarities(self, vector: np.ndarray) -> np.ndarray:
         """(N,) approximate cosines of every pair's encoder vector with ``vector``: exact up to the directions
         left out and the rounding, which only choose the candidates ``lookup`` then recomputes."""
-        query = (vector / max(float(np.linalg.norm(vector)), 1e-6)) @ self.basis * self.scale  # (P,)
+        query = unit_vector(vector) @ self.basis * self.scale  # (P,)
         return self.codes.astype(np.float32) @ query.astype(np.float32)
 
 
@@ -100,15 +178,13 @@ def compact(vectors: np.ndarray, dims: int = DIMS) -> tuple[np.ndarray, np.ndarr
     return np.round(projected / scale).astype(np.int8), basis, scale
 
 
-def build(
-    translator: Translator, model_dir: Path, progress: Progress, cap: int = MAX_PAIRS, dims: int = DIMS
-) -> tuple[SentenceIndex, np.ndarray]:
+def build(translator: Translator, model_dir: Path, progress: Progress) -> tuple[SentenceIndex, np.ndarray]:
     """The index of the model's training pairs (``training_pairs``), and their exact (N, D) vectors."""
     start = time.perf_counter()
-    found = training_pairs(model_dir, cap)
+    found = training_pairs(model_dir)
     progress(0, len(found.pairs))
     vectors = vectors_of(translator, found.pairs, progress)
-    codes, basis, scale = compact(vectors, dims)
+    codes, basis, scale = compact(vectors)
     info = IndexInfo(
         repo_relative(Path(model_dir).resolve()),
         weights_sha256(model_dir),

@@ -33,8 +33,7 @@ from lab.alignment.links import align
 from lab.attention.beam_trace import beam_trace
 from lab.attention.step_choices import choices, next_token_log_probs, prefix_with
 from lab.attention.translate_with_maps import maps_of, translate_text
-from lab.neighbours.hidden_states import query_states
-from lab.neighbours.lookup import candidates
+from lab.neighbours.lookup import candidates, query_states
 from lab.neighbours.sentence_index import load
 from lab.ranking import MAX_BYTES, MAX_LINES, MAX_WORK, Line, rank
 from lab.teaching.adapt import MAX_SECONDS, MAX_STEPS

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import torch
 
 from data.tokenizer import Tokenizer
+from model.intervention import Intervention
 from model.transformer import Transformer
 
 TOP = 5
@@ -35,15 +36,17 @@ class Choice:
 
 
 @torch.inference_mode()
-def next_token_log_probs(model: Transformer, src_ids: list[int], tgt_in_ids: list[int]) -> torch.Tensor:
+def next_token_log_probs(
+    model: Transformer, src_ids: list[int], tgt_in_ids: list[int], intervention: Intervention | None = None
+) -> torch.Tensor:
     """(T, V) log p(next token) at each decoder input position: one forced pass, in float32, on the CPU."""
     if model.training:
         raise ValueError("the model is in training mode (dropout): call .eval() first")
     device = next(model.parameters()).device
     src = torch.tensor([src_ids], device=device)  # (1, S)
     tgt_in = torch.tensor([tgt_in_ids], device=device)  # (1, T)
-    memory, src_mask, _ = model.encode(src)
-    hidden = model.decode(tgt_in, memory, src_mask).hidden  # (1, T, d_model)
+    memory, src_mask, _ = model.encode(src, intervention=intervention)
+    hidden = model.decode(tgt_in, memory, src_mask, intervention=intervention).hidden  # (1, T, d_model)
     return model.output(hidden[0]).float().log_softmax(-1).cpu()  # (T, V)
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
+from lab.attention.step_choices import next_token_log_probs
 from model.config import ModelConfig
 from model.decode import beam_search, greedy, max_output_lengths
 from model.intervention import Intervention
@@ -82,15 +83,9 @@ def search(steered: Steered, src_ids: list[int], options: DecodeOptions = GREEDY
     return best.tokens, best.truncated
 
 
-@torch.inference_mode()
 def output_log_probs(
     model: Transformer, src_ids: list[int], out_ids: list[int], intervention: Intervention | None = None
 ) -> Tensor:
     """(T,) log p(y_t | source, y_<t) of every output token (EOS included): one teacher-forced pass, float32, CPU."""
-    device = next(model.parameters()).device
-    src = torch.tensor([src_ids], device=device)  # (1, S)
-    tgt_in = torch.tensor([[model.config.bos_id, *out_ids[:-1]]], device=device)  # (1, T)
-    memory, src_mask, _ = model.encode(src, intervention=intervention)
-    hidden = model.decode(tgt_in, memory, src_mask, intervention=intervention).hidden  # (1, T, d_model)
-    log_probs = model.output(hidden[0]).float().log_softmax(-1)  # (T, V)
-    return log_probs.gather(1, torch.tensor(out_ids, device=device)[:, None])[:, 0].cpu()  # (T,)
+    log_probs = next_token_log_probs(model, src_ids, [model.config.bos_id, *out_ids[:-1]], intervention)  # (T, V)
+    return log_probs.gather(1, torch.tensor(out_ids)[:, None])[:, 0]  # (T,)

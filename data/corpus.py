@@ -133,8 +133,7 @@ def sentence_pairs(pairs: list[Pair], config: CleanConfig, avoid: list[Pair], re
 
     Tatoeba's greetings and set phrases often come only inside such pairs. Each sentence pair goes through
     ``clean``'s filters; one whose source or target is a sentence of ``avoid`` (the dev and test splits, by
-    ``match_key``) is dropped. Every drop is counted under
-    "sentence pair: …".
+    ``match_key``) is dropped. Every drop is counted under "sentence pair: …".
     """
     candidates = []
     for index, pair in enumerate(pairs):
@@ -154,12 +153,11 @@ def sentence_pairs(pairs: list[Pair], config: CleanConfig, avoid: list[Pair], re
             filtered.skip("in the dev or test split", pair.origin)
         else:
             unseen.append(pair)
-    out = unseen
     for reason, count in filtered.skipped.items():
         report.skipped[f"sentence pair: {reason}"] += count
         report.examples.setdefault(f"sentence pair: {reason}", filtered.examples[reason])
-    report.added["sentence pairs (data.split_sentences)"] += len(out)
-    return out
+    report.added["sentence pairs (data.split_sentences)"] += len(unseen)
+    return unseen
 
 
 # ----------------------------------------------------------------------------------------- splitting

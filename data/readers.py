@@ -123,29 +123,20 @@ def utf_bom(head: bytes) -> tuple[bytes, str] | None:
     return next(((mark, codec) for mark, codec in UTF_BOMS if head.startswith(mark)), None)
 
 
-def nul_guess(head: bytes) -> str | None:
-    """The encoding NUL bytes in a file's first bytes suggest (UTF-16 or UTF-32 saved without a byte-order mark)."""
-    nul = head.count(0)
-    if len(head) < 4 or nul < len(head) // 4:  # UTF-16 puts a NUL beside every ASCII character, UTF-32 three
-        return None
-    if nul >= len(head) * 5 // 8:
-        return "UTF-32"
-    return "UTF-16 (little-endian)" if head[1::2].count(0) > head[0::2].count(0) else "UTF-16 (big-endian)"
-
-
 def text_codec(path: Path) -> str | None:
-    """The codec a UTF-16/32 byte-order mark names; None for UTF-8. A file of NUL bytes without a mark, or anything
-    but a regular file (a FIFO would block), is an error."""
+    """The codec a UTF-16/32 byte-order mark names; None for UTF-8. A file of NUL bytes without a mark (UTF-16 or
+    UTF-32 saved without one), or anything but a regular file (a FIFO would block), is an error."""
     regular_size(path, CorpusError)
     with Path(path).open("rb") as file:
         head = file.read(HEAD_BYTES)
-    found = utf_bom(head)
-    if found is not None:
+    if (found := utf_bom(head)) is not None:
         return found[1]
-    guess = nul_guess(head)
-    if guess is not None:
+    nul = head.count(0)
+    if len(head) >= 4 and nul >= len(head) // 4:  # UTF-16 puts a NUL beside every ASCII character, UTF-32 three
+        utf16 = "UTF-16 (little-endian)" if head[1::2].count(0) > head[0::2].count(0) else "UTF-16 (big-endian)"
+        guess = "UTF-32" if nul >= len(head) * 5 // 8 else utf16
         raise CorpusError(
-            f"{path}: {head.count(0)} of the first {len(head)} bytes are NUL: this looks like {guess} text "
+            f"{path}: {nul} of the first {len(head)} bytes are NUL: this looks like {guess} text "
             "without a byte-order mark; expected UTF-8: save the file as UTF-8 (an editor's Save as, or iconv)"
         )
     return None
@@ -205,11 +196,6 @@ def _no_text(path: Path, codec: str | None) -> str | None:
     return "file is empty" if empty else f"file is blank: its {n} lines hold only tabs or spaces"
 
 
-def count_lines(path: Path) -> int:
-    """How many lines a file holds (a last line without a newline counts), read one at a time."""
-    return sum(1 for _ in _lines(Path(path), text_codec(path)))
-
-
 def raw_lines(path: Path, report: ReadReport, skip_bad: bool) -> Iterator[bytes | None]:
     """The lines of a file as UTF-8 bytes, one at a time, without the final newline; errors for a missing, empty
     or NUL-filled file. UTF-16/32 with a byte-order mark is an error, or (skipping bad lines) converted and
@@ -267,12 +253,12 @@ def _field_pairs(
     path: Path,
     src_column: int,
     tgt_column: int,
-    counts: tuple[int, ...] | None,
+    counts: tuple[int, ...],
     layout: str,
     report: ReadReport,
     skip_bad: bool,
 ) -> Iterator[Pair]:
-    """Pairs from tab-separated lines with one of ``counts`` fields (None: at least enough for both columns)."""
+    """Pairs from tab-separated lines with one of ``counts`` fields."""
     name = str(path)
     for line in decoded_lines(path, report, skip_bad):
         report.read += 1
@@ -283,10 +269,8 @@ def _field_pairs(
             bad_record(report, skip_bad, "blank line", where, f"blank line; expected {layout}")
             continue
         fields = line.text.split("\t")
-        enough = len(fields) in counts if counts else len(fields) > max(src_column, tgt_column)
-        if not enough:
-            wanted = " or ".join(map(str, counts)) if counts else f"at least {max(src_column, tgt_column) + 1}"
-            message = f"expected {wanted} tab-separated fields ({layout}), found {len(fields)}"
+        if len(fields) not in counts:
+            message = f"expected {' or '.join(map(str, counts))} tab-separated fields ({layout}), found {len(fields)}"
             bad_record(report, skip_bad, "wrong number of fields", where, message)
             continue
         pair = checked_pair(fields[src_column], fields[tgt_column], where, report, skip_bad)
@@ -298,20 +282,19 @@ def tsv_pairs(
     path: Path,
     src_column: int = 0,
     tgt_column: int = 1,
-    n_columns: int | None = 2,
+    n_columns: int = 2,
     report: ReadReport | None = None,
     skip_bad: bool = False,
 ) -> Iterator[Pair]:
     """Pairs from a tab-separated file (``spanish<TAB>english`` by default; other column orders by index)."""
     report = report if report is not None else ReadReport()
-    counts = (n_columns,) if n_columns else None
     layout = "source<TAB>target" if (src_column, tgt_column, n_columns) == (0, 1, 2) else "tab-separated columns"
-    return _field_pairs(Path(path), src_column, tgt_column, counts, layout, report, skip_bad)
+    return _field_pairs(Path(path), src_column, tgt_column, (n_columns,), layout, report, skip_bad)
 
 
-def read_tsv(path: Path, src_column: int = 0, tgt_column: int = 1, n_columns: int | None = 2) -> list[Pair]:
-    """All pairs of a tab-separated file (see ``tsv_pairs``); any bad line is an error."""
-    return list(tsv_pairs(path, src_column, tgt_column, n_columns))
+def read_tsv(path: Path) -> list[Pair]:
+    """All pairs of a ``source<TAB>target`` file; any bad line is an error."""
+    return list(tsv_pairs(path))
 
 
 def column_indices(path: Path, columns: tuple[str, ...], src_lang: str, tgt_lang: str) -> tuple[int, int]:
@@ -321,19 +304,12 @@ def column_indices(path: Path, columns: tuple[str, ...], src_lang: str, tgt_lang
     return columns.index(src_lang), columns.index(tgt_lang)
 
 
-def anki_pairs(
-    path: Path,
-    columns: tuple[str, ...] = ("en", "es"),
-    how: Reading = DEFAULT_READING,
-    report: ReadReport | None = None,
-) -> Iterator[Pair]:
+def anki_pairs(path: Path, columns: tuple[str, ...], how: Reading, report: ReadReport) -> Iterator[Pair]:
     """Pairs from a manythings.org/Anki file: ``english<TAB>spanish[<TAB>attribution]`` (languages by ``columns``)."""
-    src_lang, tgt_lang, skip_bad = how.src_lang, how.tgt_lang, how.skip_bad
-    report = report if report is not None else ReadReport()
-    src_column, tgt_column = column_indices(Path(path), columns, src_lang, tgt_lang)
+    src_column, tgt_column = column_indices(Path(path), columns, how.src_lang, how.tgt_lang)
     layout = "<TAB>".join(columns) + "[<TAB>attribution]"
     counts = (len(columns), len(columns) + 1)
-    return _field_pairs(Path(path), src_column, tgt_column, counts, layout, report, skip_bad)
+    return _field_pairs(Path(path), src_column, tgt_column, counts, layout, report, how.skip_bad)
 
 
 def _header_column(header: list[str], lang: str, role: str) -> int | None:
@@ -353,10 +329,9 @@ def _text_lines(path: Path, report: ReadReport, skip_bad: bool) -> Iterator[Line
             yield line
 
 
-def csv_pairs(path: Path, how: Reading = DEFAULT_READING, report: ReadReport | None = None) -> Iterator[Pair]:
+def csv_pairs(path: Path, how: Reading, report: ReadReport) -> Iterator[Pair]:
     """Pairs from a CSV file whose header names the columns (``es,en``, ``spanish,english`` or ``source,target``)."""
     src_lang, tgt_lang, skip_bad = how.src_lang, how.tgt_lang, how.skip_bad
-    path, report = Path(path), report if report is not None else ReadReport()
     lines = _text_lines(path, report, skip_bad)
     upcoming = next(lines, None)  # the line the csv reader takes next: where its next record starts
     last = upcoming.number if upcoming else 1
@@ -410,16 +385,15 @@ def moses_paths(path: Path, src_lang: str, tgt_lang: str) -> tuple[Path, Path]:
     return Path(f"{prefix}.{src_lang}"), Path(f"{prefix}.{tgt_lang}")
 
 
-def moses_pairs(path: Path, how: Reading = DEFAULT_READING, report: ReadReport | None = None) -> Iterator[Pair]:
+def moses_pairs(path: Path, how: Reading, report: ReadReport) -> Iterator[Pair]:
     """Pairs from two line-aligned files, ``PREFIX.<src_lang>`` and ``PREFIX.<tgt_lang>``."""
-    src_lang, tgt_lang, skip_bad = how.src_lang, how.tgt_lang, how.skip_bad
-    report = report if report is not None else ReadReport()
-    src_path, tgt_path = moses_paths(path, src_lang, tgt_lang)
+    skip_bad = how.skip_bad
+    src_path, tgt_path = moses_paths(path, how.src_lang, how.tgt_lang)
     for side in (src_path, tgt_path):
         if not side.is_file():
             raise CorpusError(f"{side}: file not found (a Moses pair needs {src_path} and {tgt_path})")
     src_raw, tgt_raw = raw_lines(src_path, report, skip_bad), raw_lines(tgt_path, report, skip_bad)
-    n_src, n_tgt = count_lines(src_path), count_lines(tgt_path)
+    n_src, n_tgt = (sum(1 for _ in _lines(p, text_codec(p))) for p in (src_path, tgt_path))
     if n_src != n_tgt:  # never skippable: every line after the gap would be misaligned
         raise CorpusError(
             f"{src_path} has {n_src} lines but {tgt_path} has {n_tgt}; "

@@ -22,11 +22,8 @@ MAX_RECORD_BYTES = 64 << 20  # of split.json: two small numbers per dev and test
 
 
 def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
     with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def _read(d: DataConfig) -> list[list[Pair]]:

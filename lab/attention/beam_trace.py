@@ -113,6 +113,7 @@ def step_table(step: BeamStep) -> list[dict[str, object]]:
 
 CHOSEN, KEPT, PRUNED, ENDED = "chosen path", "kept", "pruned", "ended"
 FATES = (CHOSEN, KEPT, PRUNED, ENDED)
+TREE_COLUMNS = ("node", "parent", "step", "token", "hypothesis", "log_prob", "fate", "ended")
 
 
 def node_key(ids: Sequence[int]) -> str:
@@ -129,32 +130,11 @@ def beam_tree(steps: list[BeamStep], chosen: Sequence[int]) -> list[dict[str, ob
     """
     path = {node_key(chosen[:n]) for n in range(len(chosen) + 1)}
     extended = {node_key(b.ids[:-1]) for s in steps for b in s.alive + s.ended}
-    rows: list[dict[str, object]] = [
-        {
-            "node": "",
-            "parent": None,
-            "step": 0,
-            "token": "<s>",
-            "hypothesis": "<s>",
-            "log_prob": 0.0,
-            "fate": CHOSEN,
-            "ended": False,
-        }
-    ]
+    rows = [dict(zip(TREE_COLUMNS, ("", None, 0, "<s>", "<s>", 0.0, CHOSEN, False), strict=True))]
     for s in steps:
         for b, alive in [(b, True) for b in s.alive] + [(b, False) for b in s.ended]:
             key = node_key(b.ids)
             fate = CHOSEN if key in path else KEPT if alive and key in extended else PRUNED if alive else ENDED
-            rows.append(
-                {
-                    "node": key,
-                    "parent": node_key(b.ids[:-1]),
-                    "step": s.step + 1,
-                    "token": b.pieces[-1],
-                    "hypothesis": " ".join(b.pieces),
-                    "log_prob": b.log_prob,
-                    "fate": fate,
-                    "ended": not alive,
-                }
-            )
+            row = (key, node_key(b.ids[:-1]), s.step + 1, b.pieces[-1], " ".join(b.pieces), b.log_prob, fate, not alive)
+            rows.append(dict(zip(TREE_COLUMNS, row, strict=True)))
     return rows

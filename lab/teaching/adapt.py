@@ -60,10 +60,6 @@ class Adapted:
     produced: bool  # the copy's greedy output is exactly the correction's tokens
     stopped: str  # why it stopped, in words
 
-    @property
-    def steps(self) -> int:
-        return len(self.losses)
-
 
 def correction_loss(
     model: Transformer, src: Tensor, tgt_in: Tensor, tgt_out: Tensor, label_smoothing: float
@@ -90,14 +86,11 @@ def adapt(
     replay: list[Pair],
     settings: StepSettings = StepSettings(),
     on_step: Callable[[int, float], None] | None = None,
-    max_steps: int = MAX_STEPS,
-    max_seconds: float = MAX_SECONDS,
-    seed: int = 1,
 ) -> Adapted:
     """Fine-tune a deep copy of ``model`` on ``correction`` beside ``replay`` (cycled, ``REPLAY_PER_STEP`` a step)
-    until it produces the correction (checked after every step), ``max_steps`` or ``max_seconds``;
+    until it produces the correction (checked after every step), ``MAX_STEPS`` or ``MAX_SECONDS``;
     ``on_step(step, seconds)`` after each step (a progress bar)."""
-    torch.manual_seed(seed)
+    torch.manual_seed(1)
     start = time.perf_counter()
     local = copy.deepcopy(model).eval()  # dropout off: a handful of steps, the same on every run
     c = local.config
@@ -105,8 +98,8 @@ def adapt(
     pool = encode_pairs(replay, tokenizer, c.max_positions)
     optimizer = torch.optim.Adam(local.parameters(), lr=settings.lr)
     losses: list[float] = []
-    produced, stopped = False, f"{max_steps} steps"
-    for step in range(1, max_steps + 1):
+    produced, stopped = False, f"{MAX_STEPS} steps"
+    for step in range(1, MAX_STEPS + 1):
         others = [pool[(step * REPLAY_PER_STEP + i) % len(pool)] for i in range(REPLAY_PER_STEP)] if pool else []
         batch = collate([taught, *others], c.pad_id, c.bos_id)
         loss, part = correction_loss(local, batch.src, batch.tgt_in, batch.tgt_out, settings.label_smoothing)
@@ -123,8 +116,8 @@ def adapt(
         if produced:
             stopped = f"it produced the correction after {step} step{'s' if step > 1 else ''}"
             break
-        if seconds >= max_seconds:
-            stopped = f"the {max_seconds:g} s budget ran out after {step} steps"
+        if seconds >= MAX_SECONDS:
+            stopped = f"the {MAX_SECONDS:g} s budget ran out after {step} steps"
             break
     for parameter in local.parameters():
         parameter.requires_grad_(False)  # the copy is only decoded from now on

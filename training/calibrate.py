@@ -56,30 +56,6 @@ def prepared(config: TrainConfig, corpus: Path) -> tuple[TrainConfig, Tokenizer,
     return config, tokenizer, parts
 
 
-def timed_steps(session: tuple, batches: list[list[list[int]]], budget_s: float) -> list[float]:
-    """Seconds of each optimizer step after the first (which warms the allocator up), within ``budget_s``."""
-    loss_module, optimizer, run, examples, c = session
-    times: list[float] = []
-    spent = 0.0
-    for step, chunk in enumerate(batches, start=1):
-        micro = [collate_chunk(examples, idx, c) for idx in chunk]
-        start = time.perf_counter()
-        train_step(loss_module, optimizer, micro, run, step)
-        if run.env.device.type == "cuda":
-            torch.cuda.synchronize()
-        took = time.perf_counter() - start
-        if step > 1:
-            times.append(took)
-            spent += took
-        if spent > budget_s:
-            break
-    return times
-
-
-def collate_chunk(examples: list, indices: list[int], c: Any) -> Any:
-    return collate([examples[i] for i in indices], c.pad_id, c.bos_id)
-
-
 def peak_memory_mb(device: torch.device) -> float:
     """The process's peak resident memory (CPU), or the peak allocated on the GPU, in MiB."""
     if device.type == "cuda":
@@ -87,21 +63,14 @@ def peak_memory_mb(device: torch.device) -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
 
 
-def sample_file(corpus: Path, n: int, folder: Path) -> tuple[Path, int]:
-    """Every k-th pair of the checked corpus, at most ``n`` of them, written to ``folder``; and how many."""
-    pairs = read_pairs_file(corpus)
-    sample = pairs[:: max(1, -(-len(pairs) // n))][:n]
-    path = folder / "sample.tsv"
-    write_pairs(sample, path)
-    return path, len(sample)
-
-
 def measure(config: TrainConfig, corpus: Path) -> dict:
     """Time ``STEPS`` real steps (within ``BUDGET_S``), one dev loss and a few greedy translations of a sample."""
     start = time.perf_counter()
+    pairs = read_pairs_file(corpus)
+    sample = pairs[:: max(1, -(-len(pairs) // MAX_SAMPLE))][:MAX_SAMPLE]  # every k-th pair of the checked corpus
     with tempfile.TemporaryDirectory() as folder:
-        sample, sample_pairs = sample_file(corpus, MAX_SAMPLE, Path(folder))
-        config, tokenizer, parts = prepared(config, sample)
+        write_pairs(sample, Path(folder) / "sample.tsv")
+        config, tokenizer, parts = prepared(config, Path(folder) / "sample.tsv")
     env = distributed.setup(config.run.device, config.run.precision)
     if config.run.threads > 0:
         torch.set_num_threads(config.run.threads)
@@ -111,13 +80,13 @@ def measure(config: TrainConfig, corpus: Path) -> dict:
     max_len = min(config.data.max_len, model.config.max_positions)
     train_set = TrainingSet(parts.train, tokenizer, max_len, config.data.noise, 0.0, config.optim.seed)
     run = RunContext(config, env, corpus.parent, MetricsLog(corpus.parent / "unused", False))
-    steps_per_epoch, pieces, times = time_steps((model, optimizer), train_set.epoch(0), run)
+    steps_per_epoch, pieces, times = time_steps(model, optimizer, train_set.epoch(0), run)
     loss_s, translate_s = time_evaluation(model, tokenizer, parts.dev, run)
     return {
         "version": CALIBRATION_VERSION,
         "device": str(env.device),
         "threads": torch.get_num_threads(),
-        "sample_pairs": sample_pairs,
+        "sample_pairs": len(sample),
         "dev_pairs": len(parts.dev),
         "test_pairs": len(parts.test),
         "train_pairs": len(parts.train),
@@ -134,18 +103,28 @@ def measure(config: TrainConfig, corpus: Path) -> dict:
 
 
 def time_steps(
-    trained: tuple[Transformer, torch.optim.Optimizer], examples: list[Example], run: RunContext
+    model: Transformer, optimizer: torch.optim.Optimizer, examples: list[Example], run: RunContext
 ) -> tuple[int, float, list[float]]:
-    """Optimizer steps per epoch of the sample, pieces per pair, and the seconds of up to ``STEPS`` real steps."""
-    model, optimizer = trained
-    o = run.config.optim
+    """Optimizer steps per epoch of the sample, pieces per pair, and the seconds of up to ``STEPS`` real steps after
+    the first (which warms the allocator up), within ``BUDGET_S``."""
+    o, c = run.config.optim, model.config
     batches = epoch_batches(examples, o, run.env, 0)
     chunks = [batches[i : i + o.accumulate] for i in range(0, len(batches), o.accumulate)]
     chunks = (chunks * (STEPS // len(chunks) + 2))[: STEPS + 1]  # a tiny sample: its batches again
     model.train()
-    session = (loss_for(model, run), optimizer, run, examples, model.config)
+    loss_module, times = loss_for(model, run), []
+    for step, chunk in enumerate(chunks, start=1):
+        micro = [collate([examples[i] for i in idx], c.pad_id, c.bos_id) for idx in chunk]
+        start = time.perf_counter()
+        train_step(loss_module, optimizer, micro, run, step)
+        if run.env.device.type == "cuda":
+            torch.cuda.synchronize()
+        if step > 1:
+            times.append(time.perf_counter() - start)
+        if sum(times) > BUDGET_S:
+            break
     pieces = sum(len(e.src) + len(e.tgt) for e in examples) / max(1, len(examples))
-    return max(1, len(batches) // o.accumulate), pieces, timed_steps(session, chunks, BUDGET_S)
+    return max(1, len(batches) // o.accumulate), pieces, times
 
 
 def time_evaluation(model: Transformer, tokenizer: Tokenizer, dev: list[Pair], run: RunContext) -> tuple[float, float]:

@@ -88,12 +88,7 @@ def save_state(
     rngs: list[dict[str, Any]],
 ) -> None:
     """Everything needed to continue exactly: weights, optimizer, progress (step, epoch, batch), RNG per process."""
-    state = {
-        "model": model.state_dict(),
-        "optimizer": optimizer.state_dict(),
-        "progress": progress,
-        "rng": rngs,
-    }
+    state = {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "progress": progress, "rng": rngs}
     atomic_save(state, run_dir / STATE_FILE)
 
 
@@ -128,18 +123,12 @@ def snapshot_step(path: Path) -> int:
     return int(path.name.removeprefix("step-"))
 
 
-def _remove(folder: Path) -> None:
-    for f in folder.iterdir():
-        f.unlink()
-    folder.rmdir()
-
-
 def drop_snapshots_after(run_dir: Path, step: int) -> None:
     """On resume: remove snapshots newer than the saved state, and half-written ones (``.step-N.partial-*``, hidden:
     ``staged_dir``), which a killed run may have left."""
     for path in snapshots(run_dir):
         if snapshot_step(path) > step:
-            _remove(path)
+            shutil.rmtree(path)
     for partial in (run_dir / CHECKPOINT_DIR).glob(".step-*"):
         shutil.rmtree(partial, ignore_errors=True)
 
@@ -156,7 +145,7 @@ def save_checkpoint(run_dir: Path, model: Transformer, step: int, keep: int) -> 
         save_model(model, staged)
     existing = snapshots(run_dir)
     for old in existing[: max(0, len(existing) - max(1, keep))]:
-        _remove(old)
+        shutil.rmtree(old)
     return path
 
 

@@ -264,7 +264,7 @@ def train_in(run_dir: Path, config: TrainConfig, resume: bool, mix: Mixer | None
         failed = False
         if env.is_main:
             run_dir.mkdir(parents=True, exist_ok=True)
-            (run_dir / TRAIN_CONFIG_FILE).write_text(json.dumps(config.as_dict(), indent=2) + "\n")
+            (run_dir / TRAIN_CONFIG_FILE).write_text(json.dumps(dataclasses.asdict(config), indent=2) + "\n")
             try:
                 if not resume:
                     parent = Path(config.run.init_from) if config.run.init_from else None

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import dataclasses
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -112,9 +111,6 @@ class TrainConfig:
                 "optim.guided_alignment.weight > 0 with data.sampling_alpha > 0: sampled subwords are not the "
                 "pieces eflomal aligned, so no pair would carry links"
             )
-
-    def as_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
 
 
 def _parse_value(text: str) -> Any:

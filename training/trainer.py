@@ -265,8 +265,8 @@ def train(
         initial=progress.step,
         desc="training",
         unit="step",
-        disable=not run.env.is_main,
         dynamic_ncols=True,
+        disable=not run.env.is_main,
     )
     session = Session(model, tokenizer, optimizer, loss_for(model, run), dev, run, bar)
     model.train()
@@ -354,9 +354,8 @@ def evaluate_dev(s: Session, progress: Progress) -> None:
     """Dev loss and BLEU (all processes share the work), the best model so far on rank 0; updates ``progress``."""
     config, env, r = s.run.config, s.run.env, s.run.config.run
     step, metrics = progress.step, s.run.metrics
-    dev_loss, dev_loss_se = evaluate_nll(
-        s.model, s.dev.examples, config, env, partial(metrics.evaluating, step, "loss")
-    )
+    loss_done = partial(metrics.evaluating, step, "loss")
+    dev_loss, dev_loss_se = evaluate_nll(s.model, s.dev.examples, config, env, loss_done)
     improved = dev_loss < progress.best_dev_loss
     progress.best_dev_loss = min(progress.best_dev_loss, dev_loss)
     progress.best_step = progress.step if improved else progress.best_step

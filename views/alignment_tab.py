@@ -1,10 +1,7 @@
 """The alignment tab: hard links read off the cross-attention, the model's best aligner (beside eflomal, a
 statistical aligner), and, for a gold sentence, the alignment scored (the model forced to write the reference) drawn
-with people's links and how the chosen layer and head score against them. Plus the picker of gold sentences.
-
-Logic lives in ``lab/alignment/`` (links, methods, bench_result, gold, scoring), the chart in
-``viz/alignment_lines``. The score is computed by the bench's own code (``Method.score_on`` on ``force_decode``).
-"""
+with people's links and how the chosen layer and head score against them, by the bench's own code (``lab/alignment``).
+Plus the picker of gold sentences."""
 
 from __future__ import annotations
 
@@ -32,9 +29,6 @@ from viz.alignment_lines import agreement_chart, agreement_frames, alignment_cha
 
 ALIGNER_KEYS = ("align_layer", "align_head", "reading")  # reset when the model changes: each has its own best
 GOLD_CREDIT = "XL-WA dev (Martelli et al. 2023, CC BY-NC-SA 4.0)"
-
-
-# --- gold sentences: picked beside the input, scored in the tab ---
 
 
 @st.cache_data(show_spinner=False, max_entries=4)
@@ -96,9 +90,6 @@ def forced_gold(
     return force_decode(_translator, GoldPair(list(target), list(source), frozenset()))
 
 
-# --- the model's best aligner and the layer, head and reading shown ---
-
-
 def stored_best(directory: str) -> StoredAlignment | None:
     try:
         return load_alignment(Path(directory))
@@ -112,27 +103,6 @@ def where(method: Method) -> str:
     return f"layer {method.layer + 1}, {'mean of heads' if method.head is None else f'head {method.head + 1}'}"
 
 
-def best_caption(stored: StoredAlignment) -> str:
-    eflomal = "" if stored.eflomal_aer is None else f"; eflomal {stored.eflomal_aer:.2f}"
-    return (
-        f"Best aligner of this model on {stored.benchmark} test: {where(stored.best)}, "
-        f'"{stored.best.reading}" reading (AER {stored.aer:.2f}{eflomal}). Chosen on {stored.benchmark} dev among '
-        "every layer, head and reading, with the argmax this tab draws; offered below by default. Lower AER is better."
-    )
-
-
-def eflomal_caption(stored: StoredAlignment) -> str:
-    """What eflomal is and where its figure comes from ("" when the bench did not run it)."""
-    if stored.eflomal_aer is None:
-        return ""
-    return (
-        f"eflomal (Östling & Tiedemann 2016) is a statistical word aligner, no neural network and no attention: "
-        f"trained by python -m workshop bench alignment on this model's training corpus plus the {stored.benchmark} "
-        "sentences (their text, never their links), both directions joined (grow-diag-final-and), then scored on "
-        "the same test links. It is the comparison point: what a dedicated aligner reaches on these sentences."
-    )
-
-
 NOT_ALIGNMENT = (
     "**Attention is not alignment.** Each output word attends to many source words at once, for reasons of its own; "
     "the links below are only where each output word attends most, and even the model's best head agrees with "
@@ -140,13 +110,29 @@ NOT_ALIGNMENT = (
 )
 
 
-def show_corpus_quality(stored: StoredAlignment) -> None:
+def show_best(stored: StoredAlignment) -> None:
     """The model's best attention aligner and eflomal on the benchmark's test set, in the type of a sentence's own
-    score: one sentence's AER says little beside them."""
+    score (one sentence's AER says little beside them), and how they were found."""
     a, b, _ = st.columns(3)
     a.metric(f"AER of its best head, {stored.benchmark} test", f"{stored.aer:.2f}", help="Lower is better.")
+    eflomal = ""
     if stored.eflomal_aer is not None:
         b.metric(f"AER of eflomal (a word aligner), {stored.benchmark} test", f"{stored.eflomal_aer:.2f}")
+        eflomal = f"; eflomal {stored.eflomal_aer:.2f}"
+    st.caption(
+        f"Best aligner of this model on {stored.benchmark} test: {where(stored.best)}, "
+        f'"{stored.best.reading}" reading (AER {stored.aer:.2f}{eflomal}). Chosen on {stored.benchmark} dev among '
+        "every layer, head and reading, with the argmax this tab draws; offered below by default. Lower AER is better."
+    )
+    if eflomal:
+        with st.expander("How these figures were made"):
+            st.caption(
+                "eflomal (Östling & Tiedemann 2016) is a statistical word aligner, no neural network and no attention: "
+                "trained by python -m workshop bench alignment on this model's training corpus plus the "
+                f"{stored.benchmark} sentences (their text, never their links), both directions joined "
+                "(grow-diag-final-and), then scored on the same test links. It is the comparison point: what a "
+                "dedicated aligner reaches on these sentences."
+            )
 
 
 SCORES_DEFINED = (
@@ -197,20 +183,13 @@ def aligner_choice(
     return Method(APP_EXTRACTION, layer or 0, None if chosen_head is None or chosen_head < 0 else chosen_head, reading)
 
 
-# --- the tab ---
-
-
 def show_alignment(ctx: TabContext) -> None:
     translator, directory, maps, langs = ctx.translator, ctx.request.model, ctx.maps, ctx.langs
     stored, pair = stored_best(directory), gold_pair(ctx.request.text, langs)
     st.markdown(NOT_ALIGNMENT)
     if stored is not None:
         with st.container(key="best_aligner"):
-            show_corpus_quality(stored)
-            st.caption(best_caption(stored))
-            if eflomal_caption(stored):
-                with st.expander("How these figures were made"):
-                    st.caption(eflomal_caption(stored))
+            show_best(stored)
     if stored is not None or pair is not None:
         with st.container(key="scores_defined"):
             st.caption(SCORES_DEFINED)

@@ -10,15 +10,12 @@ from views.tab_context import TabContext
 from viz.architecture_diagram import architecture_chart, architecture_frame
 
 
-def architecture_title(config: ModelConfig) -> str:
-    layers = f"{config.n_encoder_layers} encoder + {config.n_decoder_layers} decoder layers"
-    heads = f"{config.n_heads} heads of {config.d_head}"
-    return f"This model: {layers} · {heads} · d_model {config.d_model} · d_ff {config.d_ff}"
-
-
 def show_architecture(config: ModelConfig, kind: Kind, layer: int) -> None:
     """The diagram with the attention block of ``kind`` at ``layer`` (0-based, as the page's layer controls) lit."""
     frame = architecture_frame(config, kind, layer)
+    layers = f"{config.n_encoder_layers} encoder + {config.n_decoder_layers} decoder layers"
+    heads = f"{config.n_heads} heads of {config.d_head}"
+    title = f"This model: {layers} · {heads} · d_model {config.d_model} · d_ff {config.d_ff}"
     lit = f"lit: {KIND_TITLES[kind]}, layer {layer + 1} — the map you are looking at"
     st.caption(
         "Read from the bottom: tokens become vectors (embedding + position), pass up the encoder's layers, and the "
@@ -26,7 +23,7 @@ def show_architecture(config: ModelConfig, kind: Kind, layer: int) -> None:
         "one map per head; the decoder's top layer feeds the softmax that gives every next token a probability."
     )
     with st.container(key="architecture", horizontal_alignment="center"):
-        st.altair_chart(architecture_chart(frame, architecture_title(config), lit), key="architecture_chart")
+        st.altair_chart(architecture_chart(frame, title, lit), key="architecture_chart")
 
 
 def show_architecture_tab(ctx: TabContext) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
 import streamlit as st
 
 from lab.attention.translate_with_maps import positional_table
@@ -20,10 +19,6 @@ def show_positional(ctx: TabContext) -> None:
         "formula sin(pos / 10000^(2i/d_model)): position 0 is the token the maps number 1."
     )
     table = positional_table(ctx.translator, max(n, POSITIONS_SHOWN))
-    show_positional_curves(table, min(n, len(table)))
-
-
-def show_positional_curves(table: np.ndarray, sentence: int) -> None:
     d_model = table.shape[1]
     dims = st.multiselect(
         "Dimensions", list(range(d_model)), default=default_dimensions(d_model), key="pe_dims", max_selections=8
@@ -32,8 +27,7 @@ def show_positional_curves(table: np.ndarray, sentence: int) -> None:
         "Each dimension is a wave along the positions: low dimensions change fast, high ones slowly. The shaded "
         "band is this sentence."
     )
-    st.altair_chart(
-        positional_curves(curves_frame(table, dims), "Positional encoding, one curve per dimension", sentence),
-        key="positional_curves",
-        width="stretch",
+    chart = positional_curves(
+        curves_frame(table, dims), "Positional encoding, one curve per dimension", min(n, len(table))
     )
+    st.altair_chart(chart, key="positional_curves", width="stretch")

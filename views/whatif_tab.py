@@ -16,13 +16,11 @@ from views.whatif_attribution import show_attribution
 from views.whatif_heads import show_heads
 from views.whatif_source import show_source_edit
 
-OTHER_TOOLS = ("Switch heads off", "Attribution")
-
 
 def tools(langs: Languages) -> tuple[str, ...]:
-    """The tools' names in the model's languages: "Change the Spanish", then the others. (A word of the translation
-    is changed by clicking it, beside the translation: views/word_alternatives.py.)"""
-    return (f"Change the {langs.src}", *OTHER_TOOLS)
+    """The tools' names in the model's languages. (A word of the translation is changed by clicking it, beside the
+    translation: views/word_alternatives.py.)"""
+    return f"Change the {langs.src}", "Switch heads off", "Attribution"
 
 
 def show_whatif(ctx: TabContext) -> None:
@@ -39,5 +37,4 @@ def show_whatif(ctx: TabContext) -> None:
         return
     names = tools(langs)
     tool = st.radio("Tool", names, key="whatif_tool", horizontal=True)
-    shows = (show_source_edit, show_heads, show_attribution)
-    dict(zip(names, shows, strict=True)).get(tool or names[0], show_source_edit)(subject, langs)
+    (show_source_edit, show_heads, show_attribution)[names.index(tool)](subject, langs)

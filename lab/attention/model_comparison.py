@@ -1,9 +1,6 @@
 """Two models on one sentence: model B reads model A's source and translation (one forced pass), so the two sets of
 maps line up cell by cell and B − A says where B attends differently (LIT's side-by-side mode, for attention).
-
-B's maps are B's own record of that pass, never A's reshaped: they equal ``maps_of(B, …)`` on the same ids. A
-difference only means something where the two read the same tokens with the same layers and heads, so a pair that
-does not (another vocabulary, another shape) is said, not drawn."""
+A pair of models that do not read the same tokens with the same layers and heads is said, not drawn."""
 
 from __future__ import annotations
 
@@ -49,8 +46,8 @@ class Comparison:
         return va, vb, replace(va, weights=vb.weights - va.weights)
 
     def layer_changes(self) -> dict[Kind, list[float]]:
-        """Per kind, per layer: how far B's rows are from A's, as the mean over heads and rows of the total variation
-        distance ½ Σ |B − A| between two rows (each sums to 1): 0, the same weights; 1, no key in common."""
+        """Per kind, per layer: the mean over heads and rows of the total variation distance ½ Σ |B − A| between
+        two rows: 0, the same weights; 1, no key in common."""
         if self.b is None:
             return {}
         return {

@@ -1,8 +1,7 @@
 """One sentence's attention maps with token labels, as the page reads them, plus the checks they must pass.
 
-``SentenceMaps`` wraps the model's own record (``model.attention_maps.AttentionMaps``: the weights of every layer
-and head, and the token ids) and adds what only the page needs: subword labels and which tokens are special or
-padding. The weights are read as numpy arrays sharing the record's memory, never copied into a second record."""
+``SentenceMaps`` wraps the model's own record (``AttentionMaps``) and adds subword labels and which tokens are special
+or padding; the weights are read as numpy arrays sharing the record's memory, never copied."""
 
 from __future__ import annotations
 
@@ -39,18 +38,15 @@ class SentenceMaps:
     tgt_in_pad: list[bool]
 
     @property
-    def encoder(self) -> np.ndarray:
-        """(L_enc, H, S, S): rows and columns = src."""
+    def encoder(self) -> np.ndarray:  # (L_enc, H, S, S): rows and columns = src
         return self.maps.encoder.numpy()
 
     @property
-    def decoder(self) -> np.ndarray:
-        """(L_dec, H, T, T): rows predict tgt_out, columns = tgt_in."""
+    def decoder(self) -> np.ndarray:  # (L_dec, H, T, T): rows predict tgt_out, columns = tgt_in
         return self.maps.decoder.numpy()
 
     @property
-    def cross(self) -> np.ndarray:
-        """(L_dec, H, T, S): rows predict tgt_out, columns = src."""
+    def cross(self) -> np.ndarray:  # (L_dec, H, T, S): rows predict tgt_out, columns = src
         return self.maps.cross.numpy()
 
     @property
@@ -59,7 +55,7 @@ class SentenceMaps:
 
     def weights(self, kind: Kind) -> np.ndarray:
         """(L, H, rows, cols) of one kind."""
-        return {"encoder": self.encoder, "decoder": self.decoder, "cross": self.cross}[kind]
+        return getattr(self.maps, kind).numpy()
 
     def n_layers(self, kind: Kind) -> int:
         return int(self.weights(kind).shape[0])

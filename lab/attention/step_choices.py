@@ -1,8 +1,7 @@
 """The choice at each decoding step: the token taken, its probability, and the most probable alternatives.
 
-One teacher-forced pass over the shown hypothesis gives, at every position, the next-token distribution the
-search saw when it extended that prefix (greedy: the argmax; beam: one of the beam's candidates). The product of
-the chosen tokens' probabilities is the hypothesis's probability (tested against the search's log-probability).
+One teacher-forced pass over the shown hypothesis gives, at every position, the next-token distribution the search
+saw when it extended that prefix; the product of the chosen tokens' probabilities is the hypothesis's probability.
 """
 
 from __future__ import annotations
@@ -50,16 +49,14 @@ def next_token_log_probs(
     return model.output(hidden[0]).float().log_softmax(-1).cpu()  # (T, V)
 
 
-def choices(
-    model: Transformer, tokenizer: Tokenizer, src_ids: list[int], out_ids: list[int], top: int = TOP
-) -> list[Choice]:
+def choices(model: Transformer, tokenizer: Tokenizer, src_ids: list[int], out_ids: list[int]) -> list[Choice]:
     """One Choice per output token of ``out_ids`` (EOS last), for the source ``src_ids``."""
     tgt_in = [model.config.bos_id, *out_ids[:-1]]
     log_probs = next_token_log_probs(model, src_ids, tgt_in)  # (T, V)
     chosen = torch.tensor(out_ids)
     chosen_lp = log_probs.gather(1, chosen[:, None])[:, 0]  # (T,)
     ranks = (log_probs > chosen_lp[:, None]).sum(1) + 1  # (T,)
-    best_lp, best_ids = log_probs.topk(min(top, log_probs.size(1)), dim=1)  # (T, top)
+    best_lp, best_ids = log_probs.topk(min(TOP, log_probs.size(1)), dim=1)  # (T, TOP)
     out = []
     for step, token in enumerate(out_ids):
         alternatives = [

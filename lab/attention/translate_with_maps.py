@@ -64,11 +64,8 @@ def _named(ch: str) -> str:
 
 
 def notices(result: TextTranslation) -> list[str]:
-    """What the page must say about characters left out, cut inputs and cut translations (best hypotheses): empty
-    when nothing was.
-
-    A cut among the other hypotheses of an n-best list is marked in that list.
-    """
+    """What the page must say about characters left out, cut inputs and cut best translations (a cut among the other
+    hypotheses of an n-best list is marked in that list)."""
     several = len(result.sentences) > 1
     out = []
     if result.left_out:
@@ -110,8 +107,7 @@ def translate_text(translator: Translator, text: str, options: DecodeOptions | N
 
 
 def maps_of(translator: Translator, src_ids: list[int], tokens: list[int]) -> SentenceMaps:
-    """Every map of one (source, hypothesis) pair, from a forced pass over exactly that hypothesis, with subword
-    labels and special-token flags."""
+    """Every map of one (source, hypothesis) pair, from a forced pass over exactly that hypothesis."""
     maps = inspect(translator.model, list(src_ids), list(tokens))
     c, tok = translator.model.config, translator.tokenizer
     special = {c.bos_id, c.eos_id, c.pad_id}

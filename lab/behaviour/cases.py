@@ -1,10 +1,9 @@
-"""The behaviour tests: templates with slots that generate pairs of Spanish sentences (one slot changed), and for
-each test a pure check of the two English translations.
+"""The behaviour tests: templates whose slots make pairs of Spanish sentences (one slot changed), each test with a
+pure check of the two English translations.
 
 An *invariant* test changes what must not change the rest of the translation (a name, a number, the way it is
-typed); a *directional* one changes what must change it in a known way (él → ella: "he" → "she"). Every slot list is
-written here for the lab, never taken from the evaluation lists (data/everyday-*.tsv); the sentences are drawn with
-a stated seed, so a run is repeatable.
+typed); a *directional* one changes what must change it in a known way (él → ella: "he" → "she"). The slot lists are
+the lab's own, never the evaluation lists (data/everyday-*.tsv); cases are drawn with a stated seed.
 """
 
 from __future__ import annotations
@@ -129,14 +128,12 @@ def drawn(rng: random.Random, cases: list[Case], n: int) -> list[Case]:
 
 
 def name_cases(rng: random.Random, n: int) -> list[Case]:
-    """A first name swapped for another of the same gender."""
     swaps = [pair for names in (FEMALE, MALE) for pair in permutations(names, 2)]
-    made = [Case(t.format(n=a), t.format(n=b), a, b) for t, (a, b) in product(NAMED, swaps)]
-    return drawn(rng, made, n)
+    return drawn(rng, [Case(t.format(n=a), t.format(n=b), a, b) for t, (a, b) in product(NAMED, swaps)], n)
 
 
 def number_cases(rng: random.Random, n: int) -> list[Case]:
-    """A number swapped for another, each of one or two digits or of three, as often."""
+    """Numbers of one or two digits as often as of three."""
     made = []
     for _ in range(4 * n):
         a, b = (str(rng.choice([rng.randint(2, 99), rng.randint(100, 999)])) for _ in range(2))
@@ -146,8 +143,6 @@ def number_cases(rng: random.Random, n: int) -> list[Case]:
 
 
 def pronoun_cases(rng: random.Random, n: int) -> list[Case]:
-    """Él → ella, the adjective agreeing."""
-
     def said(t: str, p: str, a: str) -> str:
         return t.format(P=p.capitalize(), p=p, a=a)
 
@@ -158,9 +153,7 @@ def pronoun_cases(rng: random.Random, n: int) -> list[Case]:
 
 
 def negation_cases(rng: random.Random, n: int) -> list[Case]:
-    """ "no" put before the verb (and its clitic: "no lo sabe")."""
-    made = [Case(f"{who} {does}.", f"{who} no {does}.") for who, does in product(PEOPLE, DOINGS)]
-    return drawn(rng, made, n)
+    return drawn(rng, [Case(f"{who} {does}.", f"{who} no {does}.") for who, does in product(PEOPLE, DOINGS)], n)
 
 
 def typed_cases(rng: random.Random, n: int) -> list[Case]:
@@ -175,7 +168,6 @@ def typed_cases(rng: random.Random, n: int) -> list[Case]:
 
 
 def plural_cases(rng: random.Random, n: int) -> list[Case]:
-    """One thing → two or three of them."""
     made = [
         Case(t.format(x=one), t.format(x=f"{count} {many}"), en_one, en_many)
         for t, (one, many, en_one, en_many), count in product(COUNTING, COUNTABLE, ("dos", "tres"))

@@ -1,11 +1,10 @@
-"""Running the behaviour tests on a model: every test's sentences translated once, in batches (greedy), then each
-case checked twice: the system's translations (the model under its name guard) and the model's alone. A pass rate
-of each per test, their failing cases, and apart the cases the guard decides by reading both sentences alike
-("Alberto/Esteban toca el piano." both read as "Tom toca el piano."): the system passes those by construction.
+"""Running the behaviour tests on a model: every test's sentences translated once (greedy, in batches), then each
+case checked on the system's translations (the model under its name guard) and on the model's alone. The cases the
+guard decides by reading both sentences alike ("Alberto/Esteban toca el piano." both read as "Tom toca el piano.")
+are counted apart: the system passes those by construction.
 
-The work is bounded by the suite, not by the user: ``len(TESTS) × CASES × 2`` sentences at most (720, fewer where
-tests share one), a sentence the guard changed translated a second time as typed: 3–6 s on one CPU thread with the
-shipped model (docs/views.md).
+The work is bounded by the suite: ``len(TESTS) × CASES × 2`` sentences at most, a sentence the guard changed
+translated again as typed: 3–6 s on one CPU thread with the shipped model (docs/views.md).
 """
 
 from __future__ import annotations
@@ -47,18 +46,15 @@ class TestResult:
     outcomes: tuple[Outcome, ...]
 
     @property
-    def passed(self) -> int:
-        """Cases the system passes."""
+    def passed(self) -> int:  # by the system
         return sum(o.verdict.passed for o in self.outcomes)
 
     @property
     def passed_alone(self) -> int:
-        """Cases the model alone passes."""
         return sum(o.alone_verdict.passed for o in self.outcomes)
 
     @property
     def read_alike(self) -> int:
-        """Cases the guard decides: both sentences read as the same stand-in sentence."""
         return sum(o.read_alike for o in self.outcomes)
 
     @property

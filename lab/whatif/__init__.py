@@ -1,2 +1,1 @@
-"""What if? Interventions on the real model: force the English, change the Spanish, switch heads off, attribute a
-token to its inputs, sample, and the coverage hint. Each is computed by the model itself (model/intervention.py)."""
+"""What if? Interventions on the real model (model/intervention.py): force, edit the source, switch heads off, attribute."""

@@ -1,11 +1,7 @@
 """Training jobs of the Train page: start, resume and stop a run, and read what it is doing. A job is
-``python -m training.train ...`` in its own session (jobs/launch.py), so it survives page reloads and closed tabs;
-the page reattaches by reading the run directory. The page takes the run's lock before it starts the process and
-hands it over, so a second Start, a command-line run or a ``--resume`` elsewhere is refused, whoever comes second.
-
-Resume is open to every session: it continues the saved state exactly, and the session that resumes owns the new
-process. Stop is the owner's alone: it ends someone's work.
-"""
+``python -m training.train ...`` in its own session (jobs/launch.py) holding the run's lock, so it survives closed
+tabs and a second Start, command-line run or ``--resume`` is refused. Any session may resume (the saved state
+continues exactly, and the resuming session owns the process); only the owner may stop it."""
 
 from __future__ import annotations
 
@@ -59,15 +55,14 @@ def run_path(runs_dir: Path, name: str) -> Path:
     return path
 
 
-def list_presets(configs_dir: Path = CONFIGS_DIR) -> list[str]:
+def list_presets() -> list[str]:
     """Preset names found in ``configs/`` (tiny, small, base first)."""
-    names = [p.stem for p in configs_dir.glob("*.toml")]
+    names = [p.stem for p in CONFIGS_DIR.glob("*.toml")]
     return sorted(names, key=lambda n: (PRESET_ORDER.index(n) if n in PRESET_ORDER else len(PRESET_ORDER), n))
 
 
 def read_preset(path: Path, overrides: Sequence[str] = ()) -> TrainConfig:
-    """The preset (with ``overrides``), typed and checked as training will read it (the one home of every default);
-    JobError naming the file and key when it is not valid."""
+    """The preset (with ``overrides``) as training will read it; JobError naming the file and key when invalid."""
     try:
         return load_train_config(path, list(overrides))
     except ConfigError as err:
@@ -108,11 +103,8 @@ def start_staged(
     env: Mapping[str, str] | None = None,
     owner: str = "",
 ) -> int:
-    """Start a new training run for the Train page; returns the PID. Refuse first (job cap reached), then take the
-    run's lock (refused while another Start or job holds it), refuse a run that exists, ``stage()`` (writes the corpus
-    into ``run_dir`` and returns it) and start, all under the lock. A start that fails removes what it staged, still
-    under the lock, and nothing else: what the folder held when the lock was taken stays (another Start's files too).
-    A refused Start writes nothing (the cap is checked again, under the launch lock, when the job is launched)."""
+    """Start a new run; returns the PID. Under the run's lock: refuse a run that exists, ``stage()`` (writes the corpus
+    into ``run_dir``, returns it), launch. A refused Start writes nothing; a failed one removes only what it staged."""
     refuse_if_full(run_dir)
     existed, lock_existed = run_dir.is_dir(), (run_dir / LOCK_FILE).exists()
     with take_lock(run_dir, owner) as lock:
@@ -134,8 +126,7 @@ def start_staged(
 
 
 def _unstage(run_dir: Path, before: set[str], made: bool) -> None:
-    """Remove what a failed start wrote into ``run_dir`` (and the folder, when it ``made`` it and it is left empty);
-    called under its lock."""
+    """Remove what a failed start wrote into ``run_dir`` (and the folder, if it ``made`` it and it is left empty)."""
     if not run_dir.is_dir():
         return
     for path in run_dir.iterdir():
@@ -185,10 +176,8 @@ def _wait_dead(found: Holder, seconds: float) -> bool:
 
 
 def stop(run_dir: Path, owner: str = "", grace_s: float = STOP_GRACE_S) -> bool:
-    """SIGTERM the job's process group, SIGKILL after ``grace_s``; False when nothing was running.
-
-    Only a process whose lock names ``run_dir`` is signalled (never a copy's stale PID), and only by ``owner``, the
-    token of the session that started or resumed it; a command-line run is never signalled."""
+    """SIGTERM the job's process group, SIGKILL after ``grace_s``; False when nothing was running. Only the holder of
+    ``run_dir``'s lock is signalled (never a copy's stale PID), only by its ``owner``; never a command-line run."""
     found = holder(run_dir)
     if found is None:
         return False
@@ -233,8 +222,7 @@ def running_run(run_dirs: Iterable[Path]) -> Path | None:
 
 
 def watched_runs(runs_dir: Path) -> tuple[list[str], list[str]]:
-    """Run folders the Train page can show (any that training, or this app, has written to), and the symbolic links
-    in the runs folder, which are skipped: a link may point anywhere, and a run is a real folder."""
+    """Run folders the Train page can show, and the symbolic links skipped (a run is a real folder)."""
     try:
         entries = list(runs_dir.iterdir()) if runs_dir.is_dir() else []
     except OSError:

@@ -1,6 +1,6 @@
 """Validate a corpus before training: read and clean it as training will, one line at a time, and report what was
 kept and why not. Memory stays a small multiple of the longest line plus a few bytes per kept pair: kept pairs go
-to a file as they are checked, duplicates are found by 8-byte hashes, and only a few examples are kept per reason."""
+to a file, duplicates are found by 8-byte hashes, and only a few examples are kept per reason."""
 
 from __future__ import annotations
 
@@ -112,10 +112,9 @@ def detected_format(path: Path) -> str | None:
 
 
 class SeenPairs:
-    """Hashes of the pairs kept so far, in a few sorted runs: 8 bytes a pair instead of a set of Pair objects.
-
-    Python's own 64-bit string hash is enough: two different pairs share one with odds of about one in 10^19
-    (per pair of pairs), and since hashes never leave the process, its per-process key does not matter."""
+    """Hashes of the pairs kept so far, in a few sorted runs: 8 bytes a pair instead of a set of Pair objects. Python's
+    own 64-bit string hash is enough (a collision: about one in 10^19 per pair of pairs), and never leaves the process.
+    """
 
     def __init__(self) -> None:
         self.runs: list[np.ndarray] = []  # sorted int64, each run at least twice as long as the next
@@ -149,8 +148,7 @@ def _within(values: np.ndarray, ordered: np.ndarray) -> np.ndarray:
 def _read_into(
     source: CorpusSource, config: CleanConfig, kept: TextIO, read: ReadReport, cleaned: ReadReport
 ) -> dict[str, Counter[int]]:
-    """Read and clean ``source`` as training will (bad lines skipped and counted in ``read``, cleaning's drops in
-    ``cleaned``), writing each kept pair to ``kept`` as it goes; returns each side's histogram of lengths."""
+    """Read and clean ``source`` as training will, writing each kept pair to ``kept``; each side's length histogram."""
     pairs = corpus_pairs(source.path, source.fmt, Reading(SRC_LANG, TGT_LANG, True, source.columns), read)
     seen, lengths = SeenPairs(), {"src": Counter[int](), "tgt": Counter[int]()}
     while batch := list(islice(pairs, BATCH)):
@@ -248,10 +246,8 @@ def _check_into(source: CorpusSource, config: CleanConfig, kept: TextIO) -> Corp
 
 
 def write_corpus(source: CorpusSource, config: CleanConfig, run_dir: Path) -> Path:
-    """Write the kept pairs as ``corpus.tsv`` (what the run trains on) and the check beside it; returns the TSV.
-
-    The pairs go to the atomic writer's temporary file as they are checked (``write_beside``): a corpus that fails
-    leaves no file, and no run directory where there was none."""
+    """Write the kept pairs as ``corpus.tsv`` (what the run trains on) and the check beside it; returns the TSV. The
+    pairs go to an atomic writer's file as they are checked: a failing corpus leaves no file and no new run folder."""
 
     def checked(file: BinaryIO) -> CorpusCheck:
         check = _check_into(source, config, kept := io.TextIOWrapper(file, encoding="utf-8", newline="\n"))
@@ -278,7 +274,7 @@ def write_corpus(source: CorpusSource, config: CleanConfig, run_dir: Path) -> Pa
 
 
 def _key_hashes(kept: TextIO, side: int, n: int) -> np.ndarray:
-    """The hash (see ``SeenPairs``) of ``match_key`` of one side (0 source, 1 target) of every kept pair: the split's sentence identity."""
+    """The hash of ``match_key`` (the split's sentence identity) of one side (0 source, 1 target) of every kept pair."""
     return np.fromiter((hash(match_key(pair[side])) for pair in _pairs_in(kept)), np.int64, n)
 
 
@@ -295,7 +291,7 @@ def _sharing(keys: np.ndarray) -> tuple[np.ndarray, bool]:
 
 def _stars(keys: np.ndarray, shared: np.ndarray, other_shared: np.ndarray) -> np.ndarray:
     """Pairs in a group that is one sentence shared by at most SMALL_GROUP pairs whose other sentences are their own
-    (a pair alone is such a group): certainly small, found without grouping."""
+    (or a pair alone): certainly small, found without grouping."""
     linked = keys[other_shared > 1]  # sentences with a pair whose other sentence is shared too
     linked.sort()
     return (shared <= SMALL_GROUP) & (other_shared == 1) & ~_within(keys, linked)
@@ -304,11 +300,10 @@ def _stars(keys: np.ndarray, shared: np.ndarray, other_shared: np.ndarray) -> np
 def holdout_problem(kept: TextIO, n: int) -> str | None:
     """Why ``data.corpus.split`` could not give both dev and test pairs from the ``n`` kept pairs, or None.
 
-    The split keeps pairs linked by a shared sentence together (``_groups``) and holds out only whole groups of at
-    most SMALL_GROUP pairs, test first. Counting how many pairs share each sentence (a few bytes a pair) settles
-    most corpora (a real Tatoeba export: 84% of its pairs stand alone). The pairs it cannot settle go through
-    ``_groups`` itself, when that takes at most twice the memory the kept pairs take on disk (or ~2.5 MB); past
-    that the corpus is let through, and training/prepare.py refuses it if its split comes out empty."""
+    The split keeps pairs that share a sentence together (``_groups``) and holds out only whole groups of at most
+    SMALL_GROUP pairs. Counting how many pairs share each sentence settles most corpora (Tatoeba: 84% of pairs stand
+    alone); the rest go through ``_groups`` when that fits in twice the kept pairs' size on disk (or ~2.5 MB), else
+    the corpus is let through and training/prepare.py refuses it if its split comes out empty."""
     test_size = min(DataConfig.test_size, max(1, n // 10))  # as training/prepare.py sizes it, by default
     src = _key_hashes(kept, 0, n)
     src_shared, src_all = _sharing(src)

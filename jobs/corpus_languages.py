@@ -23,9 +23,8 @@ def _ranked(text: str) -> list[tuple[str, float]]:
 
 
 def propose_columns(samples: Sequence[tuple[str, str]]) -> tuple[str, str, float]:
-    """(source language, target language, confidence 0–1) of sample (source, target) pairs, each side's
-    sentences read together; two different languages always (a side's second guess when both sides' first agree);
-    ("", "", 0.0) when a side has no text."""
+    """(source language, target language, confidence 0–1) of sample pairs, each side read as one text; always two
+    different languages (a side's second guess when both first guesses agree); ("", "", 0.0) for a side without text."""
     src = _ranked("\n".join(pair[0] for pair in samples))
     tgt = _ranked("\n".join(pair[1] for pair in samples))
     if not src or not tgt:
@@ -37,8 +36,7 @@ def propose_columns(samples: Sequence[tuple[str, str]]) -> tuple[str, str, float
 
 
 def language_warning(picked: tuple[str, str], proposed: tuple[str, str, float]) -> str | None:
-    """One plain line when the text reads as the picked languages the other way round, or as another language;
-    None when it agrees with the pick or the identifier is unsure."""
+    """One plain line when the text reads as the picked languages swapped, or as another language; else None."""
     src, tgt, confidence = proposed
     picked = (_base(picked[0]), _base(picked[1]))  # "pt-BR" reads as "pt"
     if confidence < MIN_CONFIDENCE or (src, tgt) == picked:

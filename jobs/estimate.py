@@ -1,11 +1,9 @@
 """The estimate before Start: how long a run takes on this machine, how many epochs the budget buys, its memory.
 
-``python -m training.calibrate`` times a few real steps of the chosen preset on a sample of the checked corpus
-(a separate process, as training is); the figures are stored in the runs folder, keyed by preset, overrides,
-corpus and machine, and measured again when older than ``MAX_AGE_S``. ``estimate`` scales them to the whole corpus
-and the chosen limits: a pure function, so the page updates it at once when a limit changes. The estimate a run
-started with is saved in its folder (``ESTIMATE_FILE``) and shown beside what happened.
-"""
+``python -m training.calibrate`` times a few real steps of the preset on a sample of the corpus (in its own
+process); the figures are stored in the runs folder, keyed by preset, overrides, corpus and machine. ``estimate``
+scales them to the whole corpus and the limits: a pure function, so the page follows a changed limit at once. The
+estimate a run started with is saved in its folder and shown beside what happened."""
 
 from __future__ import annotations
 
@@ -93,9 +91,6 @@ class Estimate:
     finish_at: float  # time.time() of the expected finish
     peak_memory_mb: float
 
-    def as_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
-
 
 def split_sizes(pairs: int, config: TrainConfig) -> tuple[int, int]:
     """The dev and test pairs a run of ``pairs`` takes (as ``training.prepare.load_and_split``)."""
@@ -110,8 +105,7 @@ def dev_floor(pairs: int) -> int:
 
 def dev_override(pairs: int, config: TrainConfig) -> list[str]:
     """``data.dev_size`` raised to the floor when the preset asks for fewer (tiny's 20); else nothing."""
-    floor = dev_floor(pairs)
-    return [f"data.dev_size={floor}"] if config.data.dev_size < floor else []
+    return [f"data.dev_size={dev_floor(pairs)}"] if config.data.dev_size < dev_floor(pairs) else []
 
 
 def estimate(pairs: int, config: TrainConfig, cal: Calibration, now: float) -> Estimate:
@@ -176,8 +170,7 @@ def _estimate(pairs: int, config: TrainConfig, cal: Calibration, now: float, eva
 
 
 def calibration_key(preset: Path, overrides: Sequence[str], corpus_id: str) -> str:
-    """What the figures depend on: the preset's text, the overrides that shape the model (fine-tuning), the corpus
-    (``corpus_id``: its files' names, sizes and times, and the filters) and the machine."""
+    """What the figures depend on: the preset's text, the overrides that shape the model, the corpus and the machine."""
     digest = hashlib.sha256()
     for part in (preset.read_bytes(), "\n".join(sorted(overrides)).encode(), corpus_id.encode()):
         digest.update(part)
@@ -185,28 +178,26 @@ def calibration_key(preset: Path, overrides: Sequence[str], corpus_id: str) -> s
     return digest.hexdigest()[:24]
 
 
-def stored_calibration(runs_dir: Path, key: str, now: float, max_age_s: float = MAX_AGE_S) -> Calibration | None:
+def stored_calibration(runs_dir: Path, key: str, now: float) -> Calibration | None:
     """The calibration stored under ``key`` when it is recent enough and readable; None otherwise."""
     path = runs_dir / CALIBRATION_DIR / f"{key}.json"
     try:  # missing, half-written or of another version: measured again
         cal = Calibration.from_json(read_json(path), str(path))
     except EstimateError:
         return None
-    return cal if 0 <= now - cal.measured_at <= max_age_s else None
+    return cal if 0 <= now - cal.measured_at <= MAX_AGE_S else None
 
 
 def calibrate(
     runs_dir: Path, key: str, preset: Path, corpus: Path, overrides: Sequence[str] = (), timeout_s: float = TIMEOUT_S
 ) -> Calibration:
-    """Run ``python -m training.calibrate`` (killed after ``timeout_s``) on the checked ``corpus`` and store its
-    figures under ``key``; EstimateError when it fails, with the end of its message."""
+    """Run ``python -m training.calibrate`` on the checked ``corpus`` and store its figures under ``key``."""
     folder = runs_dir / CALIBRATION_DIR
     folder.mkdir(parents=True, exist_ok=True)
     out = folder / f"{key}.json"
     args = ["training.calibrate", "--config", str(preset), "--corpus", str(corpus), "--out", str(out)]
-    code, last = run_tool([*args, f"--launched-at={time.time()}", *(f"--{item}" for item in overrides)], timeout_s)
-    if code != 0:
-        raise EstimateError(f"measuring failed: {last}")
+    if problem := run_tool([*args, f"--launched-at={time.time()}", *(f"--{item}" for item in overrides)], timeout_s):
+        raise EstimateError(f"measuring failed: {problem}")
     data = read_json(out)
     data = {**data, "measured_at": time.time()} if data is not None else None
     cal = Calibration.from_json(data, str(out))
@@ -225,10 +216,6 @@ class Outcome:
     train_seconds: float
     total_seconds: float | None  # start event to metrics.json; None before it finished
 
-    @property
-    def seconds_per_step(self) -> float | None:
-        return self.train_seconds / self.steps if self.steps else None
-
 
 def outcome(run_dir: Path) -> Outcome | None:
     """Steps and seconds from metrics.jsonl, and the wall time from the job's start to metrics.json."""
@@ -236,20 +223,12 @@ def outcome(run_dir: Path) -> Outcome | None:
     if not timed:
         return None
     last = max(timed, key=lambda r: r["step"])
-    starts = [
-        e["time"]
-        for e in read_jsonl(run_dir / JOB_EVENTS_FILE)
-        if e.get("event") == "start" and isinstance(e.get("time"), int | float)
-    ]
+    events = read_jsonl(run_dir / JOB_EVENTS_FILE)
+    starts = [e["time"] for e in events if e.get("event") == "start" and isinstance(e.get("time"), int | float)]
     result = run_dir / RESULT_FILE  # a resumed run's wall time holds its pause: none given
     total = result.stat().st_mtime - starts[0] if len(starts) == 1 and result.is_file() else None
     return Outcome(int(last["step"]), float(last["elapsed_s"]), total)
 
 
-def saved_estimate(run_dir: Path) -> dict[str, Any] | None:
-    """The estimate the run was started with, None when it had none."""
-    return read_json(run_dir / ESTIMATE_FILE)
-
-
 def save_estimate(run_dir: Path, made: Estimate) -> None:
-    (run_dir / ESTIMATE_FILE).write_text(json.dumps(made.as_dict(), indent=2) + "\n", encoding="utf-8")
+    (run_dir / ESTIMATE_FILE).write_text(json.dumps(dataclasses.asdict(made), indent=2) + "\n", encoding="utf-8")

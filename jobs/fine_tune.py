@@ -36,8 +36,8 @@ def fine_tune_overrides(parent: Path, lr: float = FINETUNE_LR) -> list[str]:
 
 
 def parent_score(parent: Path) -> tuple[float, str] | None:
-    """What a model to fine-tune starts from, from its ``metrics.json``: (BLEU, "dev BLEU") on its dev split when
-    recorded (a shipped model's card), else (BLEU, "test BLEU") on its test split; None when it records neither."""
+    """(BLEU, "dev BLEU") of a model to fine-tune from its ``metrics.json`` (a shipped model's card), else (BLEU,
+    "test BLEU"); None when it records neither."""
     try:
         scores = read_json(parent / RESULT_FILE, ValueError)
     except (OSError, ValueError):

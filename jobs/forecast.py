@@ -132,8 +132,7 @@ def at_steps(curve: Curve, steps: int) -> tuple[float, float]:
 
 
 def expected(table: Table, pairs: int, steps: int, mode: str) -> tuple[float, float, float, int]:
-    """Dev BLEU at ``pairs`` and ``steps``; the doublings beyond the measured pairs, and beyond the measured steps
-    of the curves it is read from; and the last step all of those measured."""
+    """Dev BLEU at ``pairs`` and ``steps``; doublings beyond the measured pairs and steps; the last measured step."""
     curves = table.of(mode)
     if not curves:
         raise ForecastError(f"learning curve: no {mode} curve measured")
@@ -149,8 +148,7 @@ def expected(table: Table, pairs: int, steps: int, mode: str) -> tuple[float, fl
 
 
 def forecast(pairs: int, steps: int, mode: str, src_lang: str, tgt_lang: str, table: Table) -> Forecast:
-    """The dev BLEU ``steps`` steps on ``pairs`` pairs can be expected to reach (``mode``: scratch or finetune),
-    with a range, where it extrapolates, and (when poor) what would do better."""
+    """The dev BLEU ``steps`` steps on ``pairs`` pairs may reach, its range, where it extrapolates, what does better."""
     if pairs < 1 or steps < 1:
         raise ValueError(f"pairs and steps: expected whole numbers ≥ 1, got {pairs} and {steps}")
     bleu, pairs_beyond, steps_beyond, last = expected(table, pairs, steps, mode)
@@ -171,8 +169,7 @@ def forecast(pairs: int, steps: int, mode: str, src_lang: str, tgt_lang: str, ta
 
 
 def _advice(table: Table, pairs: int, steps: int, mode: str, direction: tuple[str, str], bleu: float) -> tuple:
-    """What would do better than ``bleu``: fine-tuning the shipped model (its direction only), more data, more
-    steps; each only when the table expects it to add MIN_GAIN (else: what the table cannot tell)."""
+    """Fine-tuning the shipped model (its direction only), more data, more steps: each when it adds MIN_GAIN."""
     advice = []
     if mode == "scratch" and direction == SHIPPED and table.of("finetune"):
         tuned = expected(table, pairs, steps, "finetune")[0]

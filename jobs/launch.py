@@ -39,32 +39,14 @@ def record_event(run_dir: Path, kind: str, **fields: Any) -> None:
         f.write(json.dumps({"event": kind, "time": round(time.time(), 3), **fields}) + "\n")
 
 
-def _reap(proc: subprocess.Popen, run_dir: Path) -> None:
-    """Wait for the child (no zombie) and record its exit code; its lock ends with it."""
-    code = proc.wait()
-    record_event(run_dir, "exit", pid=proc.pid, returncode=code)
-
-
 def child_environment(env: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The job's environment: this process's, CHILD_ENV, then ``env``; tcmalloc preloaded only when installed.
-
-    Preloads naming a missing file are dropped: ld.so would print an error for every process the job starts.
-    """
+    """The job's environment: this process's, CHILD_ENV, then ``env``; tcmalloc preloaded only when installed, and
+    preloads naming a missing file dropped (ld.so would print an error for every process the job starts)."""
     merged = {**os.environ, **CHILD_ENV, **(env or {})}
     preload = [p for p in re.split(r"[:\s]+", merged.pop(PRELOAD_ENV, "")) if p and ("/" not in p or Path(p).exists())]
     if TCMALLOC.exists() and str(TCMALLOC) not in preload:
         preload.append(str(TCMALLOC))
     return {**merged, PRELOAD_ENV: " ".join(preload)} if preload else merged
-
-
-def max_jobs(environ: Mapping[str, str] = os.environ) -> int:
-    """``$LAB_MAX_JOBS`` (default 1): training jobs this server runs at once."""
-    value = environ.get(MAX_JOBS_ENV, "").strip()
-    if not value:
-        return DEFAULT_MAX_JOBS
-    if not value.isdigit() or int(value) < 1:
-        raise JobError(f"{MAX_JOBS_ENV}={value!r}: expected a whole number of jobs, at least 1")
-    return int(value)
 
 
 def live_runs(runs_dir: Path) -> list[tuple[Path, Holder]]:
@@ -95,71 +77,61 @@ def launch(
     """Start ``argv`` in its own session with output to train.log, holding the run's lock; returns the PID.
 
     The lock (taken here, or ``lock``, held by the caller) is handed to the process (``LOCK_FD_ENV``); ``owner``
-    (the page session's token) is the one that may stop it. ``env`` adds to (or overrides) this process's
-    environment and CHILD_ENV."""
+    (the page session's token) is the one that may stop it. ``env`` adds to this process's environment."""
     runs_dir = run_dir.parent
     runs_dir.mkdir(parents=True, exist_ok=True)
-    with _launching(runs_dir):
+    with open(runs_dir / LAUNCH_LOCK, "a") as launching:  # two sessions never both count zero jobs and start one
+        fcntl.flock(launching, fcntl.LOCK_EX)
         refuse_if_full(run_dir)
         with contextlib.nullcontext(lock) if lock else take_lock(run_dir, owner) as held:
-            proc = _spawn(run_dir, argv, {**(env or {}), LOCK_FD_ENV: str(held.inheritable_fd())}, held)
+            fd = held.inheritable_fd()
+            try:
+                with open(run_dir / LOG_FILE, "a", encoding="utf-8") as log:
+                    log.write(f"\n=== {time.strftime('%Y-%m-%d %H:%M:%S')} {' '.join(argv)}\n")
+                    log.flush()
+                    proc = subprocess.Popen(
+                        list(argv),
+                        stdin=subprocess.DEVNULL,
+                        stdout=log,
+                        stderr=subprocess.STDOUT,
+                        cwd=REPO_ROOT,
+                        env=child_environment({**(env or {}), LOCK_FD_ENV: str(fd)}),
+                        start_new_session=True,
+                        pass_fds=(fd,),
+                    )
+            except OSError as err:
+                raise JobError(f"could not start the training process: {err}") from None
             held.hand_to(proc.pid)
     record_event(run_dir, "start", pid=proc.pid, argv=list(argv))
-    threading.Thread(target=_reap, args=(proc, run_dir), name=f"reap-{proc.pid}", daemon=True).start()
+
+    def reap() -> None:  # waits for the child (no zombie) and records its exit; its lock ends with it
+        record_event(run_dir, "exit", pid=proc.pid, returncode=proc.wait())
+
+    threading.Thread(target=reap, name=f"reap-{proc.pid}", daemon=True).start()
     return proc.pid
 
 
 def refuse_if_full(run_dir: Path) -> None:
-    """JobError when the server already runs ``$LAB_MAX_JOBS`` jobs in other run folders than ``run_dir``."""
+    """JobError when the server already runs ``$LAB_MAX_JOBS`` (default 1) jobs in other run folders."""
+    value = os.environ.get(MAX_JOBS_ENV, "").strip() or str(DEFAULT_MAX_JOBS)
+    if not value.isdigit() or int(value) < 1:
+        raise JobError(f"{MAX_JOBS_ENV}={value!r}: expected a whole number of jobs, at least 1")
     busy = [p for p, _ in live_runs(run_dir.parent) if p.resolve() != run_dir.resolve()]
-    if len(busy) >= max_jobs():
+    if len(busy) >= int(value):
         raise JobError(
             f"{len(busy)} training job(s) already run on this server ({', '.join(p.name for p in busy)}; "
-            f"{MAX_JOBS_ENV}={max_jobs()}): wait for it to finish, or stop it"
+            f"{MAX_JOBS_ENV}={int(value)}): wait for it to finish, or stop it"
         )
 
 
-class _launching:
-    """The runs folder's launch lock (flock): two sessions never both count zero jobs and both start one."""
-
-    def __init__(self, runs_dir: Path) -> None:
-        self.path = runs_dir / LAUNCH_LOCK
-
-    def __enter__(self) -> None:
-        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-        fcntl.flock(self.fd, fcntl.LOCK_EX)
-
-    def __exit__(self, *exc: object) -> None:
-        os.close(self.fd)
-
-
-def _spawn(run_dir: Path, argv: Sequence[str], env: Mapping[str, str], lock: run_lock.RunLock) -> subprocess.Popen:
-    try:
-        with open(run_dir / LOG_FILE, "a", encoding="utf-8") as log:
-            log.write(f"\n=== {time.strftime('%Y-%m-%d %H:%M:%S')} {' '.join(argv)}\n")
-            log.flush()
-            return subprocess.Popen(
-                list(argv),
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                cwd=REPO_ROOT,
-                env=child_environment(env),
-                start_new_session=True,
-                pass_fds=(lock.inheritable_fd(),),
-            )
-    except OSError as err:
-        raise JobError(f"could not start the training process: {err}") from None
-
-
-def run_tool(module_args: Sequence[str], timeout_s: float) -> tuple[int | None, str]:
-    """Run ``python -m MODULE_ARGS`` from the repository to its end, its threads quiet as a job's: the exit code
-    (None when killed after ``timeout_s``) and its last error line, progress bars left out."""
+def run_tool(module_args: Sequence[str], timeout_s: float) -> str | None:
+    """Run ``python -m MODULE_ARGS`` from the repository to its end, its threads quiet as a job's: None when it
+    succeeded, else why not (its last error line, progress bars left out; or that it ran past ``timeout_s``)."""
     env = {**os.environ, "OMP_WAIT_POLICY": "PASSIVE"}
     argv = [sys.executable, "-m", *module_args]
     try:
         done = subprocess.run(argv, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=timeout_s)
     except subprocess.TimeoutExpired:
-        return None, f"it took over {timeout_s:g} s"
+        return f"it took over {timeout_s:g} s"
     lines = [line for line in done.stderr.splitlines() if line.strip() and "it/s]" not in line]
-    return done.returncode, lines[-1] if lines else f"exit code {done.returncode}"
+    return None if done.returncode == 0 else lines[-1] if lines else f"exit code {done.returncode}"

@@ -1,4 +1,5 @@
-"""How far a run is, read from its directory: metrics.jsonl, its budget in train_config.json, metrics.json."""
+"""How far a run is, read from its directory: metrics.jsonl, its budget in train_config.json, metrics.json, and the
+probe sentences' attention it recorded at each dev evaluation (training/probes.py)."""
 
 from __future__ import annotations
 
@@ -9,12 +10,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from model.attention_maps import KINDS
 from model.bounded_read import read_json as bounded_json
-from model.bounded_read import read_text
+from model.bounded_read import read_text, regular_size
 from model.run_dir import EVALUATING_FILE, METRICS_LOG_FILE, RESULT_FILE, TRAIN_CONFIG_FILE
+from training.probes import PROBE_TOKENS_FILE, PROBES_DIR
 
 MAX_JSONL_BYTES = 64 << 20  # metrics.jsonl or job.jsonl: a long run's is tens of kilobytes
 OLD_REASON = re.compile(r"optim\.max_(step|minute|epoch)s = ([\d.,]+) reached")  # "optim.max_minutes = 7 reached"
+PROBE_FILE = re.compile(r"step-(\d{8})\.npz")
 
 
 @dataclass(frozen=True)
@@ -173,3 +179,40 @@ def final_scores(run_dir: Path) -> dict[str, Any] | None:
     result = read_json(run_dir / RESULT_FILE)
     test = result.get("test_greedy") if result else None
     return test if isinstance(test, dict) else None
+
+
+# ----------------------------------------------------------------------------------------- probe sentences
+
+
+def probe_steps(run_dir: Path) -> list[int]:
+    """The steps whose probes were recorded, in order."""
+    folder = run_dir / PROBES_DIR
+    names = [p.name for p in folder.glob("step-*.npz")] if folder.is_dir() else []
+    return sorted(int(m.group(1)) for name in names if (m := PROBE_FILE.fullmatch(name)))
+
+
+def probe_labels(run_dir: Path) -> list[dict[str, list[str]]]:
+    """Per probe sentence: its source pieces, decoder input and output pieces; [] when missing or unreadable."""
+    try:
+        rows = bounded_json(run_dir / PROBES_DIR / PROBE_TOKENS_FILE, ValueError)
+    except ValueError:
+        return []
+    keys = ("src", "tgt_in", "tgt_out")
+    ok = isinstance(rows, list) and all(
+        isinstance(r, dict) and all(isinstance(r.get(k), list) for k in keys) for r in rows
+    )
+    return rows if ok else []
+
+
+def probe_map(run_dir: Path, step: int, sentence: int, kind: str) -> np.ndarray | None:
+    """One recorded map (L, H, rows, cols) as float32; None when it is missing or unreadable."""
+    if kind not in KINDS:
+        return None
+    path = run_dir / PROBES_DIR / f"step-{step:08d}.npz"
+    try:
+        regular_size(path, OSError)  # a FIFO there would block the page
+        with np.load(path, allow_pickle=False) as data:
+            weights = data[f"{kind}_{sentence}"].astype(np.float32)
+    except (OSError, KeyError, ValueError):
+        return None
+    return weights if weights.ndim == 4 else None

@@ -1,7 +1,11 @@
-"""Is my loss good? A plain-language line from a run's metrics, and its score beside reference points.
+"""Is my run good? A plain-language line from its metrics (``verdict``, pure: shown above the live charts), its dev
+score beside reference points, and the test scores of a stopped run's best checkpoint; both scored when the page
+asks, each in its own process (``python -m training.reference_points``, ``python -m training evaluate``).
 
-``verdict`` is a pure function of metrics.jsonl's records: the page shows its line above the live charts. The
-reference points (``python -m training.reference_points``) are scored on request, in their own process."""
+"Use as default model": may the run be the model the Translate page opens with for its direction? Judged on the
+reference points against the current default (a first model of a direction: against copying the source), and on
+the direction's canary sentences ("Hola mundo") where the lab has them. The shipped model's stricter gate:
+``python -m workshop gate``."""
 
 from __future__ import annotations
 
@@ -13,13 +17,19 @@ from typing import Any, Literal
 
 from jobs.launch import run_tool
 from jobs.run_progress import latest_records, read_json
-from model.run_dir import EVAL_RECORD, TRAIN_RECORD
+from model.run_dir import BEST_DIR, EVAL_RECORD, STOPPED_SCORES_FILE, TRAIN_RECORD, WEIGHTS_FILE, split_file
+from training.checkpoint import snapshot_step
 from training.reference_points import DEFAULT, FLOOR, REFERENCES_FILE, RUN
+from translate.model_dir import weights_dir
 
 TOLERANCE = 0.005  # a dev-loss change under 0.5 % is no change
 FLAT_EVALS = 3  # evaluations without a real change: flat
 NOISE_SES = 2.0  # a rise in dev loss counts when over twice the dev set's standard error (about 95 % one-sided)
-TIMEOUT_S = 300.0
+TOLERANCE_BLEU = 0.3  # dev BLEU a run may lose against the current default (the gate's)
+EXTRA_LOOPS = 5  # dev outputs that loop, beyond the current default's
+ABOVE_FLOOR = 1.0  # dev BLEU a first model of its direction must add to copying the source
+LOOP_SHARE = 0.05  # a first model's dev outputs that may loop
+TIMEOUT_S, STOPPED_TIMEOUT_S = 300.0, 600.0  # a scoring process is killed after this
 
 Kind = Literal["early", "improving", "overfitting", "flat", "worse"]
 
@@ -28,6 +38,18 @@ Kind = Literal["early", "improving", "overfitting", "flat", "worse"]
 class Verdict:
     kind: Kind
     text: str
+
+
+@dataclass(frozen=True)
+class Check:
+    """One check of the default-model rule."""
+
+    name: str
+    run: float
+    baseline: float | None  # the current default's figure (or the floor's); None: nothing to compare
+    passed: bool
+    rule: str
+    wrong: tuple[str, ...] = ()  # the sentences behind a failed check, as the run translated them
 
 
 def _numbers(records: Sequence[Mapping[str, Any]], kind: str, field: str) -> list[tuple[int, float]]:
@@ -94,9 +116,8 @@ def verdict(records: Sequence[Mapping[str, Any]]) -> Verdict:
 
 
 def reference_summary(scores: Mapping[str, Any], shipped: str = "") -> str:
-    """One or two sentences on what the reference points say: the run's dev BLEU against copying the source
-    unchanged (the floor) and against the direction's default model, when it was scored; ``shipped`` names the
-    shipped model of the run's direction ("the shipped English → Spanish model"), "" when there is none."""
+    """The run's dev BLEU against copying the source (the floor) and the direction's default, in a sentence or two;
+    ``shipped`` names the direction's shipped model ("the shipped English → Spanish model"), "" when there is none."""
     bleu = {name: row.get("bleu") for name, row in scores.items() if isinstance(row, Mapping)}
     run, floor = bleu.get(RUN), bleu.get(FLOOR)
     default = next(((name, value) for name, value in bleu.items() if name.startswith(DEFAULT)), None)
@@ -122,9 +143,91 @@ def reference_points(run_dir: Path) -> dict[str, Any] | None:
     return data if data is not None and isinstance(data.get("scores"), dict) else None
 
 
-def score_reference_points(run_dir: Path, default: Path | None, timeout_s: float = TIMEOUT_S) -> str | None:
-    """Score them in a separate process, beside ``default`` (the direction's default model; None: it has none yet);
-    None when done, else why not (its last error line)."""
+def score_reference_points(run_dir: Path, default: Path | None) -> str | None:
+    """Score them beside ``default`` (None: the direction has none yet); None when done, else why not."""
     beside = ["--default", str(default)] if default is not None else ["--no-default"]
-    code, last = run_tool(["training.reference_points", "--run", str(run_dir), *beside], timeout_s)
-    return None if code == 0 else last
+    return run_tool(["training.reference_points", "--run", str(run_dir), *beside], TIMEOUT_S)
+
+
+# ----------------------------------------------------------------------------------------- the default model
+
+
+def default_checks(points: Mapping[str, Any]) -> list[Check]:
+    """Each check of the rule on a run's reference points (their JSON)."""
+    scores, n = points["scores"], int(points.get("sentences") or 0)
+    run = scores[RUN]
+    default = next((row for name, row in scores.items() if name.startswith(DEFAULT)), None)
+    if default is not None:
+        bleu_rule, bleu_ok = f">= default - {TOLERANCE_BLEU}", run["bleu"] >= default["bleu"] - TOLERANCE_BLEU
+        loop_rule, loop_ok = f"<= default + {EXTRA_LOOPS}", run["loops"] <= default["loops"] + EXTRA_LOOPS
+        checks = [
+            Check("dev BLEU", run["bleu"], default["bleu"], bleu_ok, bleu_rule),
+            Check("dev outputs that loop", run["loops"], default["loops"], loop_ok, loop_rule),
+        ]
+    else:
+        floor, most = scores[FLOOR]["bleu"], int(LOOP_SHARE * n)
+        bleu_ok = run["bleu"] >= floor + ABOVE_FLOOR
+        checks = [
+            Check("dev BLEU", run["bleu"], floor, bleu_ok, f">= copy the source + {ABOVE_FLOOR}"),
+            Check("dev outputs that loop", run["loops"], None, run["loops"] <= most, f"<= {most} of {n}"),
+        ]
+    if points.get("canaries"):
+        total = int(points["canaries"])
+        checks.append(
+            Check(
+                "canaries right",
+                run["canaries"],
+                None if default is None else default.get("canaries"),
+                run["canaries"] == total,
+                f"all {total}",
+                tuple(run.get("canaries_wrong") or ()),
+            )
+        )
+    return checks
+
+
+def refusal_text(checks: list[Check], first: bool) -> str:
+    """Why the rule refused, in two sentences a person reads."""
+    failed = ", ".join(c.name for c in checks if not c.passed)
+    if first:
+        why = f"This run is not yet good enough to be the first default of its direction ({failed})"
+        stays = "the Translate page keeps its default"
+    else:
+        why = f"The current default still does better on {failed}"
+        stays = "it stays the default"
+    return f"{why}, so {stays}. You can still pick this run on the Translate page."
+
+
+# ----------------------------------------------------------------------------------------- a stopped run
+
+
+def checkpoint_step(run_dir: Path, records: list[dict[str, Any]]) -> int | None:
+    """The step of a stopped run's checkpoint: best/'s (the lowest dev loss), or the snapshot's; None for neither."""
+    folder = weights_dir(run_dir)
+    if folder.name == BEST_DIR:
+        evals = [r for r in latest_records(records) if r.get("kind") == EVAL_RECORD and "dev_loss" in r]
+        return min(evals, key=lambda r: r["dev_loss"])["step"] if evals else None
+    return snapshot_step(folder) if folder != run_dir else None
+
+
+def fresh(scores: Path, run_dir: Path) -> bool:
+    """True when ``scores`` was written after the weights it scored: a resumed run writes new ones."""
+    weights = weights_dir(run_dir) / WEIGHTS_FILE
+    try:
+        return not weights.is_file() or scores.stat().st_mtime_ns >= weights.stat().st_mtime_ns
+    except OSError:
+        return False
+
+
+def stopped_scores(run_dir: Path) -> dict[str, Any] | None:
+    """The test scores of the stopped run's checkpoint (BLEU, chrF, signatures), None before or once stale."""
+    path = run_dir / STOPPED_SCORES_FILE
+    data = read_json(path)
+    return data if data is not None and isinstance(data.get("bleu"), int | float) and fresh(path, run_dir) else None
+
+
+def score_stopped(run_dir: Path) -> str | None:
+    """Score the checkpoint on the run's test split (greedy, as written); None when done, else why not."""
+    test, out = split_file(run_dir, "test"), run_dir / STOPPED_SCORES_FILE
+    args = ["training", "evaluate", "--model", str(run_dir), "--pairs", str(test), "--no-typed", "--device", "cpu"]
+    return run_tool([*args, "--json", str(out)], STOPPED_TIMEOUT_S)

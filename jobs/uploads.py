@@ -121,9 +121,8 @@ def length_problem(path: Path, shown: str | None = None) -> str | None:
 
 
 def folder_problem(path: Path, folders: Sequence[Path], shown: str | None = None) -> str | None:
-    """A message when the resolved ``path``, or a Moses sibling it may be read with, lies outside ``folders`` or in
-    the runs folder, or when it cannot be looked at (a name too long for the file system, no permission). Folders
-    are named relative to the repository, never as the server's absolute paths."""
+    """A message when the resolved ``path``, or a Moses sibling of it, lies outside ``folders`` or in the runs folder,
+    or cannot be looked at; folders named relative to the repository, never as the server's absolute paths."""
     if problem := length_problem(path, shown):
         return problem
     try:

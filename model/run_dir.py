@@ -45,7 +45,7 @@ RUN_LOCK_FILE = "run.lock"  # the one writer's flock and name (training/run_lock
 CORPUS_FILE = "corpus.tsv"  # the checked pairs the page stages, as the run trains on them (jobs/corpus_check.py)
 CORPUS_CHECK_FILE = "corpus_check.json"  # and the check beside them
 ESTIMATE_FILE = "estimate.json"  # the estimate shown when the run was started (jobs/estimate.py)
-STOPPED_SCORES_FILE = "stopped_scores.json"  # the test scores of a stopped run's best checkpoint (jobs/stopped_run.py)
+STOPPED_SCORES_FILE = "stopped_scores.json"  # the test scores of a stopped run's best checkpoint (jobs/run_verdict.py)
 PROBES_DIR = "probes"  # tokens.json and one step-N.npz per dev evaluation (training/probes.py)
 REFERENCES_FILE = "reference_points.json"  # the run beside the shipped model and a floor (training/reference_points.py)
 

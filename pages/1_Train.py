@@ -1,8 +1,5 @@
 """Train page: bring a corpus, check it, train in the background, watch it live, stop, resume, then translate with it.
-
-Training is a separate OS process managed by ``jobs.control``: it survives page reloads and closed tabs, and this
-page reattaches by reading the run directory. Each step is a view: ``views/train_source``, ``train_report``,
-``train_start`` (with ``train_settings`` and ``train_estimate``), ``train_run`` (with ``train_result``)."""
+Training is a separate process (``jobs.control``) that survives closed tabs; the page reattaches to its run folder."""
 
 from __future__ import annotations
 

@@ -198,7 +198,7 @@ def test_the_verdict_skips_malformed_records() -> None:
 
 def test_the_estimate_record_round_trips() -> None:
     made = estimate(200, config(), cal(), 0.0)
-    assert dataclasses.asdict(made) == made.as_dict() and json.loads(json.dumps(made.as_dict()))["steps"] == made.steps
+    assert json.loads(json.dumps(dataclasses.asdict(made)))["steps"] == made.steps
 
 
 @pytest.mark.parametrize("pairs", [30, 400, 2_000, 4_000, 10_000, 1_000_000])

@@ -14,7 +14,7 @@ from safetensors.torch import load_file
 from streamlit.testing.v1 import AppTest
 
 from jobs import control
-from jobs.stopped_run import checkpoint_step, stopped_scores
+from jobs.run_verdict import checkpoint_step, stopped_scores
 from lab.page.model_choices import find_models, stopped_label
 from model.run_dir import BEST_DIR, RESULT_FILE, WEIGHTS_FILE
 from translate.model_dir import weights_dir

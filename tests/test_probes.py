@@ -1,5 +1,5 @@
 """Attention being learned: the probe sentences' maps a run records at each dev evaluation (training/probes.py),
-read back (jobs/run_probes.py) and shown with a step slider on the Train page (views/train_probes.py)."""
+read back (jobs/run_progress.py) and shown with a step slider on the Train page (views/train_probes.py)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from streamlit.testing.v1 import AppTest
 
 from data.batch import encode_pairs
 from data.corpus import read_pairs_file
-from jobs.run_probes import probe_labels, probe_map, probe_steps
+from jobs.run_progress import probe_labels, probe_map, probe_steps
 from model.run_dir import split_file
 from training import probes
 from translate.settings import RUNS_ENV

@@ -674,7 +674,7 @@ def points(run: dict, default: dict | None = None, floor: float = 2.0, canaries:
 
 
 def test_the_default_rule_beside_a_current_default_and_for_a_first_model() -> None:
-    from jobs.default_model import default_checks, refusal_text
+    from jobs.run_verdict import default_checks, refusal_text
 
     def passed(p: dict) -> dict[str, bool]:
         return {c.name: c.passed for c in default_checks(p)}
@@ -736,9 +736,9 @@ def test_a_tiny_run_is_refused_as_the_default_in_plain_words(
 
 
 def test_a_passing_run_becomes_the_default_of_its_direction(runs: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from jobs import run_verdict
     from lab.page.model_choices import recorded_default, shipped_model
     from training.reference_points import REFERENCES_FILE
-    from views import train_result
 
     fake_run(runs / "good", finished=True)
     model_folder(runs / "good")
@@ -750,7 +750,7 @@ def test_a_passing_run_becomes_the_default_of_its_direction(runs: Path, monkeypa
         found = points(good, {"bleu": 35.0, "chrf": 55.0, "loops": 1, "canaries": 8}, canaries=8)
         (run_dir / REFERENCES_FILE).write_text(json.dumps({**found, "default": str(default.resolve())}))
 
-    monkeypatch.setattr(train_result, "score_reference_points", scored)
+    monkeypatch.setattr(run_verdict, "score_reference_points", scored)
     at = page()
     at.button(key="make_default").click().run()
     assert not at.exception and not at.error, errors(at)
@@ -841,8 +841,8 @@ def test_no_state_of_the_page_shows_a_raw_none_nan_or_configuration_key(
     """The page fresh; with an upload (its report, estimate and forecast); with a finished run (one from before the
     stop reasons were words) and a first model's default check, whose baseline has no figure for some checks; with
     a run training and evaluating, then stopped: words only (no "None", "nan", "optim.", "data.")."""
+    from jobs import run_verdict
     from training.reference_points import REFERENCES_FILE
-    from views import train_result
 
     found = {"fresh": raw_words(page()), "upload": raw_words(upload(page(), "c.tsv", tsv(200)))}
     fake_run(runs / "done", finished=True)
@@ -856,7 +856,7 @@ def test_no_state_of_the_page_shows_a_raw_none_nan_or_configuration_key(
         run = {"bleu": 9.0, "chrf": 30.0, "loops": 1, "canaries": 3, "canaries_wrong": ["Hi world."]}
         (run_dir / REFERENCES_FILE).write_text(json.dumps(points(run, canaries=8)))
 
-    monkeypatch.setattr(train_result, "score_reference_points", scored)
+    monkeypatch.setattr(run_verdict, "score_reference_points", scored)
     monkeypatch.setenv("LAB_MODEL_DIR", str(tmp_path / "none"))  # no Spanish → English default yet
     at = page()
     assert any("Training stopped at the 7-minute limit." in text for text in shown_texts(at))

@@ -1,5 +1,4 @@
-"""The Train page's estimate before Start (measured on this machine) and, after the run, the estimate beside what
-happened."""
+"""The Train page's estimate before Start (measured on this machine), and after the run beside what happened."""
 
 from __future__ import annotations
 
@@ -20,10 +19,11 @@ from jobs.estimate import (
     calibration_key,
     estimate,
     outcome,
-    saved_estimate,
     stored_calibration,
 )
+from jobs.run_progress import read_json
 from jobs.uploads import STAGING_DIR
+from model.run_dir import ESTIMATE_FILE
 from views.refusal import refuse
 from views.train_forecast import show_forecast, start_mode
 
@@ -94,7 +94,7 @@ def show_estimate(
 
 def show_outcome(run_dir: Path) -> None:
     """The estimate a run started with beside what it did (nothing when it had none)."""
-    made, done = saved_estimate(run_dir), outcome(run_dir)
+    made, done = read_json(run_dir / ESTIMATE_FILE), outcome(run_dir)
     if made is None or done is None:
         return
     rows = [
@@ -102,7 +102,7 @@ def show_outcome(run_dir: Path) -> None:
         (
             "seconds per step (with evaluations)",
             f"{made.get('train_seconds', 0) / max(1, made.get('steps', 1)):.3f}",
-            f"{done.seconds_per_step:.3f}" if done.seconds_per_step else "–",
+            f"{done.train_seconds / done.steps:.3f}" if done.steps and done.train_seconds else "–",
         ),
         ("training time", duration(made.get("train_seconds", 0)), duration(done.train_seconds)),
         (

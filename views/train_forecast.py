@@ -29,8 +29,7 @@ def bleu_words(bleu: float, low: float, high: float) -> str:
 
 
 def no_curve(preset: str, table: Table) -> str:
-    """What the page can say of a preset whose model the curves never trained from scratch: the tiny one's run
-    measured once (``SMOKE_RUN``), or that there is no curve for it."""
+    """What the page says of a preset the curves never trained from scratch: tiny's measured run, or no curve."""
     if preset not in SMOKE_RUN:
         return (
             f"No forecast for a “{preset}” model from scratch: the learning curves trained the “{table.preset}” "
@@ -50,10 +49,8 @@ def no_curve(preset: str, table: Table) -> str:
 def forecast_sentences(
     pairs: int, steps: int, mode: str | None, preset: str, langs: tuple[str, str], table: Table
 ) -> str:
-    """The forecast, where it reaches beyond the table, and (when poor) what would do better, in plain words; or
-    why there is none (``mode`` None: from a model other than a shipped one; a preset the table did not use).
-    Fine-tuning a shipped model of another direction than the curve's reads the fine-tune curve scaled to that
-    model's own BLEU, and says so."""
+    """The forecast, where it reaches beyond the table, and (when poor) what would do better, in plain words; or why
+    there is none. Fine-tuning a shipped model of another direction reads the fine-tune curve scaled to its BLEU."""
     if mode is None:
         return "No forecast: the learning curves were measured from scratch and from the shipped models only."
     if preset != table.preset and mode == "scratch":

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from jobs.run_probes import probe_labels, probe_map, probe_steps
+from jobs.run_progress import probe_labels, probe_map, probe_steps
 from viz.training_charts import probe_chart
 
 KIND_TEXT = {

@@ -36,8 +36,7 @@ def cached_check(source: CorpusSource, clean: tuple[int, int, float], max_bytes:
 
 
 def checked_corpus(source: CorpusSource | str | None, max_mb: int) -> Corpus | str:
-    """Check ``source`` with the chosen preset's filters, as training will, and show the report; the corpus with its
-    languages, or why Start cannot use it."""
+    """Check ``source`` as training will and show the report; the corpus with its languages, or why not."""
     if isinstance(source, str):
         st.error(source)
     if not isinstance(source, CorpusSource):
@@ -52,8 +51,7 @@ def checked_corpus(source: CorpusSource | str | None, max_mb: int) -> Corpus | s
 
 
 def show_report(check: CorpusCheck, langs: tuple[str, str]) -> None:
-    """Counts, skipped lines by reason with file:line examples, length statistics and sample pairs, each side
-    named by its chosen language."""
+    """Counts, skipped lines by reason with examples, lengths and sample pairs, each side named by its language."""
     st.subheader("Validation report")
     a, b, c, d = st.columns(4)
     a.metric("Format", check.fmt or "?")
@@ -102,8 +100,7 @@ def language_picker(column: DeltaGenerator, side: str, proposed: str) -> str:
 
 
 def choose_languages(check: CorpusCheck) -> tuple[str, str] | str:
-    """The source and target languages, proposed from the sample pairs' text and chosen by the user; a one-line
-    warning when the text reads the other way round; a message when the pick cannot be used."""
+    """The source and target languages, proposed from the sample pairs and chosen by the user; or why not usable."""
     src_code, tgt_code, confidence = propose_columns(check.sample)
     if confidence < MIN_CONFIDENCE:
         src_code, tgt_code = SRC_LANG, TGT_LANG

@@ -1,6 +1,6 @@
 """The Train page's result of a run: the test scores of a finished run (or, when asked, of a stopped run's best
 checkpoint), the estimate beside what happened, the reference points, and how to use the model: pick it on the
-Translate page, or make it the default of its direction (``jobs.default_model``)."""
+Translate page, or make it the default of its direction (``jobs.run_verdict``)."""
 
 from __future__ import annotations
 
@@ -11,10 +11,8 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from jobs.default_model import default_checks, refusal_text
+from jobs import run_verdict
 from jobs.run_progress import final_scores, kept_text
-from jobs.run_verdict import reference_points, reference_summary, score_reference_points
-from jobs.stopped_run import checkpoint_step, fresh, score_stopped, stopped_scores
 from lab.page.direction import languages
 from lab.page.model_choices import direction_default, is_usable, last_step, record_default, shipped_of, stopped_label
 from training.reference_points import REFERENCES_FILE
@@ -31,8 +29,7 @@ def show_scores(scores: dict[str, Any], which: str = "greedy") -> None:
 
 
 def show_result(run_dir: Path) -> None:
-    """A finished run: its scores with their signatures, the estimate beside what happened, the reference points,
-    and the way to use it (the Translate page's picker, or as the default of its direction)."""
+    """A finished run: its scores, the estimate beside what happened, the reference points, and how to use it."""
     scores = final_scores(run_dir)
     if scores is None:
         return
@@ -74,15 +71,14 @@ def current_default(run_dir: Path) -> Path | None:
 
 def scored_points(run_dir: Path) -> dict[str, Any] | None:
     """The run's reference points when they are scored for its weights and beside its direction's current default."""
-    points = reference_points(run_dir) if fresh(run_dir / REFERENCES_FILE, run_dir) else None
+    points = run_verdict.reference_points(run_dir) if run_verdict.fresh(run_dir / REFERENCES_FILE, run_dir) else None
     default = current_default(run_dir)
     wanted = None if default is None or default == run_dir else str(default.resolve())
     return points if points is not None and points.get("default") == wanted else None
 
 
 def show_reference_points(run_dir: Path) -> None:
-    """The run's dev score beside a floor (the source copied) and its direction's default model, scored when
-    asked."""
+    """The run's dev score beside a floor (the source copied) and its direction's default, scored when asked."""
     points = scored_points(run_dir)
     if points is None:
         scored_when_asked(
@@ -91,7 +87,7 @@ def show_reference_points(run_dir: Path) -> None:
             "The same dev sentences translated by this model and by the default model of its direction, and copied "
             "unchanged (the floor)",
             "Translating the dev sentences with each model…",
-            lambda: score_reference_points(run_dir, current_default(run_dir)),
+            lambda: run_verdict.score_reference_points(run_dir, current_default(run_dir)),
             "No reference points: the other models could not translate this run's dev sentences.",
         )
         return
@@ -104,14 +100,13 @@ def show_reference_points(run_dir: Path) -> None:
     st.markdown(f"**Reference points** (the first {points.get('sentences', '?')} dev sentences, greedy)")
     mine = languages(run_dir)
     shipped = f"the shipped {mine.src} → {mine.tgt} model" if mine.known and shipped_of(mine.pair) else ""
-    st.markdown(reference_summary(scores, shipped))
+    st.markdown(run_verdict.reference_summary(scores, shipped))
     st.dataframe(pd.DataFrame(rows), hide_index=True)
 
 
 def show_stopped(run_dir: Path, records: list[dict]) -> None:
-    """A run stopped before its end: its best checkpoint so far is a model, scored on the test split when asked,
-    picked on the Translate page, made the default through the gate, or trained further (Resume)."""
-    step, best = last_step(run_dir), checkpoint_step(run_dir, records)
+    """A run stopped before its end: its best checkpoint so far is a model, scored on the test split when asked."""
+    step, best = last_step(run_dir), run_verdict.checkpoint_step(run_dir, records)
     if not is_usable(run_dir) or best is None:
         st.caption("It stopped before its first checkpoint, so there is no model to use yet.")
         return
@@ -119,14 +114,14 @@ def show_stopped(run_dir: Path, records: list[dict]) -> None:
         f"Stopped at step {step:,}, before its limits. Its best checkpoint so far (step {best:,}) is a model you can "
         f"use: score it here, pick “{stopped_label(run_dir.name, step)}” on the Translate page, or resume training."
     )
-    scores = stopped_scores(run_dir)
+    scores = run_verdict.stopped_scores(run_dir)
     if scores is None:
         scored_when_asked(
             "Score the best checkpoint",
             "score_stopped",
             "Translates the run's held-out test sentences with it (greedy) and scores them",
             "Translating the test sentences…",
-            lambda: score_stopped(run_dir),
+            lambda: run_verdict.score_stopped(run_dir),
             "No scores: the checkpoint could not translate this run's test sentences.",
         )
         return
@@ -144,9 +139,8 @@ def figure(value: float | None) -> str:
 
 
 def default_model_gate(run_dir: Path) -> None:
-    """ "Use as default model": the run against its direction's current default on its own dev sentences (a first
-    model of a direction: against copying the source), by ``jobs.default_model``'s rule; a refused run can still be
-    picked on the Translate page."""
+    """ "Use as default model": the run against its direction's current default (or copying the source) by
+    ``jobs.run_verdict``'s rule; a refused run can still be picked on the Translate page."""
     mine, default = languages(run_dir), current_default(run_dir)
     if default == run_dir:
         st.caption(f"This run is the default {mine.src} → {mine.tgt} model of the Translate page.")
@@ -169,12 +163,12 @@ def default_model_gate(run_dir: Path) -> None:
     points = scored_points(run_dir)
     if points is None:
         with st.spinner("Translating the dev sentences with each model…"):
-            problem = score_reference_points(run_dir, default)
+            problem = run_verdict.score_reference_points(run_dir, default)
         points = scored_points(run_dir)
         if problem or points is None:
             refuse("The comparison could not run, so the default is unchanged.", problem or "no reference points")
             return
-    checks = default_checks(points)
+    checks = run_verdict.default_checks(points)
     baseline = "current default" if default is not None else "copy the source"
     table = [
         {"check": c.name, "this run": figure(c.run), baseline: figure(c.baseline), "rule": c.rule, "passed": c.passed}
@@ -188,4 +182,7 @@ def default_model_gate(run_dir: Path) -> None:
         record_default(run_dir.parent, run_dir)
         st.success(f"Passed: “run: {run_dir.name}” is now the default {mine.src} → {mine.tgt} model.")
     else:
-        refuse(refusal_text(checks, default is None), f"compared on the first {points['sentences']} dev sentences")
+        refuse(
+            run_verdict.refusal_text(checks, default is None),
+            f"compared on the first {points['sentences']} dev sentences",
+        )

@@ -1,6 +1,5 @@
-"""The Train page's third step: the runs in the runs folder, and one run's panel (state, true progress, controls,
-result, verdict, live charts, probes and log), refreshing itself while it trains. A job is stopped only from the
-browser tab that started it (its token), and resumed from any."""
+"""The Train page's third step: the runs in the runs folder, and one run's panel (state, progress, controls, result,
+verdict, live charts, probes and log), refreshing itself while it trains."""
 
 from __future__ import annotations
 
@@ -31,8 +30,8 @@ STATE_TEXT = {  # Streamlit's coloured text, not emoji: emoji render as boxes wh
 
 
 def owner_token() -> str:
-    """This browser tab's token: the jobs it starts or resumes are its own to stop. Kept in the page's address too,
-    so that a reload of the tab keeps it."""
+    """This browser tab's token: the jobs it starts or resumes are its own to stop. Kept in the page's address, so that
+    a reload keeps it."""
     token = st.session_state.get("owner_token") or st.query_params.get("owner") or secrets.token_urlsafe(16)
     st.session_state["owner_token"] = token
     if st.query_params.get("owner") != token:
@@ -41,8 +40,7 @@ def owner_token() -> str:
 
 
 def show_progress(run_dir: Path, records: list[dict]) -> None:
-    """How far the run is towards the limit it reaches first (and how far a dev evaluation running now is), its
-    speed, the time spent and the time left."""
+    """How far the run is towards its first limit (and a dev evaluation running now), its speed, time spent and left."""
     budget = read_budget(run_dir)
     progress = run_progress(records, budget) if budget else None
     if progress is None:
@@ -58,8 +56,7 @@ def show_progress(run_dir: Path, records: list[dict]) -> None:
 
 
 def job_controls(run_dir: Path, status: control.JobStatus) -> None:
-    """Stop a running job that this tab started; resume a stopped or crashed one from its saved state (any tab may:
-    it continues exactly where the run stopped and loses nothing; the tab that resumes it may then stop it)."""
+    """Stop a running job that this tab started; resume a stopped or crashed one (any tab may: it loses nothing)."""
     if status.state == "running" and not status.owned_by(owner_token()):
         st.caption("Started from another browser tab: only that tab can stop it. You can watch it here.")
     elif status.state == "running" and st.button("Stop", key="stop"):

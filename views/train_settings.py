@@ -11,7 +11,7 @@ import streamlit as st
 
 from data.languages import name_of
 from jobs import control
-from jobs.fine_tune import FINETUNE_LR, MAX_FINETUNE_LR, fine_tune_overrides, parent_score
+from jobs.fine_tune import FINETUNE_LR, MAX_FINETUNE_LR, fine_tune_overrides
 from lab.page.direction import languages
 from lab.page.model_choices import find_models, other_shipped, shipped_model, shipped_of
 from training import run_lock
@@ -84,9 +84,7 @@ def stopping_rules(preset: str, optim: OptimConfig, run: RunConfig) -> list[str]
 
 
 def starting_point(runs_dir: Path, pair: tuple[str, str] | None) -> list[str] | str:
-    """Random weights, or fine-tuning a finished model (a shipped one or a run) of the corpus's direction ``pair``
-    (None: no corpus yet) with a small learning rate; the direction's shipped model is the default. The overrides,
-    or why the choice cannot be used."""
+    """Random weights, or fine-tuning a model of the corpus's direction (by default its shipped one); or why not."""
     models = [c for c in find_models(shipped_model(), runs_dir, also=other_shipped()) if c.available]
     models = [c for c in models if c.stopped_at is None]
     if pair is not None:  # fine-tuning keeps a model's direction: another direction's models are not offered
@@ -112,8 +110,6 @@ def starting_point(runs_dir: Path, pair: tuple[str, str] | None) -> list[str] | 
     st.session_state[KEPT_START] = labels[chosen]
     if chosen == 0:
         return []
-    if shipped is not None and models[chosen - 1].path == shipped:
-        st.caption(why_fine_tune(shipped))
     lr = st.number_input(
         "Learning rate (fine-tuning)",
         1e-6,
@@ -129,20 +125,8 @@ def starting_point(runs_dir: Path, pair: tuple[str, str] | None) -> list[str] | 
         return str(err)
 
 
-def why_fine_tune(shipped: Path) -> str:
-    """Why fine-tuning the shipped model of the corpus's direction is the default, in one sentence."""
-    langs, score = languages(shipped), parent_score(shipped)
-    start = f"starts from {score[0]:.1f} {score[1]}" if score else "starts from what it learned on the whole corpus"
-    return (
-        f"Fine-tuning the shipped {langs.src} → {langs.tgt} model is the default: it {start}, while a new model "
-        "from random weights reaches only a few BLEU on a few thousand pairs in the minutes a CPU gives it (with "
-        "the small preset, the forecast compares the two for this corpus once measured)."
-    )
-
-
 def training_settings(runs_dir: Path, pair: tuple[str, str] | None) -> tuple[Settings, Path | str]:
-    """Preset, starting point (for a corpus of direction ``pair``), limits, and the run directory (or why the name
-    or the settings cannot be used)."""
+    """Preset, starting point, limits, and the run directory (or why the name or the settings cannot be used)."""
     preset = st.selectbox("Preset", control.list_presets(), key="preset", help=PRESET_HELP)
     config = control.read_preset(control.CONFIGS_DIR / f"{preset}.toml")
     shape = starting_point(runs_dir, pair)

@@ -42,9 +42,8 @@ KEPT_UPLOADS = "kept_uploads"  # {uploader key: (staged file, name as uploaded, 
 def staged_upload(
     key: str, label: str, max_mb: int, staging: Path, types: list[str] | None = None
 ) -> tuple[Path, str] | str | None:
-    """(saved path under a sanitised name, name as uploaded); a message when too large; None before an upload.
-
-    The staged file outlives a page switch (the uploader forgets it): it is used again until another is uploaded."""
+    """(saved path, name as uploaded); a message when too large; None before an upload. The staged file outlives a
+    page switch (the uploader forgets it) until another is uploaded."""
     kept = st.session_state.setdefault(KEPT_UPLOADS, {})
     shown_before = key in st.session_state  # absent: a first visit, or back from another page
     uploaded = st.file_uploader(label, type=types, key=key, max_upload_size=max_mb)

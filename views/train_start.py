@@ -52,8 +52,7 @@ def start_job(source: CorpusSource, preset: Path, overrides: list[str], run_dir:
 
 
 def start_section(runs_dir: Path, corpus: Corpus | str) -> None:
-    """Settings, then (for a checked corpus) the split and the estimate, then Start; the run trains, and records, the
-    languages chosen, a dev set large enough to judge it, and the dev evaluations its verdict needs."""
+    """Settings, then (for a checked corpus) the split and the estimate, then Start."""
     settings, run_dir = training_settings(runs_dir, corpus.langs if isinstance(corpus, Corpus) else None)
     preset = control.CONFIGS_DIR / f"{settings.preset}.toml"
     blockers, overrides, made = [b for b in (corpus, run_dir) if isinstance(b, str)], settings.overrides, None

@@ -49,12 +49,7 @@ class MultiHeadAttention(nn.Module):
         return kv.view(b, s, 2, self.n_heads, self.d_head).permute(2, 0, 3, 1, 4)  # (2, B, H, S, D)
 
     def attend(
-        self,
-        q: Tensor,
-        kv: Tensor,
-        mask: Tensor | None,
-        need_weights: bool = False,
-        head_gate: Tensor | None = None,
+        self, q: Tensor, kv: Tensor, mask: Tensor | None, need_weights: bool = False, head_gate: Tensor | None = None
     ) -> tuple[Tensor, Tensor | None]:
         """Attend from ``q`` (B, H, T_q, D) over ``kv`` (2, B, H, T_k, D).
 

@@ -37,11 +37,7 @@ def _length_normalised(log_prob: float, length: int, length_penalty: float) -> f
 
 @torch.inference_mode()
 def greedy(
-    model: Transformer,
-    src: Tensor,
-    max_len_a: float = 1.5,
-    max_len_b: int = 10,
-    use_cache: bool = True,
+    model: Transformer, src: Tensor, max_len_a: float = 1.5, max_len_b: int = 10, use_cache: bool = True
 ) -> list[Hypothesis]:
     """Pick the most probable token at each step for every sentence of ``src`` (B, S)."""
     c = model.config

@@ -181,7 +181,7 @@ class DecoderLayer(nn.Module):
         return y, self_w, cross_w
 
     def masked_self_attention(
-        self, h: Tensor, tgt_mask: Tensor | None, cache: KVCache | None, what: LayerIntervention = PLAIN_LAYER
+        self, h: Tensor, tgt_mask: Tensor | None, cache: KVCache | None, what: LayerIntervention
     ) -> tuple[Tensor, Tensor | None]:
         """Attention over the prefix: the new positions' keys/values join the cached ones."""
         q, kv = self.self_attn.project_qkv(h)  # (B, H, T, D), (2, B, H, T, D)
@@ -190,12 +190,7 @@ class DecoderLayer(nn.Module):
         return self.self_attn.attend(q, kv, tgt_mask, what.self_weights, what.self_gate)
 
     def cross_attention(
-        self,
-        h: Tensor,
-        memory: Tensor | None,
-        src_mask: Tensor,
-        cache: KVCache | None,
-        what: LayerIntervention = PLAIN_LAYER,
+        self, h: Tensor, memory: Tensor | None, src_mask: Tensor, cache: KVCache | None, what: LayerIntervention
     ) -> tuple[Tensor, Tensor | None]:
         """Attention over the source; its keys/values come from the cache when decoding step by step."""
         memory_kv = cache.memory_kv if cache is not None else self.cross_attn.project_kv(memory)  # (2, B, H, S, D)

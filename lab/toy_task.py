@@ -110,11 +110,10 @@ def codes(config: ToyConfig, x: Tensor) -> Tensor:
 
 def sequences(config: ToyConfig, n: int, generator: torch.Generator, avoid: Tensor | None = None) -> Tensor:
     """(n, L) random symbols, none of them a sequence in ``avoid`` (codes): training never sees the held-out set."""
-    x = torch.randint(FIRST, FIRST + config.n_symbols, (n, config.length), generator=generator)
+    high = FIRST + config.n_symbols
+    x = torch.randint(FIRST, high, (n, config.length), generator=generator)
     while avoid is not None and (clash := torch.isin(codes(config, x), avoid)).any():
-        x[clash] = torch.randint(
-            FIRST, FIRST + config.n_symbols, (int(clash.sum()), config.length), generator=generator
-        )
+        x[clash] = torch.randint(FIRST, high, (int(clash.sum()), config.length), generator=generator)
     return x
 
 
@@ -130,25 +129,19 @@ def build(config: ToyConfig) -> Transformer:
 
 
 @torch.inference_mode()
-def accuracy(model: Transformer, src: Tensor, tgt_in: Tensor, tgt_out: Tensor) -> float:
-    """Share of sequences whose every output token is the argmax given the right prefix.
+def measure(model: Transformer, test: tuple[Tensor, Tensor, Tensor]) -> tuple[float, np.ndarray]:
+    """The share of ``test`` whose every output token is the argmax given the right prefix, and the first sequence's
+    (H, T, S) cross-attention in the last decoder layer.
 
-    That equals greedy decoding's exact-match rate: when every step's argmax is right, greedy follows the right
+    The share equals greedy decoding's exact-match rate: when every step's argmax is right, greedy follows the right
     prefix to the end, and one wrong argmax is a wrong greedy output."""
+    src, tgt_in, tgt_out = test
     model.eval()
     right = (model(src, tgt_in).argmax(-1) == tgt_out).all(1)
+    memory, src_mask, _ = model.encode(src[:1])
+    _, _, cross = model.decode(tgt_in[:1], memory, src_mask, need_weights=True)
     model.train()
-    return float(right.float().mean())
-
-
-@torch.inference_mode()
-def cross_map(model: Transformer, src: Tensor, tgt_in: Tensor) -> np.ndarray:
-    """(H, T, S) cross-attention of the last decoder layer for one example (1, S), (1, T)."""
-    model.eval()
-    memory, src_mask, _ = model.encode(src)
-    _, _, cross = model.decode(tgt_in, memory, src_mask, need_weights=True)
-    model.train()
-    return cross[-1][0].numpy().copy()
+    return float(right.float().mean()), cross[-1][0].numpy().copy()
 
 
 def train(config: ToyConfig) -> Iterator[Progress]:
@@ -158,8 +151,7 @@ def train(config: ToyConfig) -> Iterator[Progress]:
     sequence is answered right (nothing left to learn), whichever comes first."""
     generator = torch.Generator().manual_seed(config.seed)
     held_out = sequences(config, HELD_OUT, generator)
-    test = batch(config, held_out)
-    example = tuple(t[:1] for t in test)  # the fixed example: the first held-out sequence
+    test = batch(config, held_out)  # its first sequence is the fixed example
     avoid = codes(config, held_out)
     model = build(config)
     optimizer = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=0.0)
@@ -173,10 +165,9 @@ def train(config: ToyConfig) -> Iterator[Progress]:
         seconds = time.perf_counter() - start
         bounded = step == config.max_steps or seconds >= config.max_seconds
         if bounded or step % config.report_every == 0:
-            right = accuracy(model, *test)
-            cross = cross_map(model, example[0], example[1])
+            right, cross = measure(model, test)
             done = bounded or right == 1.0
-            src, out = symbols(example[0][0]), symbols(example[2][0])
+            src, out = symbols(test[0][0]), symbols(test[2][0])
             yield Progress(step, seconds, float(loss.detach()), right, cross, src, out, done)
             if done:
                 return

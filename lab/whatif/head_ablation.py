@@ -36,22 +36,21 @@ class Head:
         return f"{self.kind} L{self.layer + 1} H{self.head + 1}"
 
 
+def n_layers(model: Transformer) -> dict[HeadKind, int]:
+    c = model.config
+    return {"encoder": c.n_encoder_layers, "decoder": c.n_decoder_layers, "cross": c.n_decoder_layers}
+
+
 def all_heads(model: Transformer) -> list[Head]:
     """Every head of the model, encoder first, in layer and head order."""
-    c = model.config
-    layers = {"encoder": c.n_encoder_layers, "decoder": c.n_decoder_layers, "cross": c.n_decoder_layers}
-    return [Head(k, layer, h) for k in HEAD_KINDS for layer in range(layers[k]) for h in range(c.n_heads)]
+    layers = n_layers(model)
+    return [Head(k, layer, h) for k in HEAD_KINDS for layer in range(layers[k]) for h in range(model.config.n_heads)]
 
 
 def switched_off(model: Transformer, heads: list[Head]) -> Intervention:
     """Gates of 1 everywhere but 0 at ``heads``."""
-    c = model.config
     device = next(model.parameters()).device
-    gates = {
-        "encoder": torch.ones(c.n_encoder_layers, c.n_heads, device=device),  # (L_enc, H)
-        "decoder": torch.ones(c.n_decoder_layers, c.n_heads, device=device),  # (L_dec, H)
-        "cross": torch.ones(c.n_decoder_layers, c.n_heads, device=device),  # (L_dec, H)
-    }
+    gates = {k: torch.ones(n, model.config.n_heads, device=device) for k, n in n_layers(model).items()}  # (L, H)
     for h in heads:
         gates[h.kind][h.layer, h.head] = 0.0
     return Intervention(gates["encoder"], gates["decoder"], gates["cross"])

@@ -39,7 +39,7 @@ def _values_view() -> None:
     import numpy as np
 
     from lab.attention.head_contribution import HeadContribution
-    from views.after_softmax import show_values
+    from views.arithmetic_tab import show_values
 
     rng = np.random.default_rng(0)
     weights = np.array([0.5, 0.2, 0.1, 0.1, 0.05, 0.05, 0.0])

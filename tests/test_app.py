@@ -460,7 +460,7 @@ def test_the_arithmetic_tab_recomputes_the_shown_row(model_env: Path) -> None:
     assert titled(at, "1. Scores") and titled(at, "2. Softmax")
 
 
-def test_steps_show_the_choice_its_probability_and_play(model_env: Path) -> None:
+def test_steps_show_the_choice_and_its_probability(model_env: Path) -> None:
     at = translate(start(), "El gato rojo 3.")
     at.session_state["view"] = "Step by step"
     at.run()
@@ -472,12 +472,6 @@ def test_steps_show_the_choice_its_probability_and_play(model_env: Path) -> None
     assert at.slider(key="step").value == 2 and titled(at, "Step 2: the top")
     at.button(key="step_prev").click().run()
     assert at.slider(key="step").value == 1
-    at.button(key="step_play").click().run()
-    assert not at.exception and at.session_state["playing"]
-    at.run()  # a tick of the player
-    assert at.slider(key="step").value >= 2
-    at.button(key="step_play").click().run()
-    assert not at.session_state["playing"]
 
 
 def test_beam_search_steps_list_the_hypotheses_alive(model_env: Path) -> None:

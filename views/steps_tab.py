@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import altair as alt
 import streamlit as st
 
 from lab.attention.beam_trace import FATES, NOT_YET, BeamStep, beam_trace, beam_tree, step_table
-from lab.attention.map_views import Focus, MapView, map_chart, map_view, too_big, which
+from lab.attention.map_views import Focus, map_chart, map_view, too_big, which
 from lab.attention.sentence_maps import SentenceMaps
 from lab.attention.step_choices import Choice, choices
 from lab.page.direction import Languages
@@ -16,7 +15,6 @@ from viz.beam_tree import beam_tree_chart, tree_frame
 from viz.choices import choice_chart, choice_frame
 
 BeamReplay = tuple[list[BeamStep], list[int]]  # every step of the search, and the output ids shown (EOS last)
-PLAY_SECONDS = 1.5  # one decoding step per tick while playing
 SCORE_COLUMN = st.column_config.TextColumn(
     "score (once ended)",
     help=f"log-probability / length^penalty, given when a hypothesis ends with </s>; {NOT_YET} while it grows.",
@@ -35,33 +33,13 @@ def move_step(delta: int, total: int) -> None:
     st.session_state["step"] = min(total, max(1, int(st.session_state.get("step", 1)) + delta))
 
 
-def toggle_play(total: int) -> None:
-    playing = not st.session_state.get("playing", False)
-    st.session_state["playing"] = playing
-    if playing and int(st.session_state.get("step", 1)) >= total:
-        st.session_state["step"] = 1  # play again from the start
-
-
-def step_map(view: MapView, layer: int, head: int | None, step: int, title: str, langs: Languages) -> alt.Chart:
-    lit = Focus(frozenset({step}), frozenset())
-    return map_chart(view, layer, head, title, which(layer, head), langs, lit, True)
-
-
-def current_step(total: int, ticking: bool) -> int:
-    """The step shown (0-based), after the controls: moved on by one at each tick of the player."""
-    if bool(st.session_state.get("playing")) != ticking:
-        st.rerun()  # Play or Pause was pressed in this fragment: the whole tab reruns to start or stop the timer
+def current_step(total: int) -> int:
+    """The step shown (0-based), after the controls."""
     if int(st.session_state.get("step", 1)) > total:
         st.session_state["step"] = total  # a shorter sentence than the last one looked at
-    if ticking and int(st.session_state.get("step", 1)) < total:
-        st.session_state["step"] = int(st.session_state.get("step", 1)) + 1
-    elif ticking:
-        st.session_state["playing"] = False
-        st.rerun()  # the end: stop the timer
-    a, b, c = st.columns(3)
+    a, b = st.columns(2)
     a.button("← Previous", key="step_prev", on_click=move_step, args=(-1, total), disabled=total <= 1, width="stretch")
     b.button("Next →", key="step_next", on_click=move_step, args=(1, total), disabled=total <= 1, width="stretch")
-    c.button("Pause" if ticking else "Play", key="step_play", on_click=toggle_play, args=(total,), width="stretch")
     return st.slider("Step", 1, total, key="step") - 1 if total > 1 else 0
 
 
@@ -89,20 +67,16 @@ def step_choice(maps: SentenceMaps, choice: Choice, step: int, beam: bool) -> No
         )
 
 
+@st.fragment  # Previous, Next or the slider reruns this step alone
 def step_body(
-    maps: SentenceMaps,
-    steps: list[Choice],
-    beam: BeamReplay | None,
-    at: tuple[int, int | None],
-    langs: Languages,
-    ticking: bool,
+    maps: SentenceMaps, steps: list[Choice], beam: BeamReplay | None, at: tuple[int, int | None], langs: Languages
 ) -> None:
     """One step: the controls, the choice and the top alternatives beside both decoder maps with this row lit; then
     beam search's hypotheses and tree. (Another candidate is taken by clicking its word beside the translation.)"""
     dec, head = at
     controls, *columns = st.columns(3, gap="xsmall")
     with controls:
-        step = current_step(len(steps), ticking)
+        step = current_step(len(steps))
         step_choice(maps, steps[step], step, beam is not None)
     for column, kind, title in zip(
         columns,
@@ -114,8 +88,9 @@ def step_body(
         if too_big(view):
             column.info(too_big(view))
             continue
+        chart = map_chart(view, dec, head, title, which(dec, head), langs, Focus(frozenset({step}), frozenset()), True)
         with column, st.container(key=f"step_map_{kind}"):  # named for the browser test
-            st.altair_chart(step_map(view, dec, head, step, title, langs), key=f"step_{kind}", width="stretch")
+            st.altair_chart(chart, key=f"step_{kind}", width="stretch")
     if beam is not None:
         show_beam(beam, step)
 
@@ -150,6 +125,4 @@ def show_steps(ctx: TabContext) -> None:
     )
     steps = choices(translator.model, translator.tokenizer, src_ids, tokens)
     replay = (beam_steps(request.model, tuple(src_ids), *beam, _translator=translator), tokens) if beam else None
-    ticking = bool(st.session_state.get("playing"))
-    body = st.fragment(step_body, run_every=PLAY_SECONDS if ticking else None)
-    body(ctx.maps, steps, replay, (ctx.cross_layer, ctx.cross_head), ctx.langs, ticking)
+    step_body(ctx.maps, steps, replay, (ctx.cross_layer, ctx.cross_head), ctx.langs)

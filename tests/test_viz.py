@@ -334,6 +334,6 @@ def test_positional_curves_one_line_per_dimension() -> None:
     frame = curves_frame(table, [0, 6, 99])  # out-of-range dimensions are skipped
     assert sorted(frame["dimension"].unique()) == ["dim 0", "dim 6"] and len(frame) == 20
     np.testing.assert_allclose(frame.loc[frame.dimension == "dim 6", "value"], table[:, 6])
-    spec = positional_curves(frame, "Positional encoding").to_dict()
-    assert spec["mark"]["type"] == "line" and spec["encoding"]["color"]["field"] == "dimension"
+    lines = positional_curves(frame, "Positional encoding", 3).to_dict()["layer"][1]
+    assert lines["mark"]["type"] == "line" and lines["encoding"]["color"]["field"] == "dimension"
     assert isinstance(frame, pd.DataFrame)

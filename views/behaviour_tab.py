@@ -15,7 +15,7 @@ from lab.behaviour.cases import CASES, SEED, TESTS
 from lab.behaviour.runner import Outcome, TestResult, model_translate, run
 from translate.translator import Translator
 from views.heavy_slot import Busy, in_line, slot
-from views.tab_context import TabContext
+from views.tab_context import TabContext, open_selected
 
 RESULT = "behaviour_result"  # (what was run, the results, seconds): kept so a failing case can be picked after it
 ABOUT = (
@@ -76,13 +76,6 @@ def failing(outcomes: list[Outcome]) -> pd.DataFrame:
     )
 
 
-def open_picked(outcomes: list[Outcome], key: str, open_source: Callable[[str], None]) -> None:
-    """A failing case selected in a table: its changed sentence opens in the lab."""
-    rows = st.session_state[key].selection.rows
-    if rows:
-        open_source(outcomes[rows[0]].case.changed)
-
-
 def show_results(results: list[TestResult], seconds: float, open_source: Callable[[str], None]) -> None:
     """The summary table, then each test's failing cases in an expander."""
     cases = sum(len(r.outcomes) for r in results)
@@ -99,7 +92,7 @@ def show_results(results: list[TestResult], seconds: float, open_source: Callabl
             st.dataframe(
                 failing(failed),
                 key=key,
-                on_select=partial(open_picked, failed, key, open_source),
+                on_select=partial(open_selected, open_source, key, [o.case.changed for o in failed]),
                 selection_mode="single-row",
                 hide_index=True,
             )

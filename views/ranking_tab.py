@@ -3,7 +3,6 @@ line and ranked least confident first; a row picked opens that sentence in the l
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
@@ -26,7 +25,7 @@ from lab.ranking import (
 )
 from translate.translator import DecodeOptions, Translator
 from views.heavy_slot import Busy, in_line, slot
-from views.tab_context import TabContext
+from views.tab_context import TabContext, open_selected
 
 SOURCES = ("Paste", "Upload a file", "The model's dev split")
 TABLE = "ranking_table"
@@ -94,13 +93,6 @@ def table(ranked: list[Ranked]) -> pd.DataFrame:
     )
 
 
-def open_picked(ranked: list[Ranked], open_source: Callable[[str], None]) -> None:
-    """A row selected in the table: its sentence opens in the lab."""
-    rows = st.session_state[TABLE].selection.rows
-    if rows:
-        open_source(ranked[rows[0]].line.source)
-
-
 def show_ranking(ctx: TabContext) -> None:
     """The lines, Rank, the corpus scores and the ranked table; decoded with the shown result's search settings."""
     st.caption(
@@ -134,7 +126,7 @@ def show_ranking(ctx: TabContext) -> None:
     st.dataframe(
         table(ranked),
         key=TABLE,
-        on_select=partial(open_picked, ranked, ctx.open_source),
+        on_select=partial(open_selected, ctx.open_source, TABLE, [r.line.source for r in ranked]),
         selection_mode="single-row",
         hide_index=True,
         column_config={

@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+import streamlit as st
+
 from lab.attention.map_views import Followed
 from lab.attention.sentence_maps import Kind, SentenceMaps
 from lab.page.direction import Languages
@@ -50,3 +52,9 @@ class TabContext:
     def cross_head(self) -> int | None:
         """The head of the cross-attention map above (None: the mean of heads)."""
         return self.display.heads["cross"]
+
+
+def open_selected(open_source: Callable[[str], None], key: str, sentences: Sequence[str]) -> None:
+    """A table's ``on_select``: the sentence of the row selected in the dataframe ``key`` opens in the lab."""
+    if rows := st.session_state[key].selection.rows:
+        open_source(sentences[rows[0]])

@@ -33,21 +33,17 @@ def reset() -> None:
 
 def run_teach(translator: Translator, request: Request, source: str, correction: str, langs: Languages) -> None:
     """Teach now, with a progress bar; the outcome goes into the session, a refusal onto the page."""
+    options = DecodeOptions(request.beam_size, request.length_penalty, name_guard=request.name_guard)
     try:  # a rerun or a closed tab raises inside any st call: the slot is released whichever one raised
         with in_line("correction"), slot():
             bar = st.progress(0.0, text="Teaching the copy…")
+
+            def progress(step: int, seconds: float) -> None:
+                share = min(1.0, max(step / MAX_STEPS, seconds / MAX_SECONDS))
+                bar.progress(share, text=f"step {step}, {seconds:.1f} s")
+
             try:
-                outcome = teach(
-                    translator,
-                    Path(request.model),
-                    langs,
-                    source,
-                    correction,
-                    DecodeOptions(request.beam_size, request.length_penalty, name_guard=request.name_guard),
-                    lambda step, seconds: bar.progress(
-                        min(1.0, max(step / MAX_STEPS, seconds / MAX_SECONDS)), text=f"step {step}, {seconds:.1f} s"
-                    ),
-                )
+                outcome = teach(translator, Path(request.model), langs, source, correction, options, progress)
             finally:
                 bar.empty()
     except (CorrectionError, Busy) as err:

@@ -43,17 +43,11 @@ def show_heads(subject: Subject, langs: Languages) -> None:
         f"{subject.search_name}."
     )
     chosen = st.multiselect("Heads to switch off", heads, format_func=lambda h: h.label, key="whatif_heads")
+    asked = (subject.directory, subject.src_ids, subject.tokens)
     try:
         with in_line("head scan"):
-            result = chosen and ablated(
-                subject.directory,
-                subject.src_ids,
-                subject.tokens,
-                tuple(sorted(chosen)),
-                subject.options,
-                _translator=subject.translator,
-            )
-            found, effects = scanned(subject.directory, subject.src_ids, subject.tokens, _translator=subject.translator)
+            result = chosen and ablated(*asked, tuple(sorted(chosen)), subject.options, _translator=subject.translator)
+            found, effects = scanned(*asked, _translator=subject.translator)
     except Busy as err:
         st.warning(str(err))
         return

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import re
-
 import streamlit as st
 
 from lab.page.direction import Languages
 from lab.whatif.source_edits import EDIT_KINDS, SourceEdit, edit_and_compare, source_words, word_diff
 from lab.whatif.subject import Subject
 from translate.translator import DecodeOptions, Translator
+from views.word_alternatives import literal
 from viz.whatif_charts import change_chart, change_frame
 
 # what ``lab.whatif.source_edits`` keeps (tests/test_source_edits.py checks it): a dropped first word's successor
@@ -18,7 +17,6 @@ EDIT_NOTE = (
     "The edit is made on the model's own subwords, as typing the changed sentence gives them: every other word keeps "
     "its subwords, except a word that becomes the first, which is read with a capital as typing would."
 )
-MARKDOWN_SIGNS = re.compile(r"([\\`*_{}\[\]()#+\-.!|~:$<>])")
 
 
 @st.cache_data(show_spinner="Translating the changed sentence…", max_entries=32)
@@ -38,7 +36,7 @@ def edited(
 def diff_markdown(old: str, new: str) -> str:
     """The merged word diff as markdown: removed words struck through in red, added ones bold in green."""
     styles = {"same": "{}", "removed": ":red[~~{}~~]", "added": ":green[**{}**]"}
-    return " ".join(styles[status].format(MARKDOWN_SIGNS.sub(r"\\\1", word)) for word, status in word_diff(old, new))
+    return " ".join(styles[status].format(literal(word)) for word, status in word_diff(old, new))
 
 
 def edit_controls(subject: Subject, labels: list[str], editable: list[int]) -> tuple[int, str, str] | None:
@@ -66,16 +64,9 @@ def show_source_edit(subject: Subject, langs: Languages) -> None:
     edit = edit_controls(subject, words.labels, words.editable)
     if edit is None:
         return
+    asked = (subject.directory, subject.src_ids, subject.tokens, edit, subject.options, subject.layer)
     try:
-        result = edited(
-            subject.directory,
-            subject.src_ids,
-            subject.tokens,
-            edit,
-            subject.options,
-            subject.layer,
-            _translator=subject.translator,
-        )
+        result = edited(*asked, _translator=subject.translator)
     except ValueError as err:  # the changed sentence is too long for the tools
         st.warning(f"Not translated: {err}.")
         return

@@ -38,7 +38,7 @@ def curves_frame(table: np.ndarray, dimensions: Sequence[int]) -> pd.DataFrame:
 MAX_POINT_MARKS = 24  # past this many positions the dots hide the wave: lines only
 
 
-def positional_curves(frame: pd.DataFrame, title: str, sentence: int | None = None) -> alt.Chart | alt.LayerChart:
+def positional_curves(frame: pd.DataFrame, title: str, sentence: int) -> alt.LayerChart:
     """Lines of value against position, one colour per dimension: fast waves in low dimensions, slow in high.
     ``sentence``: the number of positions this sentence uses, shaded."""
     order = list(dict.fromkeys(frame["dimension"]))
@@ -55,8 +55,6 @@ def positional_curves(frame: pd.DataFrame, title: str, sentence: int | None = No
             tooltip=["dimension:N", "position:Q", alt.Tooltip("value:Q", format=".3f")],
         )
     )
-    if sentence is None:
-        return lines.properties(title=title, height=HEIGHT, autosize=FIT_X)
     band = alt.Data(values=[{"position": 0, "end": sentence - 0.5, "what": "this sentence"}])  # inline: one mark
     shade = alt.Chart(band).mark_rect(color="#eeeeee").encode(x=x, x2="end:Q", tooltip=["what:N"])
     return alt.layer(shade, lines, title=title).properties(height=HEIGHT, autosize=FIT_X)

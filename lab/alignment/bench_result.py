@@ -1,9 +1,8 @@
 """A model's alignment bench result, stored in its directory: figures only, never a word of the gold data.
 
-``python -m workshop bench alignment --save`` writes it (gold files named by path, sha256 and size; one record
-per method with precision, recall and AER on the scored set, AER on dev, and what dev chose); the app's alignment
-tab reads it to name the model's best aligner and to offer that layer, head and reading by default, and the source
-words lit on hover (lab/alignment/source_words.py) follow the reading nearest people's links on dev.
+``python -m workshop bench alignment --save`` writes it (one record per method: precision, recall and AER, AER on
+dev, what dev chose); the alignment tab offers the best aligner's layer, head and reading by default, and the words
+lit on hover (lab/alignment/source_words.py) follow the reading nearest people's links on dev.
 """
 
 from __future__ import annotations

@@ -33,10 +33,7 @@ def reversed_gold(langs: Languages) -> bool:
 
 
 def gold_path(environ: Mapping[str, str] = os.environ) -> Path:
-    """The gold file the app offers sentences from: ``$LAB_GOLD_ALIGNMENTS`` (``~`` expanded) when set, else XL-WA dev.
-
-    The one reader of ``LAB_GOLD_ALIGNMENTS``; a relative path is taken from the repository root.
-    """
+    """``$LAB_GOLD_ALIGNMENTS`` (``~`` expanded, relative to the repository root) when set, else XL-WA dev."""
     value = environ.get(GOLD_ENV, "").strip()
     return (REPO_ROOT / Path(value).expanduser() if value else DEFAULT_GOLD).resolve()
 

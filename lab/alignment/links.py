@@ -40,10 +40,8 @@ class Alignment:
 
 
 def target_rows(cross: np.ndarray, reading: Reading) -> np.ndarray:
-    """(..., T, S) -> (..., T-1, S): one row per output token y1 … y(T-1), the final EOS row dropped.
-
-    "predicts": row i (computed at input y(i-1)) predicts y(i). "shift": y(i) is the *input* of row i+1 (Shift-Att).
-    """
+    """(..., T, S) -> (..., T-1, S), one row per output token y1 … y(T-1). "predicts": row i (computed at input
+    y(i-1)) predicts y(i). "shift": y(i) is the *input* of row i+1 (Shift-Att)."""
     return cross[..., :-1, :] if reading == "predicts" else cross[..., 1:, :]
 
 

@@ -1,7 +1,7 @@
 """Word alignments scored against human ones: gold files, gold words <-> subwords, extraction methods, AER.
 
-Links are ``(target word, source word)`` pairs, i.e. (English index, Spanish index) as in the XL-WA gold
-files, for a model translating Spanish (source) into English (target); read ``reverse``d for English → Spanish.
+Links are ``(target word, source word)`` pairs: (English index, Spanish index) as in the XL-WA gold files, for a
+model translating Spanish into English; read ``reverse``d for English → Spanish.
 """
 
 from __future__ import annotations
@@ -54,9 +54,6 @@ def read_gold(path: Path, reverse: bool = False) -> list[GoldPair]:
     return pairs
 
 
-# ----------------------------------------------------------------------------------------- scoring
-
-
 @dataclass(frozen=True)
 class Score:
     """Corpus-level (micro-averaged) precision, recall and AER; with no sure/possible split AER = 1 − F1."""
@@ -83,8 +80,6 @@ def score(predicted: Sequence[Iterable[Link]], gold: Sequence[Iterable[Link]]) -
     return Score(precision, recall, 1.0 - 2 * correct / total if total else 0.0, correct, n_predicted, n_gold)
 
 
-# ----------------------------------------------------------------------------------------- tokens
-
 OPENERS = frozenset("([{¿¡«“‘")  # no space after these
 CLOSERS = frozenset(".,;:!?)]}»”…")  # no space before a token made only of these ("45 %" keeps its space)
 QUOTES = frozenset('"')  # opens and closes in turn
@@ -108,13 +103,10 @@ def detokenize(tokens: Sequence[str]) -> tuple[str, list[int]]:
 def piece_words(
     sp: spm.SentencePieceProcessor, tokens: Sequence[str], read: Callable[[Sequence[str]], list[str]] = list
 ) -> tuple[list[int], list[int]]:
-    """Subword ids of the detokenised text (EOS not added) and the gold token each subword belongs to.
-
-    A subword belongs to the token holding its first visible character; a bare "▁" to the token after it.
-    A token left without a subword (glued into its neighbour's) gets no row or column and so no link.
-    ``read`` is how the vocabulary reads the tokens (``Tokenizer.src_tokens`` for the source: case markup), token by
-    token, so that a token's case mark belongs to it.
-    """
+    """Subword ids of the detokenised text (EOS not added) and the gold token each subword belongs to: the token
+    holding its first visible character (a bare "▁": the token after it). A token glued into its neighbour's subword
+    gets no row or column and so no link. ``read`` is how the vocabulary reads the tokens, token by token
+    (``Tokenizer.src_tokens`` for the source), so that a token's case mark belongs to it."""
     text, starts = detokenize(read(tokens))
     byte_starts = [len(text[:s].encode("utf-8")) for s in starts]
     ids, words = [], []
@@ -138,19 +130,13 @@ def groups(words_of_pieces: Sequence[int], n_words: int) -> list[list[int]]:
 def word_matrix(
     rows: np.ndarray, target_words: Sequence[int], source_words: Sequence[int], n_target: int, n_source: int
 ) -> np.ndarray:
-    """(..., T, S) subword attention -> (..., n_target, n_source) gold words (docs/attention-pitfalls.md §4).
-
-    Columns: a word gets the SUM of its subwords; rows: the MEAN of its subwords' rows (zero for a word with none).
-    Every column of ``rows`` must be a real source subword (source EOS already dropped).
-    """
+    """(..., T, S) subword attention -> (..., n_target, n_source) gold words (docs/attention-pitfalls.md §4): a column
+    the SUM of its subwords', a row the MEAN of its subwords' rows (zero for a word with none). Source EOS dropped."""
     row_groups, col_groups = groups(target_words, n_target), groups(source_words, n_source)
     filled = [w for w, g in enumerate(row_groups) if g]
     out = np.zeros((*rows.shape[:-2], n_target, n_source), dtype=rows.dtype)
     out[..., filled, :] = merge_rows(merge_columns(rows, col_groups), [row_groups[w] for w in filled])
     return out
-
-
-# ----------------------------------------------------------------------------------------- extraction
 
 
 def row_argmax(weights: np.ndarray) -> set[Link]:

@@ -12,7 +12,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from data.corpus import CorpusError, Pair, normalise, read_corpus
+from data.corpus import CorpusError, Pair, ReadReport, normalise, read_corpus
 from data.data_config import DataConfig
 from data.readers import Reading
 from model.bounded_read import QUOTE, read_json
@@ -26,17 +26,17 @@ def file_sha256(path: Path) -> str:
         return hashlib.file_digest(f, "sha256").hexdigest()
 
 
-def _read(d: DataConfig) -> list[list[Pair]]:
+def read_corpora(d: DataConfig, report: ReadReport | None = None) -> list[list[Pair]]:
     """Every corpus's pairs as read (before cleaning), in the corpus pair's own order (not swapped)."""
     how = Reading(d.src_lang, d.tgt_lang, d.skip_bad_lines, d.columns or None)
-    return [read_corpus(Path(corpus), d.format, how) for corpus in d.corpora]
+    return [read_corpus(Path(corpus), d.format, how, report) for corpus in d.corpora]
 
 
 def make_record(d: DataConfig, dev: list[Pair], test: list[Pair]) -> dict:
     """The record of ``dev`` and ``test`` (in the model's direction), found among ``d.corpora``'s pairs by their
     text as cleaning reads it (the first of equal pairs: the one cleaning keeps)."""
     where: dict[tuple[str, str], tuple[int, int]] = {}
-    for i, pairs in enumerate(_read(d)):
+    for i, pairs in enumerate(read_corpora(d)):
         for n, p in enumerate(pairs):
             key = (normalise(p.tgt), normalise(p.src)) if d.reverse else (normalise(p.src), normalise(p.tgt))
             where.setdefault(key, (i, n))
@@ -70,7 +70,7 @@ def read_record(model_dir: Path, d: DataConfig) -> tuple[list[Pair], list[Pair]]
             raise CorpusError(f"{corpus}: corpus file not found (the model's dev and test pairs are read from it)")
         if file_sha256(Path(corpus)) != recorded:
             raise CorpusError(f"{corpus}: not the corpus file the model was trained on (sha256 differs from {path})")
-    pairs = _read(d)
+    pairs = read_corpora(d)
 
     def pick(entries: list[list[int]]) -> list[Pair]:
         try:

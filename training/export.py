@@ -1,14 +1,10 @@
 """``python -m training.export``: copy a finished run's inference files into a shippable model directory.
 
-Only what inference and the model card need: config, tokenizer, weights (optionally in half precision),
-the training config (to regenerate the split), the data report and the final metrics. No corpus text,
-no snapshots, no optimizer state.
-
-Export never destroys: ``--out`` may not be the run, lie inside it or contain it, and the model directory is built
-in a new folder beside ``--out`` and renamed into place only when complete and loadable. An existing ``--out`` is
-replaced only when it is a model directory (training/outputs.py: a run, or any other file, is named and refused),
-and as a whole, so files that described the previous model (``MODEL_CARD.md``, ``alignment.json``, a
-``ctranslate2/`` export) never end up beside weights they do not describe; a failed export leaves it untouched.
+Only what inference and the model card need: config, tokenizer, weights (optionally in half precision), the training
+config (to regenerate the split), the data report and the final metrics; no corpus text, snapshots or optimizer state.
+``--out`` (a model directory, never the run: training/outputs.py) is replaced as a whole once the new one is complete
+and loadable, so files that described the previous model (``MODEL_CARD.md``, ``alignment.json``, ``ctranslate2/``)
+never end up beside weights they do not describe.
 """
 
 from __future__ import annotations
@@ -68,11 +64,7 @@ def gate_refuses(run_dir: Path, out: Path) -> str:
 
 
 def export(run_dir: Path, out: Path, dtype: torch.dtype) -> Path:
-    """Write ``out`` from ``run_dir``; returns ``out``. Fails (ModelLoadError) if the run has no final model.
-
-    Refuses (OutputError) an ``out`` that overlaps the run or is not a model directory; on any failure (OSError
-    such as a full disk included) ``out`` is left as it was and the temporary folder is removed.
-    """
+    """Write ``out`` from ``run_dir`` (ModelLoadError without a final model); on any failure it is left as it was."""
     check_model_dir(out, [("the run directory", run_dir)])  # a run, or someone's files, are never replaced
     loaded = load_model(run_dir)
     with staged_dir(out, "export") as tmp:  # beside out: the final rename is atomic

@@ -1,11 +1,7 @@
 """What a command may write, checked before its work starts: a refusal comes first, in one line, and writes nothing.
 
-A model folder replaces only an empty folder or one this project wrote: ``config.json``, the weights and nothing a
-model directory does not hold (``MODEL_DIR_NAMES``), and never a folder the command reads; a new run goes only into a
-folder holding nothing a run does not write (``RUN_DIR_NAMES``); a run or someone's files are named, never deleted or
-written over. A report (``--json``, ``--hyp``) or a file appended to must be a regular file, or a new one where one
-can be created. A link that leads nowhere (to itself, or to a missing path) is refused: writing through it would fail
-after the work, or land where the user does not look.
+A run or someone's files are named, never deleted or written over. A link that leads nowhere (to itself, or to a
+missing path) is refused: writing through it would fail after the work, or land where the user does not look.
 """
 
 from __future__ import annotations

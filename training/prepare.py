@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import errno
 import hashlib
 import json
 import logging
@@ -21,7 +20,6 @@ from data.corpus import (
     clean,
     match_key,
     pair_lines,
-    read_corpus,
     read_pairs_file,
     sentence_pairs,
     split,
@@ -30,11 +28,11 @@ from data.corpus import (
 )
 from data.entities import EntityConfig, EntityFinder, EntityPool
 from data.noise import add_noise
-from data.readers import Reading
-from data.split_record import SPLIT_RECORD_FILE, read_record, write_record
+from data.split_record import SPLIT_RECORD_FILE, read_corpora, read_record, write_record
 from data.tokenizer import Tokenizer, train_tokenizer
 from model.config import ConfigError
 from model.run_dir import DATA_REPORT_FILE, NAME_GUARD_FILE, SPLITS_DIR, TRAIN_CONFIG_FILE, split_file
+from training.checkpoint import FULL_DISK
 from training.guided_alignment import write_alignments
 from training.train_config import DataConfig, read_saved_config
 from translate import name_guard
@@ -44,25 +42,15 @@ SPLITS = ("train", "dev", "test")
 Mixer = Callable[[Split, ReadReport], Split]  # the split, and its report to count in -> the split trained on
 
 
-def read_pairs(d: DataConfig, report: ReadReport) -> list[Pair]:
-    """Every corpus read and cleaned."""
-    pairs: list[Pair] = []
-    for corpus in d.corpora:
-        how = Reading(d.src_lang, d.tgt_lang, d.skip_bad_lines, d.columns or None)
-        pairs += read_corpus(Path(corpus), d.format, how, report)
-    pairs = clean(pairs, d.clean, report)
-    if len(pairs) < 3:
-        raise CorpusError(f"{', '.join(d.corpora)}: only {len(pairs)} usable pairs after cleaning")
-    return pairs
-
-
 def load_and_split(d: DataConfig, report: ReadReport, pinned: Split | None = None) -> Split:
     """Read every corpus, clean, and split deterministically (same config -> same split, on any machine).
 
     With ``pinned`` (a parent model's split, see ``parent_split``) dev and test are the parent's, exactly, and
     train is every other pair that shares no sentence with them. With ``d.reverse`` the pairs are swapped last:
     the same split as the forward direction's, the other way round."""
-    pairs = read_pairs(d, report)
+    pairs = clean([pair for corpus in read_corpora(d, report) for pair in corpus], d.clean, report)
+    if len(pairs) < 3:
+        raise CorpusError(f"{', '.join(d.corpora)}: only {len(pairs)} usable pairs after cleaning")
     if pinned is not None and d.reverse:
         pinned = swapped(pinned)  # the parent's pairs in the corpus's order, as ``pairs`` are read
     if pinned is not None:
@@ -204,13 +192,9 @@ def prepare_data(
     parent: Path | None = None,
     mix: Mixer | None = None,
 ) -> None:
-    """Read, clean and split the corpora, let ``mix`` change the training pairs (workshop/student.py), train the
-    tokenizer (or keep the given one, e.g. the parent model's when fine-tuning) and, with ``align``, write guided
-    alignment's links; everything goes into ``run_dir``.
-
-    With a ``parent`` model on the same corpora its dev and test pairs are kept exactly (``data.pin_parent_split``);
-    a new split whose dev or test pairs the parent trained on is refused: its scores would mean nothing. Without a
-    parent, ``data.split_from`` names the model whose dev and test pairs are kept."""
+    """Read, clean and split the corpora (dev and test kept from a model as ``split_source`` says), let ``mix`` change
+    the training pairs (workshop/student.py), train the tokenizer (or keep the given one, e.g. the parent model's when
+    fine-tuning) and, with ``align``, write guided alignment's links; everything goes into ``run_dir``."""
     report = ReadReport()
     source, pinned, keep = split_source(d, parent)
     parts = load_and_split(d, report, pinned if keep else None)
@@ -249,7 +233,7 @@ def prepare_data(
         if align:
             write_alignments(parts.train, tokenizer, run_dir)
     except OSError as err:
-        if err.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+        if err.errno not in FULL_DISK:
             raise
         removed = remove_prepared(run_dir)
         raise CorpusError(
@@ -274,18 +258,11 @@ def entity_report(train: list[Pair], entities: EntityConfig) -> dict:
 
 def remove_prepared(run_dir: Path) -> list[str]:
     """Delete what ``prepare_data`` writes (a half-written split or tokenizer must never look usable)."""
-    removed = []
-    for path in (
-        run_dir / SPLITS_DIR,
-        run_dir / DATA_REPORT_FILE,
-        run_dir / SPLIT_RECORD_FILE,
-        *Tokenizer.files(run_dir),
-    ):
+    written = (run_dir / SPLITS_DIR, run_dir / DATA_REPORT_FILE, run_dir / SPLIT_RECORD_FILE, *Tokenizer.files(run_dir))
+    removed = [path for path in written if path.exists()]
+    for path in removed:
         if path.is_dir():
             shutil.rmtree(path, ignore_errors=True)
-        elif path.exists():
-            path.unlink()
         else:
-            continue
-        removed.append(path.name)
-    return removed
+            path.unlink()
+    return [path.name for path in removed]

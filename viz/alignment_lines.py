@@ -35,11 +35,8 @@ def alignment_frames(
     src_name: str,
     tgt_name: str,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(tokens, links): tokens with side/position/x/y/written; one row per (target, source, weight) link.
-
-    ``side`` is the language name of the token's sentence (``side_names``); ``written`` is False for the tokens
-    left unwritten when a side has more than MAX_WORDS_SHOWN.
-    """
+    """(tokens, links): tokens with side (``side_names``), position, x, y and written (False for those left unwritten
+    past MAX_WORDS_SHOWN on a side); one row per (target, source, weight) link."""
     src_side, tgt_side = side_names(src_name, tgt_name)
     sx, tx = _spread(len(source)), _spread(len(target))
     s_step, t_step = thinned(source, MAX_WORDS_SHOWN)[1], thinned(target, MAX_WORDS_SHOWN)[1]
@@ -97,10 +94,7 @@ def _sentences(tokens: pd.DataFrame, src_side: str, tgt_side: str) -> list[alt.C
 def alignment_chart(
     tokens: pd.DataFrame, links: pd.DataFrame, title: str, src_name: str, tgt_name: str
 ) -> alt.LayerChart:
-    """Lines (opacity = weight) between the target words below and the source words above.
-
-    ``src_name``/``tgt_name``: the languages, as given to ``alignment_frames`` (sides, colours, tooltips).
-    """
+    """Lines (opacity = weight) between the target words below and the source words above."""
     lines = alt.Chart(links).mark_rule(color="#555555", strokeWidth=2)
     opacity = alt.Opacity("weight:Q", scale=alt.Scale(domain=[0, 1], range=[0.15, 1]), legend=None)
     return _drawing(tokens, lines, title, src_name, tgt_name, [alt.Tooltip("weight:Q", format=".3f")], opacity=opacity)
@@ -125,10 +119,8 @@ def agreement_frames(
     src_name: str,
     tgt_name: str,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(tokens, links) for two alignments of one sentence pair: ``drawn`` (target, source) -> weight, and ``gold``.
-
-    Each link of either appears once, with ``drawn by`` one of AGREEMENT (weight NaN where only people drew it).
-    """
+    """(tokens, links) for two alignments of one sentence pair, ``drawn`` (target, source) -> weight and ``gold``:
+    each link of either once, ``drawn by`` one of AGREEMENT (weight NaN where only people drew it)."""
     gold = set(gold)
     links = [(t, s, drawn.get((t, s), float("nan"))) for t, s in sorted(set(drawn) | gold)]
     tokens, frame = alignment_frames(source, target, links, src_name, tgt_name)

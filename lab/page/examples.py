@@ -1,15 +1,13 @@
 """Guided examples: sentences the shipped models translate correctly, each with one line on what to look for; a set
 per direction, kept as data beside this file (``examples-es-en.toml``, ``examples-en-es.toml``).
 
-An example stays only while its direction's shipped model translates it to one of its accepted answers, and its
-hint only while the hint's claim holds in the map it names (tests/test_examples.py checks both against the models in
-``checkpoints/``): an example the model gets wrong, or a hint the map does not bear out, teaches the wrong thing.
-The page shows a hint only for a model whose translation is accepted and whose maps make the claim true.
+An example stays only while its direction's shipped model translates it to an accepted answer, and its hint only
+while the hint's claim holds in the map it names (tests/test_examples.py checks both): an example the model gets
+wrong, or a hint the map does not bear out, teaches the wrong thing. The page shows a hint only where both hold.
 
 A hint ("in cross-attention, layer 2, mean of heads, the row that writes “dog” puts most weight on “perro”") is a
-claim about one model, one kind, one layer, one head or the mean, and one token level (docs/attention-pitfalls.md
-§11), kept as data (``MapClaim``): the page prints the text made from it and the test checks that very claim, by the
-argmax of each named row in exactly that view.
+claim about one model, kind, layer, head or mean, and token level (docs/attention-pitfalls.md §11), kept as data
+(``MapClaim``): the page prints the text made from it and the test checks that very claim.
 """
 
 from __future__ import annotations
@@ -61,13 +59,7 @@ class MapClaim:
         """The claim as the page prints it; a row is named by its token (for the decoder's maps, the one it predicts)."""
         rows, cols = (", ".join(f"“{x}”" for x in side) for side in zip(*self.looks, strict=True))
         several = len(self.looks) > 1
-        whose = (
-            ("the rows of" if several else "the row of")
-            if self.kind == "encoder"
-            else "the rows predicting"
-            if several
-            else "the row predicting"
-        )
+        whose = f"the row{'s' if several else ''} {'of' if self.kind == 'encoder' else 'predicting'}"
         return f"In {self.view[0].lower()}{self.view[1:]}, {whose} {rows} look{'' if several else 's'} most at {cols}."
 
     def failures(self, maps: SentenceMaps) -> list[str]:

@@ -1,5 +1,5 @@
-"""The model picker's choices: the shipped default plus every run of the runs folder that holds a network: finished,
-or stopped before its end (then its best checkpoint so far stands in, marked "stopped at step N")."""
+"""The model picker's choices: the shipped default plus every run of the runs folder that holds a network, finished
+or stopped before its end (its best checkpoint so far, marked "stopped at step N")."""
 
 from __future__ import annotations
 
@@ -103,9 +103,8 @@ def find_models(
     default: Path, runs: Path, training: Container[str] = (), also: Sequence[Path] = ()
 ) -> list[ModelChoice]:
     """The shipped default first (even when missing), the shipped models of other directions (``also``), then each
-    run directory of ``runs`` holding a network, by name: finished, or stopped before its end (not those
-    ``training`` now: their checkpoints change at every evaluation); a folder whose config.json is refused is shown
-    as refused. Symbolic links are not runs: a link may point anywhere."""
+    run of ``runs`` holding a network, by name (not those ``training`` now: their checkpoints change at every
+    evaluation; not symbolic links: a link may point anywhere); a folder whose config.json is refused, marked."""
     shipped = ModelChoice(f"shipped: {default.name}", default, is_model_dir(default))
     choices = [checked(shipped) if shipped.available else shipped]
     choices += [checked(ModelChoice(f"shipped: {p.name}", p, True)) for p in also]
@@ -147,11 +146,8 @@ def recorded_defaults(runs: Path) -> list[Path]:
         names = data.get("runs", [data.get("run")])
     except (OSError, ValueError, AttributeError):
         return []
-    valid = (
-        (n for n in names if isinstance(n, str) and n and "/" not in n and not n.startswith("."))
-        if isinstance(names, list)
-        else ()
-    )
+    names = names if isinstance(names, list) else []
+    valid = [n for n in names if isinstance(n, str) and n and "/" not in n and not n.startswith(".")]
     return [runs / n for n in valid if not (runs / n).is_symlink() and is_usable(runs / n)]
 
 

@@ -1,12 +1,11 @@
 """Find the bad translations (NMTVis's document view): a text's lines translated and ranked, least confident first.
 
-Each line gets three figures from the model and, where the line has one, its reference:
-- confidence: the mean log-probability per output token (EOS included) of the greedy or best beam hypothesis; under
-  the name guard, the worse of the line as the guard read it and as typed, so that the ranking ranks the model: a
-  line of random letters the guard reads as "Tom." is copied with confidence, and the model alone is lost on it;
-- low coverage (NMTVis's "might not be translated"): the share of its source words whose cross-attention summed
-  over the whole output (last decoder layer, mean of heads, subwords joined) is below ``THRESHOLD``;
-- chrF: sacrebleu's sentence chrF against the reference, with the metric ``training/evaluate`` uses.
+- confidence: the best hypothesis's mean log-probability per output token (EOS included); under the name guard, the
+  worse of the line as read and as typed, so that the ranking ranks the model (random letters the guard reads as
+  "Tom." are copied with confidence; the model alone is lost on them);
+- low coverage (NMTVis's "might not be translated"): the share of source words whose cross-attention summed over the
+  whole output (last decoder layer, mean of heads, subwords joined) is below ``THRESHOLD``;
+- chrF against the line's reference, if it has one, as ``training/evaluate`` computes it.
 None of them proves a translation wrong: a confident output can be wrong, and attention is not explanation.
 """
 
@@ -30,10 +29,7 @@ MAX_LINES = 500  # lines ranked at once: about 6 s on one CPU thread with the sh
 MAX_BYTES = 256_000  # an uploaded file's size: 500 lines of 500 characters
 BATCH = 32  # lines per call to translate_all: the progress bar moves once per batch
 THRESHOLD = 0.3  # units of one output subword's attention (each output row spends 1 over the source)
-MAX_WORK = (
-    8_000  # source subwords × beam size ranked at once: 500 dev lines greedy, ~7 s on one thread (docs/views.md);
-)
-# a line the guard changed is decoded twice (as read and as typed): at most twice this work
+MAX_WORK = 8_000  # source subwords × beam size ranked at once: 500 dev lines greedy, ~7 s on one thread (docs/views.md)
 
 
 class LinesError(ValueError):
@@ -86,17 +82,15 @@ def read_upload(data: bytes, name: str) -> list[Line]:
 
 
 def has_dev_split(model_dir: Path) -> bool:
-    """The model folder is a run's, with its ``splits/dev.tsv``."""
     return split_file(model_dir, "dev").is_file()
 
 
 def dev_lines(model_dir: Path) -> tuple[list[Line], int] | None:
     """The first MAX_LINES pairs of a run's ``splits/dev.tsv`` and how many it has; None when it has none."""
-    path = split_file(model_dir, "dev")
-    if not path.is_file():
+    if not has_dev_split(model_dir):
         return None
     try:
-        pairs = read_tsv(path)
+        pairs = read_tsv(split_file(model_dir, "dev"))
     except CorpusError as err:
         raise LinesError(str(err)) from None
     return [Line(i, p.src, p.tgt) for i, p in enumerate(pairs[:MAX_LINES], 1)], len(pairs)
@@ -104,8 +98,7 @@ def dev_lines(model_dir: Path) -> tuple[list[Line], int] | None:
 
 def mean_log_prob(translation: Translation) -> float:
     """The best hypothesis's log-probability per token, EOS included (length-fair, unlike the sum)."""
-    best = translation.best
-    return best.log_prob / max(1, len(best.tokens))
+    return translation.best.log_prob / max(1, len(translation.best.tokens))
 
 
 def word_totals(maps: SentenceMaps, layer: int) -> tuple[list[str], np.ndarray]:
@@ -152,9 +145,9 @@ def rank(
     options: DecodeOptions | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> list[Ranked]:
-    """Every line translated whole (as ``training/evaluate`` does) and scored (under the guard, the worse of as read
-    and as typed: ``as_typed``), least confident first;
-    ``progress`` is told the number of lines done after each batch. Refused before any decoding above MAX_WORK."""
+    """Every line translated whole (as ``training/evaluate`` does) and scored, least confident first; ``progress`` is
+    told the number of lines done after each batch. Refused before any decoding above MAX_WORK (a line the guard
+    changed is decoded twice, as read and as typed: at most twice that work)."""
     options = options or DecodeOptions()
     subwords = sum(len(translator.tokenizer.encode_src(line.source)) for line in lines)
     if subwords * options.beam_size > MAX_WORK:

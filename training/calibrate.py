@@ -71,9 +71,7 @@ def measure(config: TrainConfig, corpus: Path) -> dict:
     with tempfile.TemporaryDirectory() as folder:
         write_pairs(sample, Path(folder) / "sample.tsv")
         config, tokenizer, parts = prepared(config, Path(folder) / "sample.tsv")
-    env = distributed.setup(config.run.device, config.run.precision)
-    if config.run.threads > 0:
-        torch.set_num_threads(config.run.threads)
+    env = distributed.setup(config.run)
     model = build_model(config, tokenizer, env, resume=False)
     optimizer = make_optimizer(model, config.optim)  # its first use imports much of torch: the run pays it too
     setup_s = time.perf_counter() - start

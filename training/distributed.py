@@ -57,32 +57,27 @@ def check_machine(run: RunConfig) -> None:
         check_device(run.device, "run.device")
 
 
-def resolve_precision(precision: str, device: torch.device) -> torch.dtype | None:
-    """bf16 autocast on CUDA with bf16 support; fp32 on CPU (bf16 measured slower there) unless asked."""
-    if precision == "bf16":
-        return torch.bfloat16
-    if precision == "auto" and device.type == "cuda" and torch.cuda.is_bf16_supported():
-        return torch.bfloat16
-    return None
-
-
 def launched_rank() -> int:
     """This process's rank as torchrun set it (0 when not launched by torchrun), before any set-up."""
     return int(os.environ.get("RANK", "0"))
 
 
-def setup(device_name: str, precision: str) -> Env:
-    """Initialise the process group when launched by torchrun (NCCL on GPUs, gloo on CPU)."""
+def setup(run: RunConfig) -> Env:
+    """Initialise the process group when launched by torchrun (NCCL on GPUs, gloo on CPU), then the CPU threads.
+    Precision: bf16 autocast on CUDA with bf16 support; fp32 on CPU (bf16 measured slower there) unless asked."""
     world_size = int(os.environ.get("WORLD_SIZE", "1"))
-    rank = launched_rank()
-    device = resolve_device(device_name)
+    device = resolve_device(run.device)
     if world_size > 1:
         local_rank = int(os.environ.get("LOCAL_RANK", "0"))
         if device.type == "cuda":
             device = torch.device("cuda", local_rank)
             torch.cuda.set_device(device)
         dist.init_process_group("nccl" if device.type == "cuda" else "gloo")
-    return Env(device, rank, world_size, resolve_precision(precision, device))
+    if run.threads > 0:
+        torch.set_num_threads(run.threads)
+    cuda_bf16 = device.type == "cuda" and torch.cuda.is_bf16_supported()
+    bf16 = run.precision == "bf16" or (run.precision == "auto" and cuda_bf16)
+    return Env(device, launched_rank(), world_size, torch.bfloat16 if bf16 else None)
 
 
 def teardown(env: Env, wait_for_all: bool) -> None:

@@ -226,7 +226,10 @@ def main(argv: list[str] | None = None, mix: Mixer | None = None) -> int:
         print(f"error: {message}", file=sys.stderr)
         if lock is not None:  # never left held, nor a lock file or an empty folder made by this command
             lock.release()
-            forget_run_dir(run_dir, created, new_lock)
+            if new_lock:
+                (run_dir / RUN_LOCK_FILE).unlink(missing_ok=True)
+            if created and run_dir.is_dir() and not any(run_dir.iterdir()):
+                run_dir.rmdir()
         return 2
     try:
         status = train_in(run_dir, config, args.resume, mix)
@@ -246,19 +249,9 @@ def main(argv: list[str] | None = None, mix: Mixer | None = None) -> int:
             lock.release()
 
 
-def forget_run_dir(run_dir: Path, created: bool, new_lock: bool) -> None:
-    """Remove what a refused command wrote: the lock file it made, and the folder it made when nothing else is in it."""
-    if new_lock:
-        (run_dir / RUN_LOCK_FILE).unlink(missing_ok=True)
-    if created and run_dir.is_dir() and not any(run_dir.iterdir()):
-        run_dir.rmdir()
-
-
 def train_in(run_dir: Path, config: TrainConfig, resume: bool, mix: Mixer | None = None) -> int:
     """Prepare the data (a new run), train and finish, on every rank."""
-    env = distributed.setup(config.run.device, config.run.precision)
-    if config.run.threads > 0:
-        torch.set_num_threads(config.run.threads)
+    env = distributed.setup(config.run)
     finished = False
     try:
         failed = False

@@ -81,13 +81,10 @@ def in_line(tool: str) -> Iterator[None]:
     with _count:
         ahead, own = _asking.total() - SLOTS + 1, _asking[me] if me is not None else 0
     if ahead > 0:
-        who = "another visitor's request" if ahead == 1 else f"{ahead} requests"
-        if own:
-            who = (
-                "your earlier request"
-                if ahead == 1
-                else f"{ahead} requests, {min(own, ahead)} of them your earlier ones"
-            )
+        if ahead == 1:
+            who = "your earlier request" if own else "another visitor's request"
+        else:
+            who = f"{ahead} requests" + (f", {min(own, ahead)} of them your earlier ones" if own else "")
         note.info(f"Heavy tools run one at a time on this server: your {tool} waits for {who}, then runs.")
     try:
         yield

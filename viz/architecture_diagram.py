@@ -36,16 +36,7 @@ class Sizes(Protocol):
 
 def _box(part: str, kind: str, layer: int, x: tuple[float, float], row: int, label: str) -> dict[str, object]:
     bottom, top = SPANS[part]
-    return {
-        "part": part,
-        "kind": kind,
-        "layer": layer,
-        "x": x[0],
-        "x2": x[1],
-        "y": row + bottom,
-        "y2": row + top,
-        "label": label,
-    }
+    return dict(part=part, kind=kind, layer=layer, x=x[0], x2=x[1], y=row + bottom, y2=row + top, label=label)
 
 
 def _split(x: tuple[float, float], n: int) -> list[tuple[float, float]]:

@@ -10,8 +10,7 @@ import torch
 
 from lab.page.direction import languages
 from lab.page.examples import examples_for
-from lab.teaching.adapt import MAX_STEPS
-from lab.teaching.outcome import REPLAY_SIZE, CorrectionError, check_sources, replay_set, teach
+from lab.teaching.outcome import MAX_STEPS, REPLAY_SIZE, CorrectionError, check_sources, replay_set, teach
 from model.run_dir import WEIGHTS_FILE
 from translate.translator import Translator
 

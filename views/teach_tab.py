@@ -12,8 +12,7 @@ from lab.attention.map_views import map_chart, map_view, too_big, which
 from lab.attention.sentence_maps import SentenceMaps
 from lab.page.direction import Languages
 from lab.page.request import Request
-from lab.teaching.adapt import MAX_SECONDS, MAX_STEPS
-from lab.teaching.outcome import CorrectionError, Outcome, teach
+from lab.teaching.outcome import MAX_SECONDS, MAX_STEPS, CorrectionError, Outcome, teach
 from translate.translator import DecodeOptions, Translator
 from views.heavy_slot import Busy, in_line, slot
 from views.tab_context import TabContext

@@ -36,7 +36,7 @@ from lab.attention.translate_with_maps import maps_of, translate_text
 from lab.neighbours.lookup import candidates, query_states
 from lab.neighbours.sentence_index import load
 from lab.ranking import MAX_BYTES, MAX_LINES, MAX_WORK, Line, rank
-from lab.teaching.adapt import MAX_SECONDS, MAX_STEPS
+from lab.teaching.outcome import MAX_SECONDS, MAX_STEPS
 from lab.whatif.attribution import MAX_IG_STEPS, MAX_IG_WORK, attribute
 from lab.whatif.forced_prefix import force
 from lab.whatif.head_ablation import MAX_SCANNED, ablate, all_heads, head_effects

@@ -30,13 +30,6 @@ class ModelLoadError(ValueError):
     """A model directory cannot be loaded; the message names the file and the problem."""
 
 
-def weights_of(model: Transformer, dtype: torch.dtype | None = None) -> dict[str, torch.Tensor]:
-    """Unique named parameters (shared/tied matrices once), optionally cast (e.g. to fp16 for shipping)."""
-    return {
-        name: (p.detach().to(dtype) if dtype else p.detach()).contiguous().cpu() for name, p in model.named_parameters()
-    }
-
-
 def write_beside(path: Path, write: Callable[[BinaryIO], T]) -> T:
     """The project's one atomic writer: ``write`` fills a temporary file of its own beside ``path`` (a name no other
     writer uses, never a link; open for reading too), fsynced, then renamed in: ``path`` stays the old file whole or
@@ -61,7 +54,11 @@ def save_model(model: Transformer, directory: Path, dtype: torch.dtype | None = 
     directory.mkdir(parents=True, exist_ok=True)
     # Serialised in memory and written by Python: a failed write raises OSError with its errno (ENOSPC), where
     # safetensors' own writer would raise a SafetensorError naming none.
-    data = save(weights_of(model, dtype), metadata={"format": "pt"})
+    # named_parameters holds shared and tied matrices once; ``dtype`` casts them (e.g. to fp16 for shipping).
+    weights = {
+        name: (p.detach().to(dtype) if dtype else p.detach()).contiguous().cpu() for name, p in model.named_parameters()
+    }
+    data = save(weights, metadata={"format": "pt"})
     write_beside(directory / WEIGHTS_FILE, lambda f: f.write(data))
     write_beside(directory / CONFIG_FILE, lambda f: f.write(model.config.to_json().encode("utf-8")))
 

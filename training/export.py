@@ -19,7 +19,6 @@ from pathlib import Path
 
 import torch
 
-from data.corpus import CorpusError
 from data.split_record import SPLIT_RECORD_FILE
 from model.run_dir import CONFIG_FILE, DATA_REPORT_FILE, NAME_GUARD_FILE, RESULT_FILE, TRAIN_CONFIG_FILE
 from model.weights import ModelLoadError, save_model, staged_dir
@@ -107,16 +106,13 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def guard_main(argv: list[str] | None = None) -> int:
-    """``python -m training guard --model DIR``: write DIR's name_guard.json from its training pairs."""
+    """``python -m training guard --model DIR``: write DIR's name_guard.json from its training pairs (a CorpusError
+    is the door's one line: training/refusals.py)."""
     parser = argparse.ArgumentParser(prog="python -m training guard", description=guard_main.__doc__)
     parser.add_argument("--model", type=Path, required=True, help="model or run directory")
     args = parser.parse_args(argv)
-    try:
-        data = model_data(args.model)
-        guard = name_guard.build(model_split(args.model).train, data.direction[0] if data else "es")
-    except CorpusError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
+    data = model_data(args.model)
+    guard = name_guard.build(model_split(args.model).train, data.direction[0] if data else "es")
     guard.save(args.model / NAME_GUARD_FILE)
     print(f"{args.model / NAME_GUARD_FILE}: stand-ins {dict(guard.stand_ins)}")
     return 0

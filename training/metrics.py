@@ -78,12 +78,10 @@ class Window:
     lr: float = 0.0  # learning rate of the window's last step
 
     def add(self, loss: float, nll: float, align: float, tokens: int, lr: float) -> None:
-        """One more step."""
         self.steps, self.tokens = self.steps + 1, self.tokens + tokens
         self.loss, self.nll, self.align, self.lr = self.loss + loss, self.nll + nll, self.align + align, lr
 
     def reset(self) -> None:
-        """Start a new window (after a record)."""
         self.start, self.steps, self.tokens = time.perf_counter(), 0, 0
         self.loss = self.nll = self.align = self.lr = 0.0
 

@@ -26,10 +26,6 @@ MAX_PROBE_TOKENS = 24  # pieces a side, </s> included
 MAX_PROBE_STEPS = 200
 
 
-def probe_file(run_dir: Path, step: int) -> Path:
-    return Path(run_dir) / PROBES_DIR / f"step-{step:08d}.npz"
-
-
 def probe_examples(dev: list[Example]) -> list[Example]:
     """The first dev examples short enough on both sides (the same ones at every evaluation, and after resume)."""
     short = [e for e in dev if len(e.src) <= MAX_PROBE_TOKENS and len(e.tgt) <= MAX_PROBE_TOKENS]
@@ -47,7 +43,7 @@ def record_probes(model: Transformer, tokenizer: Tokenizer, probes: list[Example
         maps = inspect(model, e.src, e.tgt)
         for kind in KINDS:
             arrays[f"{kind}_{i}"] = getattr(maps, kind).numpy().astype(np.float16)  # (L, H, rows, cols)
-    np.savez_compressed(probe_file(run_dir, step), **arrays)
+    np.savez_compressed(folder / f"step-{step:08d}.npz", **arrays)
     labels = folder / PROBE_TOKENS_FILE
     if not labels.exists():
         rows = [

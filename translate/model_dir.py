@@ -95,12 +95,10 @@ def load_model(directory: Path, device: str | torch.device = "cpu") -> LoadedMod
         tokenizer = Tokenizer.load(directory)
     except TokenizerError as err:
         raise ModelLoadError(str(err)) from None
-    if (
-        tokenizer.src.get_piece_size() != config.src_vocab_size
-        or tokenizer.tgt.get_piece_size() != config.tgt_vocab_size
-    ):
+    sizes = (tokenizer.src.get_piece_size(), tokenizer.tgt.get_piece_size())
+    if sizes != (config.src_vocab_size, config.tgt_vocab_size):
         raise ModelLoadError(
-            f"{directory}: tokenizer vocabulary ({tokenizer.src.get_piece_size()}/{tokenizer.tgt.get_piece_size()}) "
+            f"{directory}: tokenizer vocabulary ({sizes[0]}/{sizes[1]}) "
             f"does not match {CONFIG_FILE} ({config.src_vocab_size}/{config.tgt_vocab_size})"
         )
     check_shapes(network / WEIGHTS_FILE, expected_shapes(config))  # before the real model allocates anything

@@ -8,7 +8,7 @@ from lab.attention.sentence_maps import pick
 from lab.attention.step_choices import next_token_log_probs
 from lab.page.direction import Languages
 from lab.whatif.attribution import IG_STEPS, MAX_IG_STEPS, Attribution, attribute
-from lab.whatif.subject import Subject
+from lab.whatif.steering import Subject
 from translate.translator import Translator
 from views.heavy_slot import Busy, in_line, slot
 from viz.whatif_charts import heat_rows_chart, heat_rows_frame

@@ -7,7 +7,7 @@ import streamlit as st
 
 from lab.page.direction import Languages
 from lab.whatif.head_ablation import MAX_SCANNED, Ablation, Head, ablate, all_heads, head_effects
-from lab.whatif.subject import Subject
+from lab.whatif.steering import Subject
 from translate.translator import DecodeOptions, Translator
 from views.heavy_slot import Busy, in_line, slot
 from viz.whatif_charts import head_effect_chart, head_effect_frame

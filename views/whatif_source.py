@@ -6,7 +6,7 @@ import streamlit as st
 
 from lab.page.direction import Languages
 from lab.whatif.source_edits import EDIT_KINDS, SourceEdit, edit_and_compare, source_words, word_diff
-from lab.whatif.subject import Subject
+from lab.whatif.steering import Subject
 from translate.translator import DecodeOptions, Translator
 from views.word_alternatives import literal
 from viz.whatif_charts import change_chart, change_frame

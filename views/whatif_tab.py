@@ -8,8 +8,7 @@ from __future__ import annotations
 import streamlit as st
 
 from lab.page.direction import Languages
-from lab.whatif.steering import MAX_SOURCE
-from lab.whatif.subject import Subject
+from lab.whatif.steering import MAX_SOURCE, Subject
 from translate.translator import DecodeOptions
 from views.tab_context import TabContext
 from views.whatif_attribution import show_attribution

@@ -1,4 +1,5 @@
-"""The model as greedy and beam search see it, with a "what if?" applied: heads switched off, an English prefix forced.
+"""What every what-if tool works on (``Subject``), and the model as greedy and beam search see it with a "what if?"
+applied: heads switched off, an English prefix forced.
 
 ``Steered`` offers what ``model/decode.py`` asks of a model (``config``, ``encode``, ``start_caches``,
 ``decode_step``), so the project's own greedy and beam search run unchanged over it.
@@ -13,16 +14,34 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
+from lab.attention.sentence_maps import SentenceMaps
 from lab.attention.step_choices import next_token_log_probs
 from model.config import ModelConfig
 from model.decode import beam_search, greedy, max_output_lengths
 from model.intervention import Intervention
 from model.layers import KVCache
 from model.transformer import Encoded, Step, Transformer
-from translate.translator import DecodeOptions
+from translate.translator import DecodeOptions, Translator
 
 MAX_SOURCE = 80  # subwords of a sentence the what-if tools work on (each tool runs the model several times)
 GREEDY = DecodeOptions()  # the search when none is asked for: greedy, the Translator's length limits
+
+
+@dataclass(frozen=True)
+class Subject:
+    """The model, one sentence, the hypothesis shown and the page's settings."""
+
+    translator: Translator
+    directory: str  # the model directory: the cache key of everything computed
+    src_ids: tuple[int, ...]  # x1 … xS </s>
+    tokens: tuple[int, ...]  # the hypothesis shown, EOS last
+    maps: SentenceMaps  # its maps (one teacher-forced pass)
+    options: DecodeOptions  # the page's search: greedy or beam with its length penalty
+    layer: int  # the decoder layer the page shows
+
+    @property
+    def search_name(self) -> str:
+        return "greedy search" if self.options.beam_size <= 1 else f"beam search (beam {self.options.beam_size})"
 
 
 @dataclass(frozen=True)

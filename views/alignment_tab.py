@@ -33,8 +33,7 @@ GOLD_CREDIT = "XL-WA dev (Martelli et al. 2023, CC BY-NC-SA 4.0)"
 
 @st.cache_data(show_spinner=False, max_entries=4)
 def parsed_gold(path: str, mtime_ns: int, reverse: bool) -> list[GoldPair]:
-    """The gold file's pairs, parsed once per version of the file and direction (the picker and the tab both ask on
-    every rerun)."""
+    """The gold file's pairs, parsed once per file version and direction (the picker and the tab ask on every rerun)."""
     return read_gold(Path(path), reverse)
 
 
@@ -202,14 +201,12 @@ def show_alignment(ctx: TabContext) -> None:
 
 def show_own_alignment(maps: SentenceMaps, method: Method, words: bool, langs: Languages) -> None:
     """The hard links of the translation shown above, read off the chosen layer, head and reading."""
-    st.caption(
-        f"Each {langs.tgt} unit of the translation above linked to the {langs.src} unit it attends to most, in the "
-        "cross-attention of the decoder layer and head chosen here."
-    )
     result: Alignment = align(maps, method.layer, method.head, method.reading, words)
     st.caption(
-        f"Left out before the argmax: source {', '.join(result.excluded) or 'nothing'} (end-of-sentence and "
-        f"padding soak up attention). The final </s> row has no {langs.tgt} word. The maps above are unchanged."
+        f"Each {langs.tgt} unit of the translation above linked to the {langs.src} unit it attends to most, in the "
+        "cross-attention of the decoder layer and head chosen here. Left out before the argmax: source "
+        f"{', '.join(result.excluded) or 'nothing'} (end-of-sentence and padding soak up attention). The final </s> "
+        f"row has no {langs.tgt} word. The maps above are unchanged."
     )
     links = [(link.target, link.source, link.weight) for link in result.links]
     tokens, link_frame = alignment_frames(result.source, result.target, links, langs.src, langs.tgt)

@@ -26,9 +26,8 @@ def doubt(directory: str, version: int, _translator: Translator) -> Doubt:
 def show_input_check(
     result: TextTranslation, translator: Translator, directory: str, version: int, langs: Languages
 ) -> None:
-    """Warn, before the translation, when the input does not look like the model's source language; otherwise one
-    note when the translation is to be read with care (``unsure``): the model unsure of it, the text far from what it
-    learned (lab/page/unfamiliar.py), the translation repeating itself, each with its figure."""
+    """Warn when the input does not look like the model's source language; otherwise one note, with its figure, when
+    the translation is to be read with care (``unsure``: the model unsure, the text unfamiliar, a loop)."""
     c = translator.model.config
     found = evidence(result, c.unk_id, c.eos_id, translator.guard)
     wrong_language = warnings(found, langs)
@@ -46,9 +45,8 @@ def show_input_check(
 
 
 def show_example_hint(result: TextTranslation, maps: SentenceMaps, langs: Languages) -> None:
-    """A guided example's "What to look for", when the model (translating ``langs``) can be given the examples,
-    translates this one as accepted and the hint's claim holds in the ``maps`` shown (already computed: no second
-    pass); else one caption saying why there is none."""
+    """A guided example's "What to look for", when the model translates it as accepted and the hint's claim holds in
+    the ``maps`` shown (no second pass); else one caption saying why there is none."""
     example = by_source(result.source, langs)
     if example is None:
         return

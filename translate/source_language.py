@@ -1,19 +1,14 @@
 """Whether a text is in the language the model translates from: langid's guess, checked against the model's corpus.
 
 langid.py (Lui & Baldwin 2012; offline, 97 languages) alone is no judge of one short sentence: of the shipped model's
-2,000 held-out dev sentences it names another language first for 372, with 90 % or more for 143 ("Te echaré de
-menos." French, "Tom es un buen conductor." Catalan). The words say more: a Spanish sentence's words are mostly words the model's own corpus
-writes in lowercase (its name guard keeps their counts), a French or German one's are not. A text is taken for
-another language only when both agree: fewer than ``MIN_KNOWN_SHARE`` of its words (capitalised words after its
-start aside: names) are the corpus's (``MIN_KNOWN_SHARE_TYPED`` for a text without capitals, whose names cannot be
-told from its words: "klaus dieter queria proteger a maria"), and langid gives the source language under
-``MAX_SOURCE_PROB``. The translator does not guard a text refused here (translate/translator.py). Measured on
-the shipped model (words of its name guard): 1,995 of its 2,000 dev sentences and 1,996 of them typed in lowercase
-without accents are accepted; 0 of 30 French and 0 of 30 German sentences written for the check, 79 of the 2,000
-English references, 2 of 15 Italian and 2 of 15 Portuguese ones are; 30 of 30 Spanish sentences with unseen
-names, dates and codes are. With the typed threshold (2026-12-06), 399 of the copy check's 400 sentences typed are
-accepted (390 at the written one) and 1,999 of the dev sentences typed; of 16 French and German sentences typed, 2
-are ("ou est la gare"). A model without a guard has no corpus words here: its every text is taken as its own.
+2,000 held-out dev sentences it names another language first for 372 ("Te echaré de menos." French). The words say
+more: a Spanish sentence's words are mostly words the model's own corpus writes in lowercase (its name guard keeps
+their counts), a French or German one's are not. A text is taken for another language only when both agree: fewer
+than ``MIN_KNOWN_SHARE`` of its words (capitalised words after its start aside: names) are the corpus's
+(``MIN_KNOWN_SHARE_TYPED`` for a text without capitals, whose names cannot be told from its words), and langid gives
+the source language under ``MAX_SOURCE_PROB``. The translator does not guard a text refused here
+(translate/translator.py); what it accepts is measured in docs/results.md. A model without a guard has no corpus
+words here: its every text is taken as its own.
 """
 
 from __future__ import annotations

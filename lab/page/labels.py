@@ -13,20 +13,19 @@ TOKEN_LEGEND = (
     ("</s>", "end of sentence: closes the source, and the decoder predicts it to stop"),
     ("<unk>", "unknown: a character the vocabulary does not have (the model cannot read it)"),
 )
-# The case mark's example and "typing forms" in the model's source language (English words for any other)
-CASE_EXAMPLES = {"es": ("Hola", "hola mundo", "HOLA MUNDO", "Hola mundo")}
-CASE_EXAMPLE_OTHER = ("Hello", "hello world", "HELLO WORLD", "Hello world")
+CASE_EXAMPLES = {"es": "Hola mundo"}  # the case mark's example in the source language (English for any other)
 
 
 def case_mark_line(src_code: str) -> tuple[str, str]:
     """The legend's line for the case mark, its examples in the source language."""
-    word, low, caps, sentence = CASE_EXAMPLES.get(src_code, CASE_EXAMPLE_OTHER)
+    sentence = CASE_EXAMPLES.get(src_code, "Hello world")
+    word, low = sentence.split()[0], sentence.split()[0].lower()
     return (
         MARK,
         "the word before it began with a capital: this model reads words in lowercase and marks the capitals "
-        f"(case markup), so “{word}” reads ▁{word.lower()} ⇧ and shares what the model knows of “{word.lower()}”; a "
-        f"text is read in sentence case, as every training sentence is written: “{low}” and “{caps}” both read as "
-        f"“{sentence}”",
+        f"(case markup), so “{word}” reads ▁{low} ⇧ and shares what the model knows of “{low}”; a text is read in "
+        f"sentence case, as every training sentence is written: “{sentence.lower()}” and “{sentence.upper()}” both "
+        f"read as “{sentence}”",
     )
 
 

@@ -1,13 +1,11 @@
 """TMX 1.4 translation memories: ``<tu>`` units of ``<tuv xml:lang="..."><seg>text</seg></tuv>``, read as pairs.
 
-Read with lxml's pull parser, one block of the file at a time, and safely. A document type naming its DTD by a SYSTEM
-or PUBLIC identifier (as OmegaT and Trados write it) is read, its DTD never fetched; one declaring entities or elements
-inside the file is refused, an entity nothing declares is an error, and libxml2 caps any expansion (no XXE, no
-"billion laughs"). Memory stays bounded by one unit: the bytes fed with no tag completed, the bytes and elements of one
-``<tu>``, the attributes per element and the nesting depth are capped, and each ``<tu>`` is dropped once read. The
-two languages are picked by ``xml:lang`` (its primary subtag: "es-ES" is "es"); inline codes (``<bpt>``, ``<ept>``,
-``<ph>``, ``<it>``, ``<ut>``) are markup of the source format, not text, and are left out. Errors name the file, the
-line and the ``<tu>`` (1-based).
+Read with lxml's pull parser, one block of the file at a time, and safely: a DTD named by SYSTEM or PUBLIC (as
+OmegaT and Trados write it) is never fetched, one declaring entities or elements inside the file is refused, and
+libxml2 caps any expansion (no XXE, no "billion laughs"). Memory stays bounded by one unit (the caps below), each
+``<tu>`` dropped once read. The two languages are picked by ``xml:lang`` (its primary subtag: "es-ES" is "es");
+inline codes (``<bpt>``, ``<ept>``, ``<ph>``, ``<it>``, ``<ut>``) are markup of the source format, not text, and are
+left out. Errors name the file, the line and the ``<tu>`` (1-based).
 """
 
 from __future__ import annotations

@@ -1,10 +1,7 @@
-"""Where the lab finds things on this machine: the repository, the team's shared data and the runs folder; how many
+"""Where the lab finds things on this machine, the one home of the repository's paths and of ``LAB_RUNS_DIR``
+(``model/``, the network only, reads none): the repository, the team's shared data and the runs folder; how many
 threads any setting may ask of it; and how it names paths to a visitor (relative to the repository: a server's own
-paths are never shown).
-
-The one home of the repository's own paths and of ``LAB_RUNS_DIR``; ``model/`` reads neither (it is the network
-only), so translation, training, the lab and the Train page all read them here.
-"""
+paths are never shown)."""
 
 from __future__ import annotations
 
@@ -20,10 +17,7 @@ MAX_THREADS = 2 * (os.cpu_count() or 1)  # torch threads any setting may ask for
 
 
 def runs_folder(environ: Mapping[str, str] = os.environ) -> Path:
-    """The runs folder, absolute: ``$LAB_RUNS_DIR`` (``~`` expanded) when set, else ``runs/`` in the repository.
-
-    The one reader of ``LAB_RUNS_DIR``: the translate page's model picker and the Train page both call it.
-    """
+    """The runs folder, absolute: ``$LAB_RUNS_DIR`` (``~`` expanded) when set, else ``runs/`` in the repository."""
     value = environ.get(RUNS_ENV, "").strip()
     return (Path(value).expanduser() if value else REPO_ROOT / "runs").resolve()
 

@@ -17,8 +17,16 @@ import pytest
 from data.readers import tsv_pairs
 from lab.neighbours import index_build as index_build_module
 from lab.neighbours.index_build import CANCELLED, IndexBuild
-from lab.neighbours.lookup import candidates, marked, query_states, sentence_neighbours, token_neighbours
-from lab.neighbours.projection import map_frame, project, training_map
+from lab.neighbours.lookup import (
+    candidates,
+    map_frame,
+    marked,
+    project,
+    query_states,
+    sentence_neighbours,
+    token_neighbours,
+    training_map,
+)
 from lab.neighbours.sentence_index import (
     NEIGHBOURS_INDEX_FILE,
     SPLIT_RECORD_FILE,

@@ -14,8 +14,8 @@ import streamlit as st
 
 from lab.neighbours import lookup
 from lab.neighbours.index_build import IndexBuild
-from lab.neighbours.projection import SEED as SAMPLE_SEED
-from lab.neighbours.projection import Projection, map_of, project, training_map
+from lab.neighbours.lookup import SEED as SAMPLE_SEED
+from lab.neighbours.lookup import Projection, map_of, project, training_map
 from lab.neighbours.sentence_index import MAX_PAIRS, SentenceIndex
 from lab.page.direction import Languages
 from translate.settings import repo_relative, runs_folder

@@ -112,6 +112,8 @@ def test_a_long_input_is_translated_sentence_by_sentence_with_a_sentence_picker(
     table = at.main.get_by_key("sentences").dataframe[0].value
     assert list(table["Spanish"]) == said and all(table["English"].str.strip())
     assert output(at) == " ".join(e.strip() for e in table["English"])  # the whole translation, in order
+    box = at.main.get_by_key("translation")  # every word of it shaded, the words to click (one piece's) under it
+    assert box.get("html") and not box.get("button_group") and [b for b in at.button_group if b.key.startswith("word_")]
     first_rows = view(at, "encoder")["encoding"]["y"]["sort"]
     picker.select_index(1).run()
     assert not at.exception

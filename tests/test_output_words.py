@@ -76,4 +76,5 @@ def test_the_page_shades_the_translation(model_env: Path) -> None:
     assert any(
         "Words this pale are" in m.value and "shade is the model's probability" in m.help for m in shaded.markdown
     )
-    assert [b for b in at.button_group if str(b.key).startswith("word_")]  # the words to click, shaded by CSS
+    box = at.main.get_by_key("translation")  # shown once: the words to click (shaded by CSS), then as plain text
+    assert [b for b in box.get("button_group") if str(b.key).startswith("word_")] and box.text[0].value.strip()

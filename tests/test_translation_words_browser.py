@@ -23,16 +23,17 @@ SENTENCE = "La semana pasada mi hermana compró un coche rojo muy bonito en el c
 LAPTOP = {"width": 1280, "height": 800}
 SETTLED = "() => document.querySelectorAll('[data-stale=\"true\"]').length === 0"
 LIT = "rgb(253, 224, 71)"  # views/source_line.LIT's background
-REWRITTEN = "document.querySelector('.st-key-rewritten')?.innerText.trim() ?? ''"
+REWRITTEN = "document.querySelector('.st-key-rewritten [data-testid=\"stText\"]')?.innerText.trim() ?? ''"
 SOURCE_BACKGROUNDS = """() => Array.from(document.querySelectorAll('.source-words span'))
     .map(span => [span.textContent, getComputedStyle(span).backgroundColor])"""
 
 
-SHOWN = """([english, source]) => document.querySelector('.st-key-translation')?.innerText.trim() === english
+PLAIN = "document.querySelector('.st-key-translation [data-testid=\"stText\"]')?.innerText.trim()"  # under its words
+SHOWN = f"""([english, source]) => {PLAIN} === english
     && document.querySelector('.source-words')?.textContent === source"""
 
 
-NOW_SHOWN = """() => [document.querySelector('.st-key-translation')?.innerText,
+NOW_SHOWN = f"""() => [{PLAIN},
     document.querySelector('.source-words')?.textContent,
     Array.from(document.querySelectorAll('[data-testid="stException"], [data-testid="stAlert"]')).map(e => e.innerText)]"""
 
@@ -99,7 +100,8 @@ def test_point_at_a_word_pick_an_alternative_and_keep_a_name_as_typed(shipped_ap
         alternatives = page.get_by_role("radiogroup", name=re.compile("^Instead of “beautiful”"))
         pick(page, alternatives, nth=1)
         page.wait_for_function(f"({REWRITTEN}).length > 0", timeout=PATIENCE_MS)
-        new = page.evaluate(REWRITTEN)
+        new, shaded = page.evaluate(REWRITTEN), page.locator(".st-key-rewritten .shaded span").all_inner_texts()
+        followed = page.locator(".st-key-follow input").first.input_value()  # the maps light the clicked word's row
 
         translate_in(page, "[[Rosa]] es mi hermana.", "Rosa is my sister.")
         rosa = page.locator(".source-words span").first
@@ -109,4 +111,5 @@ def test_point_at_a_word_pick_an_alternative_and_keep_a_name_as_typed(shipped_ap
     assert [text for text, _ in before] == [w.text for w in sources.source] and LIT not in {c for _, c in before}
     assert "hermana" in lit and [text for text, colour in pointed if colour == LIT] == lit, (pointed, lit)
     assert new == rewritten and new != result.text and new.startswith("Last week my sister bought a very ")
+    assert " ".join(shaded) == new and "beautiful" in followed, (shaded, followed)
     assert kept[0] == "Rosa" and "name guard" in (kept[1] or "")

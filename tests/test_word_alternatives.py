@@ -11,11 +11,13 @@ from conftest import translated
 from streamlit.testing.v1 import AppTest
 from streamlit.testing.v1.element_tree import ButtonGroup
 
+from lab.attention.map_views import Followed
 from lab.attention.step_choices import choices, prefix_with
 from lab.page.output_words import output_words
 from lab.whatif.forced_prefix import force
 from lab.whatif.steering import GREEDY, Steered, output_log_probs, search
-from translate.translator import DEFAULT_MODEL, Translator
+from translate.translator import DEFAULT_MODEL, Candidate, Translator
+from views.word_shading import shaded_line
 
 
 @pytest.fixture(scope="module")
@@ -63,13 +65,20 @@ def test_clicking_a_word_and_an_alternative_rewrites_the_rest(model_env: Path) -
     words = output_words(translator.tokenizer, result.best)
     pills(at, "word_").set_value(1).run()
     assert not at.exception, [e.stack_trace for e in at.exception]
+    assert at.session_state["follow"] == Followed("tgt", words[1].positions[0])  # its row lit in the maps
     step = choices(translator.model, translator.tokenizer, src, out)[words[1].positions[0]]
     alternatives = pills(at, "alternative_")
     assert len(alternatives.options) == len(step.top_ids)
     alternatives.set_value(1).run()
     assert not at.exception, [e.stack_trace for e in at.exception]
     expected = force(translator.model, src, prefix_with(out, step.step, step.top_ids[1]), out)
-    assert at.main.get_by_key("rewritten").text[0].value == translator.tokenizer.decode_tgt(expected.tokens)
+    rewritten = at.main.get_by_key("rewritten")
+    assert rewritten.text[0].value == translator.tokenizer.decode_tgt(expected.tokens)
+    new = Candidate(
+        expected.tokens, expected.log_prob, expected.log_prob, token_log_probs=expected.token_log_probs, text=""
+    )
+    shaded = output_words(translator.tokenizer, new)  # read from the forced pass's record
+    assert rewritten.get("html")[0].proto.body == shaded_line(shaded) and len(shaded) > 1
     assert any(f"log p = {expected.log_prob:.3f} against the original's" in c.value for c in at.caption)
     (new_map,) = [json.loads(c.proto.spec) for c in at.get("vega_lite_chart") if "new translation" in c.proto.spec]
     assert all(" → " in row for row in new_map["encoding"]["y"]["sort"])  # rows labelled as in the maps: a → b

@@ -40,6 +40,8 @@ HEAD_KEYS: dict[Kind, str] = {"encoder": "enc_head", "decoder": "dec_head", "cro
 # sidebar on a 1280-px screen, each with 180 px of cells; its top margin at 3 rem, not 6, just under the header's
 # menu: the maps start 48 px higher on an 800-px screen (a style alone takes no room on the page).
 ROOM_FOR_MAPS = "<style>.stMainBlockContainer { padding-top: 3rem; padding-left: 2rem; padding-right: 2rem; }</style>"
+FOLLOW = "follow"  # the followed token: a cell of a map clicked, or a word of the translation
+MAPS_FRAGMENT = "maps"  # the maps and the tabs under them (app.show_study): rerun on a click on a word
 DISCLAIMER = "Attention shows where the model looked — one window into it, not an explanation of why it chose a word."
 
 
@@ -71,14 +73,14 @@ def map_choice(column: DeltaGenerator, maps: SentenceMaps, kind: Kind) -> tuple[
 def follow_picker(maps: SentenceMaps, langs: Languages) -> Followed | None:
     """Pick a token (or click a row of a map) to light its rows and columns in every view."""
     sentence = (tuple(maps.src), tuple(maps.tgt_out))
-    token = st.session_state.get("follow")
+    token = st.session_state.get(FOLLOW)
     if st.session_state.get("follow_sentence") != sentence or (token is not None and token not in options(maps)):
-        st.session_state["follow"] = None  # a token of another sentence: follow nothing
+        st.session_state[FOLLOW] = None  # a token of another sentence: follow nothing
         st.session_state["follow_sentence"] = sentence
     return st.selectbox(
         "Follow a token",
         [None, *options(maps)],
-        key="follow",
+        key=FOLLOW,
         placeholder="nothing (click a row of a map)",  # None in the session reads as no choice: say what it means
         format_func=lambda t: (
             "nothing (click a row of a map)" if t is None else describe(maps, t, langs.src, langs.tgt)
@@ -219,7 +221,7 @@ def cell_clicked(maps: SentenceMaps, kind: Kind, words: bool) -> None:
     """A click on a map cell follows the token of its row."""
     point = picked(st.session_state.get(f"map_{kind}"), CELL_SELECTION)
     if point and "row" in point:
-        st.session_state["follow"] = token_at(maps, kind, int(point["row"]), words)
+        st.session_state[FOLLOW] = token_at(maps, kind, int(point["row"]), words)
 
 
 def panel_clicked(kind: Kind) -> None:

@@ -11,8 +11,9 @@ from streamlit.delta_generator import DeltaGenerator
 from lab.attention.translate_with_maps import TextTranslation, notices, shown
 from lab.page.direction import Languages
 from lab.page.request import Request, stale_note
+from lab.whatif.steering import MAX_SOURCE
 from translate.translator import Candidate, Translation, Translator
-from views.word_shading import show_word_confidence
+from views.word_shading import PLAIN, shaded_line, show_legend, text_words
 
 SNIPPET = 70  # characters of a sentence in the sentence picker
 
@@ -20,16 +21,21 @@ SNIPPET = 70  # characters of a sentence in the sentence picker
 def show_output(
     result: TextTranslation, request: Request, now: Request, langs: Languages, translator: Translator
 ) -> DeltaGenerator:
-    """The whole translation, its words shaded by the model's confidence, what was cut, and what it was computed
-    from (marked when the page has changed since); returns the place under the shading, for the words to click."""
+    """The translation, its words shaded (one piece's are the words to click, in the place returned) and as plain text;
+    what was cut, and what it was computed from (marked when the page has changed since)."""
     note = stale_note(request, now)
     if note:
         with st.container(key="stale"):
             st.warning(note)
     st.markdown(f"**{langs.tgt}**")  # a language name: no user text goes through markdown
-    with st.container(key="translation", border=True):  # plain text, never HTML or markdown (st.code's highlighter
-        st.text(shown(result.text))  # costs the first screen more than translating does)
-    show_word_confidence(result, translator, Path(request.model))
+    st.html(PLAIN)
+    if len(result.sentences) > 1 or len(result.sentences[0].src_ids) > MAX_SOURCE:  # else: its words to click
+        with st.container(key="translation", border=True):  # are the translation (views/word_alternatives.py)
+            if words := text_words(result, translator):
+                st.html(shaded_line(words))
+            st.text(shown(result.text))  # plain text, never HTML or markdown (st.code's highlighter costs the first
+        if words:  # screen more than translating does)
+            show_legend(Path(request.model))
     clicked = st.container()
     for notice in notices(result):
         st.warning(notice)

@@ -7,20 +7,24 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import replace
+from pathlib import Path
 
 import streamlit as st
 
-from lab.attention.map_views import map_chart, map_view
+from lab.attention.map_views import Followed, map_chart, map_view
 from lab.attention.sentence_maps import SentenceMaps
 from lab.attention.step_choices import Choice, choices, prefix_with
-from lab.attention.translate_with_maps import maps_of
+from lab.attention.translate_with_maps import maps_of, shown
 from lab.page.direction import Languages
-from lab.page.output_words import output_words
+from lab.page.output_words import OutputWord, output_words
 from lab.page.request import Request
 from lab.whatif.forced_prefix import Forced, force
 from lab.whatif.steering import MAX_SOURCE
 from translate.translator import Candidate, DecodeOptions, Translation, Translator, guarded_result
-from views.word_shading import pill_shades
+from views.maps import FOLLOW, MAPS_FRAGMENT
+from views.word_shading import pill_shades, shaded_line, show_legend
+
+WORDS_FRAGMENT = "word_alternatives"  # this panel, rerun with the maps on a click
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -61,19 +65,42 @@ def literal(text: str) -> str:
     return re.sub(r"([\\`*_{}\[\]()#+\-.!|~<>$:=&])", r"\\\1", text)
 
 
-@st.fragment  # a click here reruns this panel alone, not the page and its maps
+def follow_word(key: str, words: list[OutputWord]) -> None:
+    """A word clicked: its first piece followed in the maps (views/maps.py), which light its row; this panel and the
+    maps rerun, not the page."""
+    w = st.session_state.get(key)
+    st.session_state[FOLLOW] = None if w is None else Followed("tgt", words[w].positions[0])
+    st.rerun([WORDS_FRAGMENT, MAPS_FRAGMENT])
+
+
+@st.fragment(key=WORDS_FRAGMENT)  # a click here reruns this panel and the maps, not the page
 def show_word_alternatives(
-    translator: Translator, request: Request, sentence: Translation, candidate: Candidate, langs: Languages
+    translator: Translator, request: Request, sentence: Translation, candidate: Candidate, langs: Languages, alone: bool
 ) -> None:
-    """The words of the output shown, to click; a word's alternatives, to pick; the sentence rewritten after it."""
+    """The words of the output shown, to click (``alone``: the translation of a one-piece text, in its box, as plain
+    text too, and their legend); a word's alternatives, to pick; the sentence rewritten after it."""
     src_ids, tokens, tok = sentence.src_ids, candidate.tokens, translator.tokenizer
     if len(src_ids) > MAX_SOURCE:
         st.caption(f"Alternatives to a word take sentences of up to {MAX_SOURCE} subwords.")
         return
-    words, key = output_words(tok, candidate, sentence.guarded), key_of(src_ids, tokens)
-    label = "Each word shaded by how sure the model was of it; click one for what else it could write there"
-    w = st.pills(label, range(len(words)), format_func=lambda i: literal(words[i].text), key=words_key(src_ids, tokens))
-    st.html(pill_shades(words_key(src_ids, tokens), words))  # each word's pill in its shade
+    words, key = output_words(tok, candidate, sentence.guarded), words_key(src_ids, tokens)
+    with st.container(key="translation" if alone else None, border=alone):
+        w = st.pills(
+            "Each word shaded by how sure the model was of it; click one for what else it could write there",
+            range(len(words)),
+            format_func=lambda i: literal(words[i].text),
+            key=key,
+            on_change=follow_word,
+            args=(key, words),
+            label_visibility="collapsed" if alone else "visible",  # the legend says it under the translation
+        )
+        st.html(pill_shades(key, words))  # each word's pill in its shade
+        if alone:
+            st.text(shown(candidate.text.strip()))  # plain text, to copy (small: views/word_shading.PLAIN)
+    if alone:
+        show_legend(Path(request.model))
+    if candidate is not sentence.candidates[0]:
+        st.caption(f"Hypothesis #{sentence.candidates.index(candidate) + 1}, picked below.")
     if w is None:
         return
     word, start = words[w], words[w].positions[0]
@@ -106,11 +133,14 @@ def show_rewritten(
     src_ids, tokens = tuple(sentence.src_ids), tuple(original)
     result, maps = forced(request.model, src_ids, tuple(prefix), tokens, options, _translator=translator)
     text = translator.tokenizer.decode_tgt(result.tokens)
-    new = Candidate(result.tokens, result.log_prob, result.log_prob, result.truncated, text=text)
+    new = Candidate(
+        result.tokens, result.log_prob, result.log_prob, result.truncated, result.token_log_probs, text=text
+    )
     written = replace(sentence, candidates=[new])
     back, why = guarded_result(sentence.guarded, written) if sentence.guarded else (written, "")
     text = back.text if back is not None else text  # the guard's originals put back, as in the translation
     with st.container(key="rewritten", border=True):  # as the translation is shown (views/result.py)
+        st.html(shaded_line(output_words(translator.tokenizer, new, sentence.guarded if back else None)))
         st.text(text)
     search = "greedy search" if options.beam_size <= 1 else f"beam search (beam {options.beam_size})"
     piece = literal(translator.tokenizer.tgt.id_to_piece(prefix[-1]).replace("▁", ""))

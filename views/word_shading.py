@@ -20,6 +20,8 @@ INK = ("#1e293b", "#1e293b", "#ffffff", "#ffffff")
 GUARD_STYLE = "border-bottom:2px dashed #b45309;color:#78350f"
 MAX_WORDS = 600  # words shaded on the page; the rest are named as left out
 STYLE = "padding:1px 4px;margin:1px;border-radius:4px;display:inline-block;line-height:1.6"
+PLAIN = "<style>:is(.st-key-translation, .st-key-rewritten):has(.shaded, [data-variant=pills]) [data-testid=stText] "
+PLAIN += "{font-size:0.8rem;color:#64748b}</style>"  # under shaded words, the same text plain (to copy) and small
 
 
 def word_span(word: OutputWord) -> str:
@@ -44,7 +46,8 @@ def legend(calibration: Calibration | None) -> str:
         span = f"wrong about {wrong} times (p {edges[shade]:.2f}–{edges[shade + 1]:.2f})"
         items.append(f'<span style="{STYLE};background:{colour};color:{INK[shade]}">{span}</span>')
     items.append(f'<span style="{STYLE};{GUARD_STYLE}">put back by the name guard</span>')
-    return "<div style='font-size:0.75em'>Words this pale are " + " ".join(items) + "</div>"
+    intro = "Click a word for what else the model could write there. Words this pale are "
+    return f"<div style='font-size:0.75em'>{intro}" + " ".join(items) + "</div>"
 
 
 def legend_help(calibration: Calibration | None, model_dir: Path) -> str:
@@ -61,6 +64,12 @@ def legend_help(calibration: Calibration | None, model_dir: Path) -> str:
     )
 
 
+def shaded_line(words: list[OutputWord]) -> str:
+    """Every word as a shaded span (the first MAX_WORDS; the rest named as left out), escaped: no Markdown."""
+    left = f" … (the first {MAX_WORDS} of {len(words):,} words are shaded)" * (len(words) > MAX_WORDS)
+    return "<div class='shaded'>" + " ".join(word_span(w) for w in words[:MAX_WORDS]) + left + "</div>"
+
+
 def pill_shades(key: str, words: list[OutputWord]) -> str:
     """CSS giving the pill of each word (the words to click, ``st.pills`` of ``key``) its shade."""
     rules = []
@@ -72,20 +81,14 @@ def pill_shades(key: str, words: list[OutputWord]) -> str:
     return "<style>" + "\n".join(rules) + "</style>"
 
 
-def show_word_confidence(result: TextTranslation, translator: Translator, model_dir: Path) -> None:
-    """The legend of the shades; for a text of several sentences, every word of it shaded (the words to click, of
-    the sentence shown, carry their shades too)."""
-    words = [
-        word
-        for sentence in result.sentences
-        for word in output_words(translator.tokenizer, sentence.best, sentence.guarded)
-    ]
-    if not words or not all(w.stand_in or w.prob == w.prob for w in words):
-        return  # nothing written, or a record without its tokens' probabilities
+def text_words(result: TextTranslation, translator: Translator) -> list[OutputWord]:
+    """Every word of the translation, shaded; none when nothing was written or the record lacks probabilities."""
+    words = [w for s in result.sentences for w in output_words(translator.tokenizer, s.best, s.guarded)]
+    return words if all(w.stand_in or w.prob == w.prob for w in words) else []
+
+
+def show_legend(model_dir: Path) -> None:
+    """The shades in plain words, how they are measured one click away."""
     calibration = load_calibration(model_dir)
     with st.container(key="word_confidence"):
-        if len(result.sentences) > 1:
-            st.html("<div>" + " ".join(word_span(w) for w in words[:MAX_WORDS]) + "</div>")  # escaped, no Markdown
-            if len(words) > MAX_WORDS:
-                st.caption(f"The first {MAX_WORDS} of {len(words):,} words are shaded.")
         st.markdown(legend(calibration), unsafe_allow_html=True, help=legend_help(calibration, model_dir))

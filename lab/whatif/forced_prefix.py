@@ -24,6 +24,7 @@ class Forced:
     original_log_prob: float  # log p(original output | source), teacher-forced
     truncated: bool  # the length limit cut the continuation
     cut_prefix: bool  # the prefix was longer than the output limit allows and was cut
+    token_log_probs: tuple[float, ...] = ()  # log p of each token of ``tokens``: the words' shading
 
 
 def force(
@@ -37,11 +38,8 @@ def force(
     room = output_limit(model, src_ids, options) - 1  # one position is kept for EOS
     kept = list(prefix[:room])
     tokens, truncated = search(Steered(model, None, tuple(kept)), src_ids, options)
+    scores = output_log_probs(model, src_ids, tokens)  # (T,)
+    original_log_prob = float(output_log_probs(model, src_ids, original).sum())
     return Forced(
-        kept,
-        tokens,
-        float(output_log_probs(model, src_ids, tokens).sum()),
-        float(output_log_probs(model, src_ids, original).sum()),
-        truncated,
-        len(kept) < len(prefix),
+        kept, tokens, float(scores.sum()), original_log_prob, truncated, len(kept) < len(prefix), tuple(scores.tolist())
     )

@@ -23,16 +23,9 @@ from jobs.launch import live_runs
 from lab.attention.sentence_maps import SentenceMaps, problems
 from lab.attention.translate_with_maps import TextTranslation, maps_of, set_threads, translate_text
 from lab.page.direction import Languages, languages
-from lab.page.examples import GuidedExample, by_source, examples_for, no_examples_note
+from lab.page.examples import by_source, examples_for, no_examples_note
 from lab.page.labels import placeholder, source_label, title
-from lab.page.model_choices import (
-    KEPT_MODEL,
-    ModelChoice,
-    default_index,
-    find_models,
-    other_shipped,
-    shipped_model,
-)
+from lab.page.model_choices import KEPT_MODEL, ModelChoice, default_index, find_models, other_shipped, shipped_model
 from lab.page.request import Request
 from model.run_dir import WEIGHTS_FILE
 from model.weights import ModelLoadError
@@ -44,7 +37,7 @@ from views.alignment_tab import gold_picker
 from views.compare_tab import ASKED, COMPARE_VIEW, TRANSLATE_PAGE
 from views.guarded_result import GUARD_KEY, guard_switch, show_guard
 from views.input_check import show_example_hint, show_input_check, show_view
-from views.maps import MAPS_FRAGMENT, ROOM_FOR_MAPS, show_maps
+from views.maps import ROOM_FOR_MAPS, show_maps
 from views.result import hypothesis_picker, sentence_picker, show_output
 from views.source_line import show_source_words
 from views.tab_context import TabContext
@@ -160,17 +153,12 @@ def use_example(choice: ModelChoice, settings: tuple[int, float, int]) -> None:
     """A guided example picked: in the box, translated at once, the maps opened in the view its hint speaks of."""
     picked = by_source(st.session_state.get("example") or "", languages(choice.path))
     if picked is not None:
-        open_example(picked, choice, settings)
-
-
-def open_example(example: GuidedExample, choice: ModelChoice, settings: tuple[int, float, int]) -> None:
-    open_text(example.source, choice, settings)
-    show_view(example.claim)
+        open_text(picked.source, choice, settings)
+        show_view(picked.claim)
 
 
 def open_text(text: str, choice: ModelChoice, settings: tuple[int, float, int], view: str = "") -> None:
-    """A sentence picked in the sidebar (a guided example, a gold-aligned one): in the box, translated at once, the
-    tab ``view`` open when one is named."""
+    """A sentence picked in the sidebar: in the box, translated at once, the tab ``view`` open when one is named."""
     st.session_state["source"] = text
     st.session_state["request"] = page_request(choice, settings)
     if view:
@@ -196,8 +184,7 @@ def source_input(
     choice: ModelChoice, settings: tuple[int, float, int], langs: Languages
 ) -> tuple[DeltaGenerator, DeltaGenerator]:
     """The example pickers in the sidebar, the text box and Translate; returns the place under Translate (the source
-    word by word) and the column beside the box (for the result): the maps below then start high enough to be seen
-    with it."""
+    word by word) and the column beside the box (for the result, so that the maps below start high enough)."""
     st.sidebar.header("Examples")
     if examples := examples_for(langs):
         st.sidebar.selectbox(
@@ -253,7 +240,8 @@ def translate_page() -> None:
         open_text(sentence, choice, settings, COMPARE_VIEW)
     first_visit = not {"request", "source", KEPT_SOURCE} & set(st.session_state)
     if first_visit and choice.available and examples_for(langs):  # the first screen opens on a worked example
-        open_example(examples_for(langs)[0], choice, settings)
+        open_text(examples_for(langs)[0].source, choice, settings)
+        show_view(examples_for(langs)[0].claim)
     under, beside = source_input(choice, settings, langs)
     request = st.session_state.get("request")
     if not isinstance(request, Request):
@@ -291,7 +279,7 @@ def show_translation(
     sentence = sentence_picker(result, langs)
     candidate = hypothesis_picker(sentence)
     with clicked:  # outside the maps' fragment, whose reruns would draw it again below itself
-        show_word_alternatives(translator, request, sentence, candidate, langs, len(result.sentences) == 1)
+        show_word_alternatives(translator, request, sentence, candidate, langs)
     with under:  # the source as typed, its words lit from the words to click
         maps = attention(request.model, version, tuple(sentence.src_ids), tuple(candidate.tokens))  # the maps' own
         show_source_words(translator, request.model, sentence, candidate, maps, langs)
@@ -310,14 +298,14 @@ TABS = (  # the all-heads grid is heavy, so not first
     (COMPARE_VIEW, "compare_tab", "show_compare"),
     ("Architecture", "architecture", "show_architecture_tab"),
     ("All heads", "maps", "show_all_heads"),
-    ("Positional encoding", "positional_tab", "show_positional"),
+    ("Positional encoding", "architecture", "show_positional"),
     ("Find the bad translations", "ranking_tab", "show_ranking"),
     ("Behaviour tests", "behaviour_tab", "show_behaviour"),
     ("Watch it learn", "toy_tab", "show_toy"),
 )
 
 
-@st.fragment(key=MAPS_FRAGMENT)
+@st.fragment
 def show_study(
     translator: Translator,
     request: Request,

@@ -48,9 +48,7 @@ def _which(indices: list[int], several: bool) -> str:
     if not several:
         return "the sentence"
     numbers = [str(i + 1) for i in indices]
-    if len(numbers) == 1:
-        return f"sentence {numbers[0]}"
-    return f"sentences {', '.join(numbers[:-1])} and {numbers[-1]}"
+    return f"sentence {numbers[0]}" if len(numbers) == 1 else f"sentences {', '.join(numbers[:-1])} and {numbers[-1]}"
 
 
 MAX_NAMED = 10  # characters a notice names; it counts the rest

@@ -1,10 +1,8 @@
 """The arithmetic behind one attention weight: q·k/√d_head for every key, the mask, the softmax, the row.
 
-The model returns weights, not queries and keys, so this module recomputes q and k for one layer from the model's
-own modules (``attention_inputs``: the only function here that knows the layers' insides) and redoes the softmax
-in float64; ``layer_vectors`` adds the values and the layer's output, for what comes after the softmax
-(lab/attention/head_contribution.py). A test checks that the result equals the map ``model.inspect`` returns, so a
-change in the model's layout shows up as a failing test rather than as wrong numbers on the page.
+The model returns weights, not queries and keys, so q and k of one layer are recomputed from the model's own modules
+(``attention_inputs``, the one function that knows the layers' insides) and the softmax redone in float64. A test
+checks that the result equals ``model.inspect``'s map: a change in the model's layout fails a test, not the page.
 """
 
 from __future__ import annotations
@@ -115,11 +113,8 @@ class LayerVectors:
 def attention_inputs(
     model: Transformer, ids: SentenceIds, kind: Kind, layer: int
 ) -> tuple[MultiHeadAttention, Tensor, Tensor, Tensor | None]:
-    """The attention module of one layer, its queries (1, H, T_q, D), keys/values (2, 1, H, T_k, D) and mask.
-
-    The one place that knows the layers' insides (sublayer connections, fused projections): layers below ``layer`` run
-    through their public ``forward``; inside ``layer`` the attention's input is rebuilt as the layer builds it.
-    """
+    """The attention module of one layer, its queries (1, H, T_q, D), keys/values (2, 1, H, T_k, D) and mask: layers
+    below ``layer`` run through their ``forward``; inside ``layer`` the attention's input is rebuilt as it builds it."""
     device = next(model.parameters()).device
     src = torch.tensor([ids.src], device=device)  # (1, S)
     tgt_in = torch.tensor([ids.tgt_in], device=device)  # (1, T)
@@ -149,8 +144,7 @@ def attention_inputs(
 
 @torch.inference_mode()
 def layer_vectors(model: Transformer, ids: SentenceIds, kind: Kind, layer: int) -> LayerVectors:
-    """Queries, keys, values of one attention layer, recomputed from the model's modules, and the layer's output
-    (the model's own attention call on them, fused kernel and all)."""
+    """Queries, keys, values of one attention layer and its output (the model's own attention call on them)."""
     if model.training:
         raise ValueError("the model is in training mode (dropout): call .eval() first")
     attention, q, kv, mask = attention_inputs(model, ids, kind, layer)

@@ -2,8 +2,7 @@
 log-probability of one output token (or, contrastively, of that token rather than another).
 
 The inputs are the token vectors (√d_model-scaled embeddings, before positions are added); the baseline gives every
-token the zero vector (positions kept). Per token, an attribution is the dot product over d_model of
-(input − baseline) with a gradient:
+token the zero vector (positions kept). Per token, an attribution is (input − baseline) · a gradient, over d_model:
 
 - input × gradient: the gradient at the input itself (one backward pass);
 - integrated gradients (Sundararajan et al. 2017): the gradient averaged over ``steps`` points on the straight line from
@@ -112,14 +111,13 @@ def attribute(
             f"{steps} points × {subwords} subwords (the source and the output so far) exceed integrated "
             f"gradients' limit of {MAX_IG_WORK:,}: take at most {MAX_IG_WORK // subwords} points for this token"
         )
-    device = next(model.parameters()).device
     src, tgt_in, x_src, x_tgt = token_vectors(model, src_ids, out_ids[:step])  # tgt_in: (1, step + 1)
     tokens = (out_ids[step],) if contrast is None else (out_ids[step], contrast)
     ids = (src, tgt_in)
     value, g_src, g_tgt = _gradients(model, ids, (x_src, x_tgt), step, tokens)
     with torch.no_grad():
         baseline = float(_objective(model, ids, (x_src * 0, x_tgt * 0), step, tokens)[0])
-    alphas = ((torch.arange(steps, device=device, dtype=x_src.dtype) + 0.5) / steps)[:, None, None]  # (steps, 1, 1)
+    alphas = (torch.arange(steps, device=x_src.device, dtype=x_src.dtype)[:, None, None] + 0.5) / steps  # (steps, 1, 1)
     paths = [_gradients(model, ids, (a * x_src, a * x_tgt), step, tokens)[1:] for a in alphas.split(POINT_BATCH)]
     path_src, path_tgt = (torch.cat(grads) for grads in zip(*paths, strict=True))
 

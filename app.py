@@ -37,7 +37,7 @@ from views.alignment_tab import gold_picker
 from views.compare_tab import ASKED, COMPARE_VIEW, TRANSLATE_PAGE
 from views.guarded_result import GUARD_KEY, guard_switch, show_guard
 from views.input_check import show_example_hint, show_input_check, show_view
-from views.maps import ROOM_FOR_MAPS, show_maps
+from views.maps import MAPS_FRAGMENT, ROOM_FOR_MAPS, show_maps
 from views.result import hypothesis_picker, sentence_picker, show_output
 from views.source_line import show_source_words
 from views.tab_context import TabContext
@@ -279,7 +279,7 @@ def show_translation(
     sentence = sentence_picker(result, langs)
     candidate = hypothesis_picker(sentence)
     with clicked:  # outside the maps' fragment, whose reruns would draw it again below itself
-        show_word_alternatives(translator, request, sentence, candidate, langs)
+        show_word_alternatives(translator, request, sentence, candidate, langs, len(result.sentences) == 1)
     with under:  # the source as typed, its words lit from the words to click
         maps = attention(request.model, version, tuple(sentence.src_ids), tuple(candidate.tokens))  # the maps' own
         show_source_words(translator, request.model, sentence, candidate, maps, langs)
@@ -305,7 +305,7 @@ TABS = (  # the all-heads grid is heavy, so not first
 )
 
 
-@st.fragment
+@st.fragment(key=MAPS_FRAGMENT)
 def show_study(
     translator: Translator,
     request: Request,

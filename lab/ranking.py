@@ -45,8 +45,6 @@ class Line:
 
 @dataclass(frozen=True)
 class Ranked:
-    """One line's translation and its figures."""
-
     line: Line
     translation: str  # as the page gives it: under the guard when it is on, its names put back
     confidence: float  # mean log-probability per output token (nats, <= 0); the worse of as read and as typed

@@ -6,11 +6,9 @@ A target position's decoder state is the last decoder layer's output (final norm
 into the next token's logits), teacher-forced on the pair's own English: row t predicts target token t.
 
 The training set as a map (after LIT's embedding projector): the index's pairs on the two directions along which
-their encoder vectors vary most (a PCA of the index's vectors, centred), any sentence placed by the same projection
-(a training pair's own sentence lands on its own point), and the map's chart (``training_map``, pure). The map is a
-shadow: two directions keep only ``explained`` of the variance, so two points near on the map may be far apart in the
-model's ``d_model`` dimensions (the neighbour tables measure that distance; the map does not). At most ``MAX_POINTS``
-pairs are drawn, a sample drawn with ``SEED``; the axes are fitted on every indexed pair.
+their encoder vectors vary most (a PCA over every indexed pair; at most ``MAX_POINTS`` drawn), a sentence placed by the
+same projection. The map is a shadow: two directions keep only ``explained`` of the variance, so two points near on
+the map may be far apart in the model's ``d_model`` dimensions (the neighbour tables measure that distance).
 """
 
 from __future__ import annotations

@@ -2,14 +2,13 @@
 quantised to int8, beside the pairs' texts, in one compressed ``.npz`` (64 bytes a pair: 7.6 MB for the shipped
 model's 118,825). ``lookup`` finds the best candidates in it and recomputes their states exactly.
 
-Which pairs: the ones the model's training read, as ``training.prepare.model_split`` gives them back (its run's
-``splits/train.tsv``, else its corpus less the dev and test pairs its ``split.json`` records), at most ``MAX_PAIRS``.
-A sentence's encoder vector is the encoder output (``memory``, final norm applied) averaged over the source's real
-tokens (not padding, not EOS: EOS is the same token in every sentence), as a unit vector: compared by cosine.
+The pairs are the ones the model's training read (``training.prepare.model_split``), at most ``MAX_PAIRS``. A
+sentence's encoder vector is the encoder output averaged over the source's real tokens (not padding, not EOS: EOS is
+the same token in every sentence), as a unit vector: compared by cosine.
 
-Where one lies: ``sentence_index.npz`` beside the model (the shipped model's is made by ``python -m workshop
-neighbours-index``; a run's is written there by the page), else in the runs folder's ``neighbours/`` named by the
-weights' sha256: the page never writes into a model folder outside the runs folder.
+Where one lies: ``sentence_index.npz`` beside the model (the shipped model's made by ``python -m workshop
+neighbours-index``, a run's by the page), else in the runs folder's ``neighbours/`` named by the weights' sha256:
+the page never writes into a model folder outside the runs folder.
 """
 
 from __future__ import annotations
@@ -67,7 +66,6 @@ def capped(pairs: list[Pair], cap: int) -> list[Pair]:
 
 
 def training_pairs(model_dir: Path, cap: int = MAX_PAIRS) -> TrainingPairs:
-    """The pairs to index for the model in ``model_dir`` (see the module's docstring)."""
     model_dir = Path(model_dir)
     try:
         pairs, data = model_split(model_dir).train, model_data(model_dir)

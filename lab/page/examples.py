@@ -92,7 +92,6 @@ class GuidedExample:
 
     @property
     def look_for(self) -> str:
-        """One line: the lesson, then the claim about the map."""
         return f"{self.lesson} {self.claim.text}"
 
 

@@ -85,7 +85,6 @@ def last_step(run_dir: Path) -> int:
 
 
 def stopped_label(name: str, step: int) -> str:
-    """How the picker names a run stopped before its end."""
     return f"run: {name} (stopped at step {step:,})"
 
 

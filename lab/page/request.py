@@ -19,7 +19,6 @@ class Request:
 
     @property
     def settings(self) -> str:
-        """The decoding settings in words."""
         guard = "" if self.name_guard else ", name guard off"
         if self.beam_size <= 1:
             return f"greedy{guard}"

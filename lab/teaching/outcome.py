@@ -70,8 +70,6 @@ def step_settings(model_dir: Path) -> StepSettings:
 
 @dataclass(frozen=True)
 class Adapted:
-    """The fine-tuned copy and how its adaptation went."""
-
     model: Transformer  # the session's copy (the shared model is untouched)
     losses: tuple[float, ...]  # the correction's mean token loss (label-smoothed) before each step
     seconds: float

@@ -172,12 +172,6 @@ class EntityFinder:
         return list(dict.fromkeys(words + numbers))
 
 
-def replace_entity(pair: Pair, old: str, new: str) -> Pair:
-    """``pair`` with every whole-word ``old`` replaced by ``new`` on both sides."""
-    pattern = re.compile(rf"(?<![\d.,]){old}(?!\d)" if old.isdigit() else rf"\b{old}\b")
-    return replace(pair, src=pattern.sub(new, pair.src), tgt=pattern.sub(new, pair.tgt))
-
-
 def substitute(
     pair: Pair, finder: EntityFinder, pool: EntityPool, rng: random.Random, config: EntityConfig
 ) -> tuple[Pair, int]:
@@ -200,6 +194,7 @@ def swap_all(
             new = pool.person(finder.people[old], rng, config)
         else:
             new = pool.other(rng, config)
-        pair = replace_entity(pair, old, new)
+        whole = re.compile(rf"(?<![\d.,]){old}(?!\d)" if old.isdigit() else rf"\b{old}\b")  # every whole-word ``old``
+        pair = replace(pair, src=whole.sub(new, pair.src), tgt=whole.sub(new, pair.tgt))
         drawn.append(new)
     return pair, drawn

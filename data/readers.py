@@ -56,29 +56,16 @@ class ReadReport:
     examples: dict[str, list[str]] = field(default_factory=dict)
     formats: dict[str, str] = field(default_factory=dict)  # corpus path -> format read
 
-    def _example(self, reason: str, where: str, max_examples: int) -> None:
+    def skip(self, reason: str, where: str, repaired: bool = False) -> None:
+        """Count a record skipped (or ``repaired`` and kept) for ``reason``; the first three are shown by ``where``."""
+        (self.repaired if repaired else self.skipped)[reason] += 1
         shown = self.examples.setdefault(reason, [])
-        if len(shown) < max_examples:
+        if len(shown) < 3:
             shown.append(where)
 
-    def skip(self, reason: str, where: str, max_examples: int = 3) -> None:
-        self.skipped[reason] += 1
-        self._example(reason, where, max_examples)
-
-    def repair(self, reason: str, where: str, max_examples: int = 3) -> None:
-        self.repaired[reason] += 1
-        self._example(reason, where, max_examples)
-
     def as_dict(self) -> dict:
-        return {
-            "read": self.read,
-            "kept": self.kept,
-            "skipped": dict(self.skipped),
-            "repaired": dict(self.repaired),
-            **({"added": dict(self.added)} if self.added else {}),
-            "examples": self.examples,
-            "formats": self.formats,
-        }
+        """Every field, in order, counters as plain dicts; "added" only when pairs were added."""
+        return {k: dict(v) if isinstance(v, Counter) else v for k, v in vars(self).items() if k != "added" or v}
 
 
 @dataclass(frozen=True)
@@ -115,7 +102,7 @@ def bad_record(report: ReadReport, skip_bad: bool, reason: str, where: str, mess
     """Raise CorpusError, or (skipping bad lines) count the record as skipped, or as repaired and kept."""
     if not skip_bad:
         raise CorpusError(f"{where}: {message}")
-    (report.repair if repair else report.skip)(reason, where)
+    report.skip(reason, where, repaired=repair)
 
 
 def utf_bom(head: bytes) -> tuple[bytes, str] | None:

@@ -94,14 +94,13 @@ def typed_pairs(pairs: list[Pair]) -> list[Pair]:
 
 
 def read_test_set(src: Path | None, ref: Path | None, pairs: Path | None) -> list[Pair]:
-    """Line-aligned ``--src``/``--ref`` files, or one ``--pairs`` TSV (source<TAB>reference)."""
+    """One ``--pairs`` TSV (source<TAB>reference), else line-aligned ``--src``/``--ref`` files (``parse_args`` checks
+    that one or the other is given)."""
     if pairs is not None:
         try:
             return read_tsv(pairs)
         except CorpusError as err:
             raise EvaluationError(str(err)) from None
-    if src is None or ref is None:
-        raise EvaluationError("give --src and --ref files, or one --pairs file")
     sources, references = (read_text(p, MAX_PAIRS_FILE_BYTES, EvaluationError).splitlines() for p in (src, ref))
     if len(sources) != len(references):
         raise EvaluationError(

@@ -4,11 +4,10 @@ For one query row of one head: context = Σ_j α_j v_j (D,), the head's context 
 H contexts and applies W_O (d_model × H·D) and b_O, so head h contributes W_O[:, h·D:(h+1)·D] · context_h and the
 layer's output is Σ_h contribution_h + b_O (tested against the model's own output, forward hook included).
 
-For the last decoder layer the page also follows the contribution to the logit of the token the row predicts. That
-path is not linear (the feed-forward after it reads it, the final LayerNorm divides by a scale that depends on it),
-so three figures are given, each for what it is: the direct path u·c (u the token's output row), the same through
-the final norm with its scale held at the value it had (an exact term of the logit's decomposition over what was
-added to the residual stream), and the exact total effect: the logit with the head switched off, one more pass.
+For the last decoder layer the page follows the contribution to the logit of the token the row predicts. That path is
+not linear (the feed-forward after it reads it, the final LayerNorm divides by a scale that depends on it), so three
+figures are given: the direct path u·c (u the token's output row), the same through the final norm with its scale
+held (an exact term of the logit's decomposition), and the exact total effect: the logit with the head switched off.
 """
 
 from __future__ import annotations

@@ -1,16 +1,12 @@
-"""Teach the model a correction: a few fine-tuning steps of a private copy on the corrected pair mixed with replayed
-pairs, then what it changed: the sentence and its cross-attention before and after, the checked sentences before and
-after, and how the adaptation went. Only results are kept: the adapted copy is dropped once measured.
+"""Teach the model a correction: a few fine-tuning steps of a private copy (the shared model is deep-copied: its
+weights cannot change) on the corrected pair mixed with replayed pairs, then what it changed: the sentence and its
+cross-attention before and after, the checked sentences before and after. Only results are kept.
 
 The loss is training's own (model/loss.py), with the model's own label smoothing: the mean over the correction's
-tokens plus the mean over the replayed ones, so the one pair weighs as much as the replay. The step size is a fifth
-of the model's peak learning rate. The shared model is deep-copied first: its weights cannot change.
-
-Replay keeps a few steps on one pair from pulling the whole model towards it: a fixed sample of the model's own
-training pairs (``splits/train.tsv`` of a run folder) when the folder has them, else the guided examples with the
-model's own translations as targets (a shipped model folder holds no training pairs). The check set is what the
-page translates before and after to answer "did it break anything?": the guided examples (they have right answers),
-or for a model of another source language the first dev sentences of its run folder.
+tokens plus the mean over the replayed ones, so the one pair weighs as much as the replay. Replay keeps a few steps on
+one pair from pulling the whole model towards it: a fixed sample of the run's training pairs, else the guided examples
+with the model's own translations as targets. The check set answers "did it break anything?": the guided examples
+(they have right answers), else the first dev sentences of the run folder.
 """
 
 from __future__ import annotations

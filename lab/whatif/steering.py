@@ -1,10 +1,9 @@
 """What every what-if tool works on (``Subject``), and the model as greedy and beam search see it with a "what if?"
 applied: heads switched off, an English prefix forced.
 
-``Steered`` offers what ``model/decode.py`` asks of a model (``config``, ``encode``, ``start_caches``,
-``decode_step``), so the project's own greedy and beam search run unchanged over it.
-A forced step gives the prefix token log-probability 0 and every other token −∞; the log-probability of an output is
-therefore always re-read from one teacher-forced pass (``output_log_probs``), never from the search.
+``Steered`` offers what ``model/decode.py`` asks of a model, so the project's own greedy and beam search run unchanged
+over it. A forced step gives the prefix token log-probability 0 and every other token −∞; the log-probability of an
+output is therefore always re-read from one teacher-forced pass (``output_log_probs``), never from the search.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ import itertools
 
 import pytest
 
-from lab.attention.beam_trace import CHOSEN, ENDED, FATES, KEPT, PRUNED, Beam, BeamStep, beam_trace, beam_tree
+from lab.attention.step_choices import CHOSEN, ENDED, FATES, KEPT, PRUNED, Beam, BeamStep, beam_trace, beam_tree
 from translate.translator import DEFAULT_MODEL, DecodeOptions, Translator
 from viz.beam_tree import beam_tree_chart, tree_frame
 

@@ -6,8 +6,7 @@ import math
 
 import pytest
 
-from lab.attention.beam_trace import Beam, BeamStep, beam_trace, step_table
-from lab.attention.step_choices import TOP, Choice, choices
+from lab.attention.step_choices import TOP, Beam, BeamStep, Choice, beam_trace, choices, step_table
 from translate.translator import DEFAULT_MODEL, DecodeOptions, Translator
 
 

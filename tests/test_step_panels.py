@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lab.attention.beam_trace import NOT_YET, Beam, BeamStep, step_table
+from lab.attention.step_choices import NOT_YET, Beam, BeamStep, step_table
 from viz.arithmetic import weight_text
 from viz.choices import choice_chart, choice_frame
 from viz.positional_curves import curves_frame, positional_curves

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from lab.attention.beam_trace import FATES, NOT_YET, BeamStep, beam_trace, beam_tree, step_table
 from lab.attention.map_views import Focus, map_chart, map_view, too_big, which
 from lab.attention.sentence_maps import SentenceMaps
-from lab.attention.step_choices import Choice, choices
+from lab.attention.step_choices import FATES, NOT_YET, BeamStep, Choice, beam_trace, beam_tree, choices, step_table
 from lab.page.direction import Languages
 from translate.translator import Translator
 from views.tab_context import TabContext

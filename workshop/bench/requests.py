@@ -30,8 +30,7 @@ import torch
 from data.sentences import MAX_PIECE
 from data.tokenizer import Tokenizer
 from lab.alignment.links import align
-from lab.attention.beam_trace import beam_trace
-from lab.attention.step_choices import choices, next_token_log_probs, prefix_with
+from lab.attention.step_choices import beam_trace, choices, next_token_log_probs, prefix_with
 from lab.attention.translate_with_maps import maps_of, translate_text
 from lab.neighbours.lookup import candidates, query_states
 from lab.neighbours.sentence_index import load

@@ -1,3 +1,2 @@
-"""The Train page's work outside the page: background training jobs and their lock (``control``), corpus checks and
-uploads, the estimate before Start, progress, verdict, scores and the gate after it; each runs a project command as
-a process where it trains or translates. The translate page's attention analysis lives in ``lab/``."""
+"""The Train page's work outside the page: training jobs (``control``), corpus checks and uploads, the estimate and
+forecast before Start, progress, verdict and scores after it; training and translating run as separate processes."""

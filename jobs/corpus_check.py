@@ -4,11 +4,9 @@ to a file, duplicates are found by 8-byte hashes, and only a few examples are ke
 
 from __future__ import annotations
 
-import bisect
 import csv
 import dataclasses
 import io
-import itertools
 import json
 import shutil
 import tempfile
@@ -113,8 +111,7 @@ def detected_format(path: Path) -> str | None:
 
 class SeenPairs:
     """Hashes of the pairs kept so far, in a few sorted runs: 8 bytes a pair instead of a set of Pair objects. Python's
-    own 64-bit string hash is enough (a collision: about one in 10^19 per pair of pairs), and never leaves the process.
-    """
+    own 64-bit string hash is enough (a collision: one in 10^19 per pair of pairs), and never leaves the process."""
 
     def __init__(self) -> None:
         self.runs: list[np.ndarray] = []  # sorted int64, each run at least twice as long as the next
@@ -186,19 +183,12 @@ def length_stats(lengths: dict[str, Counter[int]]) -> tuple[LengthStats, ...]:
     """Whitespace tokens per sentence on each side, from each side's histogram of lengths."""
     stats = []
     for side, label in (("src", f"source ({SRC_LANG})"), ("tgt", f"target ({TGT_LANG})")):
-        counts, n = lengths[side], lengths[side].total()
+        every, n = sorted(lengths[side].elements()), lengths[side].total()  # 8 bytes a pair, as the hashes take
         if not n:
             continue
-        ordered = sorted(counts.items())
-        below = list(itertools.accumulate(count for _, count in ordered))  # lengths up to each, counted
-
-        def nth(k: int, ordered: list[tuple[int, int]] = ordered, below: list[int] = below) -> int:
-            """The ``k``-th smallest length (0-based)."""
-            return ordered[bisect.bisect_right(below, k)][0]
-
-        median = nth(n // 2) if n % 2 else (nth(n // 2 - 1) + nth(n // 2)) / 2
-        mean = round(sum(value * count for value, count in ordered) / n, 1)
-        stats.append(LengthStats(label, ordered[0][0], median, mean, nth(min(n - 1, int(0.95 * n))), ordered[-1][0]))
+        median = every[n // 2] if n % 2 else (every[n // 2 - 1] + every[n // 2]) / 2
+        mean = round(sum(every) / n, 1)
+        stats.append(LengthStats(label, every[0], median, mean, every[min(n - 1, int(0.95 * n))], every[-1]))
     return tuple(stats)
 
 
@@ -298,12 +288,11 @@ def _stars(keys: np.ndarray, shared: np.ndarray, other_shared: np.ndarray) -> np
 
 
 def holdout_problem(kept: TextIO, n: int) -> str | None:
-    """Why ``data.corpus.split`` could not give both dev and test pairs from the ``n`` kept pairs, or None.
-
-    The split keeps pairs that share a sentence together (``_groups``) and holds out only whole groups of at most
-    SMALL_GROUP pairs. Counting how many pairs share each sentence settles most corpora (Tatoeba: 84% of pairs stand
-    alone); the rest go through ``_groups`` when that fits in twice the kept pairs' size on disk (or ~2.5 MB), else
-    the corpus is let through and training/prepare.py refuses it if its split comes out empty."""
+    """Why ``data.corpus.split`` could not give both dev and test pairs from the ``n`` kept pairs, or None. The split
+    keeps pairs that share a sentence together (``_groups``) and holds out only whole groups of at most SMALL_GROUP
+    pairs. Counting how many pairs share each sentence settles most corpora (Tatoeba: 84% of pairs stand alone); the
+    rest go through ``_groups`` when that fits in twice the kept pairs' size on disk (or ~2.5 MB), else the corpus is
+    let through and training/prepare.py refuses it if its split comes out empty."""
     test_size = min(DataConfig.test_size, max(1, n // 10))  # as training/prepare.py sizes it, by default
     src = _key_hashes(kept, 0, n)
     src_shared, src_all = _sharing(src)
@@ -364,11 +353,11 @@ def peek_rows(path: Path, n: int = 20) -> list[list[str]]:
     return [line.rstrip("\r").split("\t") for line in head.splitlines() if line.strip()][:n]
 
 
-def tsv_columns(n_columns: int, src: int, tgt: int) -> tuple[str, ...]:
-    """Language names for ``n_columns`` tab-separated columns with the source at ``src`` and the target at ``tgt``."""
+def column_names(n_columns: int, src: int, tgt: int, roles: tuple[str, str] = (SRC_LANG, TGT_LANG)) -> tuple[str, ...]:
+    """Names for ``n_columns`` columns: ``roles`` (the tsv reader's languages) at ``src`` and ``tgt``."""
     if src == tgt or not (0 <= src < n_columns and 0 <= tgt < n_columns):
         raise CorpusError(f"choose two different columns out of {n_columns}")
-    return tuple(SRC_LANG if i == src else TGT_LANG if i == tgt else f"column{i + 1}" for i in range(n_columns))
+    return tuple(roles[0] if i == src else roles[1] if i == tgt else f"column{i + 1}" for i in range(n_columns))
 
 
 def csv_header(path: Path) -> list[str]:
@@ -394,10 +383,7 @@ def csv_default_columns(header: list[str]) -> tuple[int, int]:
 
 def relabel_csv(path: Path, src: int, tgt: int, out_dir: Path) -> Path:
     """A copy of a CSV file whose header names column ``src`` "source" and ``tgt`` "target" (other lines as they are)."""
-    header = csv_header(path)
-    if src == tgt or not (0 <= src < len(header) and 0 <= tgt < len(header)):
-        raise CorpusError(f"choose two different columns out of the header {header}")
-    names = ["source" if i == src else "target" if i == tgt else f"column{i + 1}" for i in range(len(header))]
+    names = column_names(len(csv_header(path)), src, tgt, ("source", "target"))
     out_dir.mkdir(parents=True, exist_ok=True)
     out = out_dir / f"{path.stem}.columns-{src + 1}-{tgt + 1}.csv"
     if out.is_file() and out.stat().st_mtime >= path.stat().st_mtime:

@@ -1,9 +1,6 @@
-"""Which language each side of a corpus is in, proposed from the text itself before the user confirms it.
-
-The identifier is langid.py (Lui & Baldwin 2012): pure Python, 97 languages, its model inside the wheel, so it
-runs offline and in milliseconds on the page's sample of pairs. The user's pick is what the run trains on; the
-proposal only fills the pickers and warns when the columns look the other way round.
-"""
+"""Which language each side of a corpus is in, proposed from the text itself before the user confirms it: by
+langid.py (Lui & Baldwin 2012: offline, 97 languages, milliseconds on the page's sample of pairs). The proposal only
+fills the pickers and warns when the columns look the other way round; the user's pick is what the run trains on."""
 
 from __future__ import annotations
 

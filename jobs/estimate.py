@@ -109,10 +109,9 @@ def dev_override(pairs: int, config: TrainConfig) -> list[str]:
 
 
 def estimate(pairs: int, config: TrainConfig, cal: Calibration, now: float) -> Estimate:
-    """Scale the calibration to ``pairs`` checked pairs and the limits of ``config``; ``now`` for the finish time.
-
-    The evaluation spacing is the preset's unless fewer than MIN_EVALS evaluations would fit in the steps expected:
-    then it is narrowed (each evaluation's time counted again) until they do, and the run is started with it."""
+    """Scale the calibration to ``pairs`` checked pairs and the limits of ``config``; ``now`` for the finish time. The
+    evaluation spacing is the preset's unless fewer than MIN_EVALS evaluations would fit in the steps expected: then
+    it is narrowed (each evaluation's time counted again) until they do, and the run is started with it."""
     made = _estimate(pairs, config, cal, now, config.run.eval_every)
     for _ in range(8):  # narrower spacing costs evaluation time, which may cost steps under a minutes limit
         if made.steps // made.eval_every >= MIN_EVALS or made.eval_every == 1:
@@ -210,8 +209,6 @@ def calibrate(
 
 @dataclass(frozen=True)
 class Outcome:
-    """What a finished (or stopped) run did, to set beside its estimate."""
-
     steps: int
     train_seconds: float
     total_seconds: float | None  # start event to metrics.json; None before it finished

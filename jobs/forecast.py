@@ -1,16 +1,15 @@
 """The forecast before Start: the dev BLEU a run of this many pairs and steps can be expected to reach.
 
 It reads a learning-curve table measured once on the bundled Tatoeba corpus (``python -m workshop learning-curve``
-writes ``TABLE_FILE``): dev BLEU by training pairs and steps, from scratch and fine-tuning the shipped model. The
-forecast is linear in log(steps) and log(pairs) between the measured curves, damped beyond them (curves flatten), and
-says when it reaches beyond them. Each curve is read as its best evaluation so far: the forecast is of the best dev
-BLEU a run's evaluations reach (the checkpoint it keeps, by dev loss, can score lower). A pure function: the page
-updates it at once when a limit changes.
+writes ``TABLE_FILE``): dev BLEU by training pairs and steps, from scratch and fine-tuning the shipped model, each
+curve read as its best evaluation so far. The forecast is linear in log(steps) and log(pairs) between the measured
+curves, damped beyond them (curves flatten), and says when it reaches beyond them.
 """
 
 from __future__ import annotations
 
 import bisect
+import itertools
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -85,14 +84,10 @@ def parse_table(data: Any, where: str = "learning curve") -> Table:
 
 
 def _point(p: Any) -> bool:
-    return (
-        isinstance(p, list)
-        and len(p) == 2
-        and isinstance(p[0], int)
-        and p[0] >= 1
-        and isinstance(p[1], int | float)
-        and 0 <= p[1] <= 100
-    )
+    match p:
+        case [int(step), int() | float() as bleu]:
+            return step >= 1 and 0 <= bleu <= 100
+    return False
 
 
 def load_table(path: Path = TABLE_FILE) -> Table:
@@ -104,8 +99,7 @@ def load_table(path: Path = TABLE_FILE) -> Table:
 
 
 def _bracket(xs: list[float], x: float) -> tuple[int, float]:
-    """The measured segment ``xs[i - 1], xs[i]`` nearest ``x`` and where ``x`` lies on it in log(x) (0 at its start,
-    1 at its end, outside 0..1 beyond it); ``xs`` rising, at least two."""
+    """The segment ``xs[i - 1], xs[i]`` nearest ``x``, and where on it ``x`` lies in log(x): 0..1 inside it."""
     i = min(max(1, bisect.bisect_left(xs, x)), len(xs) - 1)
     return i, (math.log(x) - math.log(xs[i - 1])) / (math.log(xs[i]) - math.log(xs[i - 1]))
 
@@ -125,18 +119,13 @@ def _loglinear(xs: list[float], ys: list[float], x: float) -> tuple[float, float
     return min(100.0, max(0.0, ys[i - 1] + (ys[i] - ys[i - 1]) * t)), beyond
 
 
-def at_steps(curve: Curve, steps: int) -> tuple[float, float]:
-    """The curve's best dev BLEU by ``steps``; and the doublings beyond its measured steps."""
-    best = [max(b for _, b in curve.points[: i + 1]) for i in range(len(curve.points))]
-    return _loglinear([float(s) for s, _ in curve.points], best, float(steps))
-
-
 def expected(table: Table, pairs: int, steps: int, mode: str) -> tuple[float, float, float, int]:
     """Dev BLEU at ``pairs`` and ``steps``; doublings beyond the measured pairs and steps; the last measured step."""
     curves = table.of(mode)
     if not curves:
         raise ForecastError(f"learning curve: no {mode} curve measured")
-    read = [at_steps(c, steps) for c in curves]
+    best = [list(itertools.accumulate((b for _, b in c.points), max)) for c in curves]  # each curve's best so far
+    read = [_loglinear([float(s) for s, _ in c.points], b, float(steps)) for c, b in zip(curves, best, strict=True)]
     sizes = [float(c.pairs) for c in curves]
     bleu, pairs_beyond = _loglinear(sizes, [b for b, _ in read], float(pairs))
     i, t = _bracket(sizes, float(pairs)) if len(curves) > 1 else (0, 1.0)

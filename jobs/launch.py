@@ -74,10 +74,8 @@ def launch(
     owner: str = "",
     lock: run_lock.RunLock | None = None,
 ) -> int:
-    """Start ``argv`` in its own session with output to train.log, holding the run's lock; returns the PID.
-
-    The lock (taken here, or ``lock``, held by the caller) is handed to the process (``LOCK_FD_ENV``); ``owner``
-    (the page session's token) is the one that may stop it. ``env`` adds to this process's environment."""
+    """Start ``argv`` in its own session with output to train.log, handing it the run's lock (taken here, or the
+    caller's ``lock``); ``owner``, the page session's token, may stop it; ``env`` adds to the environment. The PID."""
     runs_dir = run_dir.parent
     runs_dir.mkdir(parents=True, exist_ok=True)
     with open(runs_dir / LAUNCH_LOCK, "a") as launching:  # two sessions never both count zero jobs and start one
@@ -125,8 +123,7 @@ def refuse_if_full(run_dir: Path) -> None:
 
 
 def run_tool(module_args: Sequence[str], timeout_s: float) -> str | None:
-    """Run ``python -m MODULE_ARGS`` from the repository to its end, its threads quiet as a job's: None when it
-    succeeded, else why not (its last error line, progress bars left out; or that it ran past ``timeout_s``)."""
+    """Run ``python -m MODULE_ARGS`` to its end, threads quiet: None when it succeeded, else its last error line."""
     env = {**os.environ, "OMP_WAIT_POLICY": "PASSIVE"}
     argv = [sys.executable, "-m", *module_args]
     try:

@@ -43,24 +43,6 @@ class RunProgress:
     limit: str  # which budget the fraction refers to, in words
 
 
-@dataclass(frozen=True)
-class Evaluating:
-    """A dev evaluation running now: at which step, the loss or BLEU, how many sentences of how many."""
-
-    step: int
-    task: str
-    done: int
-    total: int
-
-    @property
-    def text(self) -> str:
-        """ "Evaluating at step 400 on 299 dev sentences… (120 of 299)"."""
-        how_far = f"({self.done:,} of {self.total:,})"
-        if self.task == "bleu":
-            return f"Evaluating at step {self.step:,}: translating {self.total:,} dev sentences for BLEU… {how_far}"
-        return f"Evaluating at step {self.step:,} on {self.total:,} dev sentences… {how_far}"
-
-
 def read_json(path: Path) -> dict[str, Any] | None:
     """A JSON object from ``path``, or None when missing, half-written, or not a regular file (read bounded)."""
     try:
@@ -137,9 +119,9 @@ def run_progress(records: list[dict[str, Any]], budget: Budget) -> RunProgress |
     )
 
 
-def evaluating(run_dir: Path, records: list[dict[str, Any]]) -> Evaluating | None:
-    """The dev evaluation the run's EVALUATING_FILE says is running, None when none is: no file, or one older than
-    the last train record (an evaluation a stop cut short; training goes on only after an evaluation)."""
+def evaluating(run_dir: Path, records: list[dict[str, Any]]) -> tuple[float, str] | None:
+    """How far the dev evaluation the run's EVALUATING_FILE says is running is, and that in words; None when none
+    is: no file, or one older than the last train record (a stop cut it short; training goes on only after one)."""
     record = read_json(run_dir / EVALUATING_FILE)
     if record is None or record.get("task") not in ("loss", "bleu"):
         return None
@@ -149,7 +131,12 @@ def evaluating(run_dir: Path, records: list[dict[str, Any]]) -> Evaluating | Non
     trained = [r["time"] for r in records if r.get("kind") == "train" and isinstance(r.get("time"), int | float)]
     if trained and max(trained) > numbers[0]:
         return None
-    return Evaluating(int(numbers[1]), record["task"], int(numbers[2]), int(numbers[3]))
+    step, done, total = (int(n) for n in numbers[1:])
+    if record["task"] == "bleu":
+        text = f"Evaluating at step {step:,}: translating {total:,} dev sentences for BLEU… ({done:,} of {total:,})"
+    else:
+        text = f"Evaluating at step {step:,} on {total:,} dev sentences… ({done:,} of {total:,})"
+    return done / max(1, total), text
 
 
 def kept_text(run_dir: Path) -> str | None:

@@ -41,9 +41,7 @@ class Verdict:
 
 
 @dataclass(frozen=True)
-class Check:
-    """One check of the default-model rule."""
-
+class Check:  # one check of the default-model rule
     name: str
     run: float
     baseline: float | None  # the current default's figure (or the floor's); None: nothing to compare
@@ -62,11 +60,10 @@ def _numbers(records: Sequence[Mapping[str, Any]], kind: str, field: str) -> lis
 
 
 def verdict(records: Sequence[Mapping[str, Any]]) -> Verdict:
-    """What the curves say, in words a newcomer can act on (dev loss and BLEU against the train loss).
-
-    "Over-fitting" (and "worse") need the dev loss to have risen from its best by more than the dev set's noise:
-    NOISE_SES × the standard error of the mean per-sentence dev loss (``dev_loss_se``, which training computes from
-    every dev sentence's loss), and by more than TOLERANCE; a smaller rise is read as no change."""
+    """What the curves say, in words a newcomer can act on (dev loss and BLEU against the train loss). "Over-fitting"
+    (and "worse") need the dev loss to have risen from its best by more than TOLERANCE and the dev set's noise:
+    NOISE_SES × the standard error of the mean per-sentence dev loss (``dev_loss_se``, from every dev sentence's loss);
+    a smaller rise is read as no change."""
     dev = _numbers(records, EVAL_RECORD, "dev_loss")
     if len(dev) < 2:
         return Verdict("early", "Too early to tell: the verdict needs two dev evaluations.")
@@ -137,10 +134,11 @@ def reference_summary(scores: Mapping[str, Any], shipped: str = "") -> str:
     return text
 
 
-def reference_points(run_dir: Path) -> dict[str, Any] | None:
-    """The reference points scored for a run (``python -m training.reference_points``), None before."""
-    data = read_json(run_dir / REFERENCES_FILE)
-    return data if data is not None and isinstance(data.get("scores"), dict) else None
+def reference_points(run_dir: Path, default: Path | None) -> dict[str, Any] | None:
+    """The run's reference points when scored for its weights beside ``default`` (None or the run: none); else None."""
+    path, wanted = run_dir / REFERENCES_FILE, None if default in (None, run_dir) else str(default.resolve())
+    data = read_json(path) if fresh(path, run_dir) else None
+    return data if data and isinstance(data.get("scores"), dict) and data.get("default") == wanted else None
 
 
 def score_reference_points(run_dir: Path, default: Path | None) -> str | None:

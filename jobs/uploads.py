@@ -34,7 +34,6 @@ def max_upload_mb(environ: Mapping[str, str] = os.environ) -> int:
 
 
 def size_problem(size: int, max_mb: int, name: str) -> str | None:
-    """A message when ``size`` bytes exceed the limit, else None."""
     if size <= max_mb * 1024 * 1024:
         return None
     return (
@@ -43,15 +42,14 @@ def size_problem(size: int, max_mb: int, name: str) -> str | None:
     )
 
 
-def safe_filename(name: str, default: str = "corpus.txt") -> str:
-    """The base name reduced to ASCII letters, digits, ``.``, ``-``, ``_`` (no folders, no leading dot); a name
-    longer than MAX_NAME is cut, keeping its extension (it tells the format) and adding 8 hex digits of a hash of
-    the whole name, so that two long names that differ only at the end stay apart."""
+def safe_filename(name: str) -> str:
+    """The base name reduced to ASCII letters, digits, ``.``, ``-``, ``_`` (no folders, no leading dot); past MAX_NAME
+    cut, keeping its extension (the format) plus 8 hex digits of its hash: long names differing at the end differ."""
     base = name.replace("\\", "/").rsplit("/", 1)[-1]
     base = unicodedata.normalize("NFKD", base).encode("ascii", "ignore").decode()
     base = re.sub(r"[^A-Za-z0-9._-]+", "_", base).strip("._-")
     if len(base) <= MAX_NAME:
-        return base or default
+        return base or "corpus.txt"
     tag = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:8]
     stem, dot, suffix = base.rpartition(".")
     extension = f".{suffix}" if dot and stem and len(suffix) < 10 else ""
@@ -60,7 +58,7 @@ def safe_filename(name: str, default: str = "corpus.txt") -> str:
 
 
 def stage_files(files: Mapping[str, bytes], staging: Path) -> Path:
-    """Write ``{safe name: content}`` into ``staging/<content hash>/``; the same upload always lands in one place."""
+    """Write ``{safe name: content}`` into ``staging/<content hash>/``; the staging folder keeps MAX_STAGED uploads."""
     digest = hashlib.sha256()
     for name in sorted(files):
         if name != safe_filename(name):
@@ -72,21 +70,15 @@ def stage_files(files: Mapping[str, bytes], staging: Path) -> Path:
         path = folder / name
         if not path.is_file() or path.stat().st_size != len(content):
             write_beside(path, lambda file, content=content: file.write(content))  # a full disk leaves no part
-    os.utime(folder)  # the newest upload (even one staged before) is kept longest
-    prune_staging(staging, MAX_STAGED)
+    os.utime(folder)  # the newest upload (even one staged before) is kept longest: older ones past MAX_STAGED go
+    folders = [p for p in staging.iterdir() if p.is_dir() and not p.is_symlink() and STAGED_NAME.fullmatch(p.name)]
+    for old in sorted(folders, key=lambda p: p.stat().st_mtime_ns, reverse=True)[MAX_STAGED:]:
+        shutil.rmtree(old, ignore_errors=True)
     return folder
 
 
 def stage_problem(name: str, err: OSError) -> str:
-    """One line for an upload that could not be saved (a full disk)."""
     return f"{name} could not be saved in the runs folder ({err.strerror or err}); free space, or give a server path"
-
-
-def prune_staging(staging: Path, keep: int) -> None:
-    """Delete all but the ``keep`` most recently staged uploads: the staging folder stays bounded."""
-    folders = [p for p in staging.iterdir() if p.is_dir() and not p.is_symlink() and STAGED_NAME.fullmatch(p.name)]
-    for old in sorted(folders, key=lambda p: p.stat().st_mtime_ns, reverse=True)[keep:]:
-        shutil.rmtree(old, ignore_errors=True)
 
 
 # ----------------------------------------------------------------------------------------- paths on the server
@@ -109,28 +101,21 @@ def server_path(text: str) -> Path:
     return real(path if path.is_absolute() else REPO_ROOT / path)
 
 
-def length_problem(path: Path, shown: str | None = None) -> str | None:
-    """A message when a name in ``path``, or the whole path, is longer than the file system allows."""
+def folder_problem(path: Path, folders: Sequence[Path], shown: str | None = None) -> str | None:
+    """Why the resolved ``path`` (or a Moses sibling) may not be read: a name too long, outside ``folders``, in the runs
+    folder, or not to be looked at; folders named relative to the repository, never as the server's absolute paths."""
     shown = shown or str(path)
     if long := next((part for part in path.parts if len(os.fsencode(part)) > MAX_NAME_BYTES), None):
         size, most = len(os.fsencode(long)), f"a file or folder name may have at most {MAX_NAME_BYTES}"
         return f"{shown}: the name {long[:40]!r}… is {size} bytes long; {most}"
     if (size := len(os.fsencode(str(path)))) > MAX_PATH_BYTES:
         return f"{shown}: the path is {size} bytes long; a path may have at most {MAX_PATH_BYTES}"
-    return None
-
-
-def folder_problem(path: Path, folders: Sequence[Path], shown: str | None = None) -> str | None:
-    """A message when the resolved ``path``, or a Moses sibling of it, lies outside ``folders`` or in the runs folder,
-    or cannot be looked at; folders named relative to the repository, never as the server's absolute paths."""
-    if problem := length_problem(path, shown):
-        return problem
     try:
         siblings = [] if path.is_dir() else [p for p in moses_paths(path, SRC_LANG, TGT_LANG) if p.exists()]
     except OSError as err:
-        return f"{shown or path}: cannot be looked at ({err.strerror or err})"
-    as_given = moses_paths(Path(shown or path), SRC_LANG, TGT_LANG)  # a Moses side, named as the user would
-    given = {**dict(zip(moses_paths(path, SRC_LANG, TGT_LANG), as_given, strict=True)), path: shown or path}
+        return f"{shown}: cannot be looked at ({err.strerror or err})"
+    as_given = moses_paths(Path(shown), SRC_LANG, TGT_LANG)  # a Moses side, named as the user would
+    given = {**dict(zip(moses_paths(path, SRC_LANG, TGT_LANG), as_given, strict=True)), path: shown}
     runs = runs_folder()
     for candidate in (path, *siblings):
         named = given.get(candidate, candidate)  # as the user gave it, never where it resolves to

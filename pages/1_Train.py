@@ -8,11 +8,9 @@ import streamlit as st
 from jobs import control
 from jobs.uploads import max_upload_mb
 from translate.settings import repo_relative
-from views.train_report import checked_corpus
+from views.train_corpus import checked_corpus, choose_source
 from views.train_run import watch
-from views.train_settings import keep_settings, restore_settings
-from views.train_source import choose_source
-from views.train_start import start_section
+from views.train_start import keep_settings, restore_settings, start_section
 
 
 def main() -> None:

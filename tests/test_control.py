@@ -96,12 +96,12 @@ def test_presets_are_listed_smallest_first() -> None:
 
 
 def test_training_command_for_a_new_run_and_for_resume(tmp_path: Path) -> None:
-    new = control.training_command(tmp_path, Path("configs/tiny.toml"), Path("c.tsv"), ["optim.max_epochs=3"])
+    new = control.training_command(
+        tmp_path, ["--config", "configs/tiny.toml", "--corpus", "c.tsv"], ["optim.max_epochs=3"]
+    )
     assert new[1:3] == ["-m", "training.train"]
     assert new[-1] == "--optim.max_epochs=3" and "--resume" not in new
-    assert "--resume" in control.training_command(tmp_path, resume=True)
-    with pytest.raises(control.JobError):
-        control.training_command(tmp_path)
+    assert "--resume" in control.training_command(tmp_path, ["--resume"])
 
 
 # ----------------------------------------------------------------------------------------- lock, stop, status

@@ -18,12 +18,12 @@ from jobs.corpus_check import (
     MIN_PAIRS,
     CorpusSource,
     check_corpus,
+    column_names,
     csv_default_columns,
     csv_header,
     holdout_problem,
     peek_rows,
     relabel_csv,
-    tsv_columns,
     write_corpus,
 )
 from jobs.uploads import (
@@ -98,10 +98,10 @@ def test_a_file_over_the_size_limit_is_refused_before_reading(tmp_path: Path) ->
 def test_chosen_tsv_columns_decide_source_and_target(tmp_path: Path) -> None:
     text = "".join(f"{i}\tThe dog {i} runs.\tEl perro {i} corre.\n" for i in range(30))
     path = write(tmp_path / "three.tsv", text)
-    check = check_corpus(CorpusSource(path, "tsv", tsv_columns(3, src=2, tgt=1)), CleanConfig())
+    check = check_corpus(CorpusSource(path, "tsv", column_names(3, src=2, tgt=1)), CleanConfig())
     assert check.ok and check.sample[0] == ("El perro 0 corre.", "The dog 0 runs.")
     with pytest.raises(ValueError, match="two different columns"):
-        tsv_columns(3, 1, 1)
+        column_names(3, 1, 1)
 
 
 def test_csv_columns_are_chosen_through_a_relabelled_copy(tmp_path: Path) -> None:

@@ -146,18 +146,18 @@ def test_the_shipped_model_of_each_direction_is_found_and_listed(
 def test_the_fine_tune_forecast_of_another_direction_is_scaled_to_its_own_score(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, en_es_model: Path
 ) -> None:
-    from jobs.fine_tune import parent_score
+    from jobs.control import parent_score
     from jobs.forecast import parse_table
-    from views import train_forecast
+    from views import train_estimate
 
     parent = tmp_path / "en-es"
     shutil.copytree(en_es_model, parent)
     scores = json.loads((parent / "metrics.json").read_text())
     (parent / "metrics.json").write_text(json.dumps(scores | {"dev_greedy": {"bleu": 28.93}}))
     assert parent_score(parent) == (28.93, "dev BLEU") and parent_score(en_es_model)[1] == "test BLEU"
-    monkeypatch.setattr(train_forecast, "shipped_of", lambda pair: parent if pair == ("en", "es") else None)
+    monkeypatch.setattr(train_estimate, "shipped_of", lambda pair: parent if pair == ("en", "es") else None)
     scores_of = {parent: (28.93, "dev BLEU")}
-    monkeypatch.setattr(train_forecast, "parent_score", lambda p: scores_of.get(p, (57.86, "dev BLEU")))
+    monkeypatch.setattr(train_estimate, "parent_score", lambda p: scores_of.get(p, (57.86, "dev BLEU")))
     table = parse_table(
         {
             "preset": "small",
@@ -167,11 +167,11 @@ def test_the_fine_tune_forecast_of_another_direction_is_scaled_to_its_own_score(
             ],
         }
     )
-    text = train_forecast.forecast_sentences(1000, 200, "finetune", "small", ("en", "es"), table)
+    text = train_estimate.forecast_sentences(1000, 200, "finetune", "small", ("en", "es"), table)
     assert text.startswith("Forecast: about 30 dev BLEU") and "scaled to this one's 28.9 dev BLEU" in text
     assert "Spanish → English" not in text
     assert "from scratch, 1,000 pairs reach about 1 BLEU" in text and "starts from 28.9 dev BLEU" in text
-    scratch = train_forecast.forecast_sentences(1000, 200, "scratch", "small", ("en", "es"), table)
+    scratch = train_estimate.forecast_sentences(1000, 200, "scratch", "small", ("en", "es"), table)
     assert "fine-tune the shipped English → Spanish model (it starts from 28.9 dev BLEU)" in scratch
 
 

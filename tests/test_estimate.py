@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from jobs import control
+from jobs.control import fine_tune_overrides
 from jobs.estimate import (
     CALIBRATION_DIR,
     CALIBRATION_VERSION,
@@ -25,7 +26,6 @@ from jobs.estimate import (
     split_sizes,
     stored_calibration,
 )
-from jobs.fine_tune import fine_tune_overrides
 from jobs.run_verdict import verdict
 from model.config import ModelConfig
 from training.calibrate import prepared

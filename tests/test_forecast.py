@@ -90,7 +90,7 @@ def test_a_malformed_table_is_refused_naming_the_field(tmp_path):
 
 def test_the_page_says_it_in_plain_sentences(table):
     from translate.translator import DEFAULT_MODEL
-    from views.train_forecast import forecast_sentences, start_mode
+    from views.train_estimate import forecast_sentences, start_mode
 
     langs = ("es", "en")
     text = forecast_sentences(1000, 1600, "scratch", "small", langs, table)

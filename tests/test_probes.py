@@ -1,5 +1,5 @@
 """Attention being learned: the probe sentences' maps a run records at each dev evaluation (training/probes.py),
-read back (jobs/run_progress.py) and shown with a step slider on the Train page (views/train_probes.py)."""
+read back (jobs/run_progress.py) and shown with a step slider on the Train page (views/train_run.py)."""
 
 from __future__ import annotations
 

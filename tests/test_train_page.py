@@ -448,14 +448,8 @@ def test_resume_from_the_page_continues_the_stopped_run(runs: Path, monkeypatch:
     )
     asked: list[bool] = []
 
-    def command(
-        run_dir: Path,
-        preset: Path | None = None,
-        corpus: Path | None = None,
-        overrides: tuple = (),
-        resume: bool = False,
-    ) -> list[str]:
-        asked.append(resume)
+    def command(run_dir: Path, args: list[str], overrides: tuple = ()) -> list[str]:
+        asked.append("--resume" in args)
         return SLEEPER  # stands in for ``python -m training.train --resume``
 
     monkeypatch.setattr(control, "training_command", command)
@@ -475,8 +469,8 @@ def capture_commands(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
     asked: list[list[str]] = []
     real = control.training_command
 
-    def command(run_dir: Path, preset=None, corpus=None, overrides=(), resume=False) -> list[str]:
-        asked.append(real(run_dir, preset, corpus, overrides, resume))
+    def command(run_dir: Path, args: list[str], overrides=()) -> list[str]:
+        asked.append(real(run_dir, args, overrides))
         return SLEEPER
 
     monkeypatch.setattr(control, "training_command", command)

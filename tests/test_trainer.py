@@ -66,9 +66,9 @@ def test_a_dev_evaluation_says_how_far_it_is_until_it_ends(tmp_path: Path) -> No
     metrics.write(kind="train", step=50)
     metrics.evaluating(50, "loss", 120, 299)
     now = evaluating(tmp_path, read_metrics(tmp_path))
-    assert now is not None and now.text == "Evaluating at step 50 on 299 dev sentences… (120 of 299)"
+    assert now == (120 / 299, "Evaluating at step 50 on 299 dev sentences… (120 of 299)")
     metrics.evaluating(50, "bleu", 64, 100)
-    assert evaluating(tmp_path, read_metrics(tmp_path)).text.endswith(
+    assert evaluating(tmp_path, read_metrics(tmp_path))[1].endswith(
         "translating 100 dev sentences for BLEU… (64 of 100)"
     )
     metrics.write(kind="train", step=51, time=time.time() + 1)

@@ -15,7 +15,6 @@ from jobs import run_verdict
 from jobs.run_progress import final_scores, kept_text
 from lab.page.direction import languages
 from lab.page.model_choices import direction_default, is_usable, last_step, record_default, shipped_of, stopped_label
-from training.reference_points import REFERENCES_FILE
 from views.compare_tab import ask
 from views.refusal import refuse
 from views.train_estimate import show_outcome
@@ -69,17 +68,10 @@ def current_default(run_dir: Path) -> Path | None:
     return direction_default(run_dir.parent, mine.pair, shipped_of(mine.pair)) if mine.known else None
 
 
-def scored_points(run_dir: Path) -> dict[str, Any] | None:
-    """The run's reference points when they are scored for its weights and beside its direction's current default."""
-    points = run_verdict.reference_points(run_dir) if run_verdict.fresh(run_dir / REFERENCES_FILE, run_dir) else None
-    default = current_default(run_dir)
-    wanted = None if default is None or default == run_dir else str(default.resolve())
-    return points if points is not None and points.get("default") == wanted else None
-
-
 def show_reference_points(run_dir: Path) -> None:
     """The run's dev score beside a floor (the source copied) and its direction's default, scored when asked."""
-    points = scored_points(run_dir)
+    default = current_default(run_dir)
+    points = run_verdict.reference_points(run_dir, default)
     if points is None:
         scored_when_asked(
             "Compare with reference points",
@@ -87,7 +79,7 @@ def show_reference_points(run_dir: Path) -> None:
             "The same dev sentences translated by this model and by the default model of its direction, and copied "
             "unchanged (the floor)",
             "Translating the dev sentences with each model…",
-            lambda: run_verdict.score_reference_points(run_dir, current_default(run_dir)),
+            lambda: run_verdict.score_reference_points(run_dir, default),
             "No reference points: the other models could not translate this run's dev sentences.",
         )
         return
@@ -133,14 +125,11 @@ def show_stopped(run_dir: Path, records: list[dict]) -> None:
 
 def figure(value: float | None) -> str:
     """A check's figure as the table prints it: "57.86", "3"; "–" where the baseline has none to compare."""
-    if value is None:
-        return "–"
-    return f"{value:,}" if isinstance(value, int) else f"{value:.2f}"
+    return "–" if value is None else f"{value:,}" if isinstance(value, int) else f"{value:.2f}"
 
 
 def default_model_gate(run_dir: Path) -> None:
-    """ "Use as default model": the run against its direction's current default (or copying the source) by
-    ``jobs.run_verdict``'s rule; a refused run can still be picked on the Translate page."""
+    """ "Use as default model": the run against its direction's default (or copying the source) by the rule."""
     mine, default = languages(run_dir), current_default(run_dir)
     if default == run_dir:
         st.caption(f"This run is the default {mine.src} → {mine.tgt} model of the Translate page.")
@@ -160,11 +149,11 @@ def default_model_gate(run_dir: Path) -> None:
         "opens with",
     ):
         return
-    points = scored_points(run_dir)
+    points = run_verdict.reference_points(run_dir, default)
     if points is None:
         with st.spinner("Translating the dev sentences with each model…"):
             problem = run_verdict.score_reference_points(run_dir, default)
-        points = scored_points(run_dir)
+        points = run_verdict.reference_points(run_dir, default)
         if problem or points is None:
             refuse("The comparison could not run, so the default is unchanged.", problem or "no reference points")
             return

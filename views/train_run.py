@@ -1,5 +1,5 @@
 """The Train page's third step: the runs in the runs folder, and one run's panel (state, progress, controls, result,
-verdict, live charts, probes and log), refreshing itself while it trains."""
+verdict, live charts, the probe sentences' attention being learned, and log), refreshing itself while it trains."""
 
 from __future__ import annotations
 
@@ -9,13 +9,12 @@ from pathlib import Path
 import streamlit as st
 
 from jobs import control
-from jobs.run_progress import evaluating, read_budget, read_metrics, run_progress
+from jobs.run_progress import evaluating, probe_labels, probe_map, probe_steps, read_budget, read_metrics, run_progress
 from jobs.run_verdict import verdict
 from translate.settings import repo_relative
 from views.train_estimate import duration
-from views.train_probes import show_probes
 from views.train_result import show_result, show_stopped
-from viz.training_charts import loss_chart, score_chart
+from viz.training_charts import loss_chart, probe_chart, score_chart
 
 POLL_S = 2.0
 LIVE = ("running", "external")  # states whose panel refreshes itself every POLL_S seconds
@@ -27,11 +26,16 @@ STATE_TEXT = {  # Streamlit's coloured text, not emoji: emoji render as boxes wh
     "crashed": ":red[crashed]",
     "new": "not started",
 }
+KIND_TEXT = {  # the probe sentences' maps
+    "cross": "cross-attention (output → source)",
+    "encoder": "encoder self-attention",
+    "decoder": "decoder self-attention",
+}
+AXES = {"cross": ("tgt_out", "src"), "encoder": ("src", "src"), "decoder": ("tgt_out", "tgt_in")}
 
 
 def owner_token() -> str:
-    """This browser tab's token: the jobs it starts or resumes are its own to stop. Kept in the page's address, so that
-    a reload keeps it."""
+    """This tab's token (kept in the page's address, so a reload keeps it): the jobs it starts are its own to stop."""
     token = st.session_state.get("owner_token") or st.query_params.get("owner") or secrets.token_urlsafe(16)
     st.session_state["owner_token"] = token
     if st.query_params.get("owner") != token:
@@ -48,7 +52,7 @@ def show_progress(run_dir: Path, records: list[dict]) -> None:
         return
     st.progress(progress.fraction, text=f"{progress.limit} · {100 * progress.fraction:.0f}%")
     if (now := evaluating(run_dir, records)) is not None:  # minutes in which no train record comes
-        st.progress(now.done / max(1, now.total), text=now.text)
+        st.progress(now[0], text=now[1])
     a, b, c = st.columns(3)
     a.metric("Tokens/s", f"{progress.tokens_per_s:,.0f}" if progress.tokens_per_s else "–")
     b.metric("Elapsed", duration(progress.elapsed_s))
@@ -86,6 +90,42 @@ def job_controls(run_dir: Path, status: control.JobStatus) -> None:
             st.error(str(err))
             return
         st.rerun()
+
+
+def show_probes(run_dir: Path) -> None:
+    """Pick a probe sentence, a kind, a layer and a step; the map is averaged over heads (a display choice)."""
+    steps, labels = probe_steps(run_dir), probe_labels(run_dir)
+    if not steps or not labels:
+        return
+    if not st.toggle("Watch attention being learned (probe sentences)", key="probes_on"):
+        return
+    left, middle, right = st.columns(3)
+    sentence = left.selectbox(
+        "Probe sentence",
+        range(len(labels)),
+        key="probe_sentence",
+        format_func=lambda i: " ".join(labels[i]["src"])[:60],
+    )
+    kind = middle.radio("Attention", list(KIND_TEXT), key="probe_kind", format_func=KIND_TEXT.get, horizontal=True)
+    step = steps[0] if len(steps) == 1 else st.select_slider("Step", steps, value=steps[-1], key="probe_step")
+    weights = probe_map(run_dir, step, sentence, kind)
+    if weights is None:
+        st.caption(f"The probes of step {step} cannot be read.")
+        return
+    layer = right.selectbox(
+        "Layer",
+        range(weights.shape[0]),
+        index=weights.shape[0] - 1,
+        key="probe_layer",
+        format_func=lambda i: f"layer {i + 1}",
+    )
+    rows, cols = (labels[sentence][axis] for axis in AXES[kind])
+    title = f"{KIND_TEXT[kind]}, layer {layer + 1}, mean of {weights.shape[1]} heads, step {step:,}"
+    st.altair_chart(probe_chart(weights[layer].mean(axis=0), rows, cols, title), key="probe_chart")
+    st.caption(
+        f"Recorded at {len(steps)} dev evaluations: an untrained model spreads its attention evenly; a trained "
+        "one looks at the source words it is translating."
+    )
 
 
 def run_panel(run_dir: Path, polling: bool) -> None:

@@ -2,7 +2,7 @@
 once on the bundled corpus, for the Train page's forecast (jobs/forecast.py reads the table this writes).
 
 Each curve is one real run of ``python -m training train``: from scratch on a random sample of the corpus, or
-fine-tuning the shipped model (the Train page's "Start from", jobs/fine_tune.py) on pairs it never saw (its own dev
+fine-tuning the shipped model (the Train page's "Start from", jobs/control.py) on pairs it never saw (its own dev
 and test pairs). The table holds the dev BLEU (greedy, sacrebleu) at each evaluation. The table is keyed by steps,
 not minutes: a step's seconds depend on the machine and its load, and the estimate already turns minutes into steps.
 """
@@ -24,7 +24,7 @@ from pathlib import Path
 
 from data.corpus import CorpusError, read_pairs_file, write_pairs
 from data.split_record import read_record
-from jobs.fine_tune import fine_tune_overrides
+from jobs.control import fine_tune_overrides
 from jobs.forecast import TABLE_FILE, ForecastError, Table, expected, load_table, parse_table
 from jobs.run_progress import read_jsonl
 from model.bounded_read import read_json, read_text

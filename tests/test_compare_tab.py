@@ -1,4 +1,4 @@
-"""Two models side by side (lab.attention.model_comparison, the Compare two models tab): a model beside itself
+"""Two models side by side (lab.attention.translate_with_maps.compare, the Compare two models tab): a model beside itself
 differs nowhere; B's maps are B's own record of A's tokens, and B − A is their difference cell by cell; models that
 do not read the same tokens with the same heads are said, not drawn; the Train page's button opens the tab on the run."""
 
@@ -16,9 +16,8 @@ import torch
 from conftest import translated
 from streamlit.testing.v1 import AppTest
 
-from lab.attention.model_comparison import compare, why_not_comparable
 from lab.attention.sentence_maps import KINDS
-from lab.attention.translate_with_maps import maps_of
+from lab.attention.translate_with_maps import compare, maps_of, why_not_comparable
 from model.transformer import Transformer
 from translate.translator import Translator
 from views.compare_tab import COMPARE_VIEW, MODEL_B

@@ -1,6 +1,6 @@
 """Compare two models: the model picked in the sidebar (A) and another of its direction (B) on the sentence shown,
 both translations, then for one kind of attention A's map, B's map of the same tokens and B − A, and how far apart
-each layer is (``lab.attention.model_comparison``)."""
+each layer is (``lab.attention.translate_with_maps``)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pandas as pd
 import streamlit as st
 
 from lab.attention.map_views import axis_titles, map_chart, too_big, which
-from lab.attention.model_comparison import compare
 from lab.attention.sentence_maps import KIND_TITLES, KINDS, Kind, pick
+from lab.attention.translate_with_maps import compare
 from lab.page.direction import languages
 from lab.page.model_choices import KEPT_MODEL
 from translate.translator import DecodeOptions

@@ -34,13 +34,11 @@ class Batch:
     alignment: Tensor | None = None  # (B, T, S): guided alignment's target rows (data/alignments.py), or None
 
     def to(self, device: torch.device) -> Batch:
-        return Batch(
-            self.src.to(device, non_blocking=True),
-            self.tgt_in.to(device, non_blocking=True),
-            self.tgt_out.to(device, non_blocking=True),
-            self.n_tgt_tokens,
-            None if self.alignment is None else self.alignment.to(device, non_blocking=True),
+        src, tgt_in, tgt_out, alignment = (
+            None if t is None else t.to(device, non_blocking=True)
+            for t in (self.src, self.tgt_in, self.tgt_out, self.alignment)
         )
+        return Batch(src, tgt_in, tgt_out, self.n_tgt_tokens, alignment)
 
 
 def truncate(ids: list[int], max_len: int) -> list[int]:
@@ -58,15 +56,11 @@ def encode_pairs(pairs: list[Pair], tokenizer: Tokenizer, max_len: int) -> list[
 
 @dataclass(frozen=True)
 class TrainingSet:
-    """The training examples of each epoch: the same pairs, with names swapped and the source re-noised and
-    re-segmented per epoch.
-
-    ``entities`` (data/entities.py) swaps a name or number shared by both sides for a new one, on both sides;
-    ``noise`` (data/noise.py) then changes the Spanish side only. ``sampling_alpha`` > 0 turns on SentencePiece
-    subword sampling (Kudo 2018) on both sides. All draw from (seed, epoch) alone, so an epoch's examples are
-    the same after ``--resume`` and on every process. With none, every epoch is the same list, encoded once.
-    ``links`` (guided alignment) holds eflomal's links of each pair's clean pieces: an example keeps them only
-    while both its sides are the clean ones.
+    """The training examples of each epoch: the same pairs, names swapped (``entities``), then the source noised
+    (``noise``) and both sides re-segmented (``sampling_alpha`` > 0: SentencePiece subword sampling, Kudo 2018). All
+    draw from (seed, epoch) alone, so an epoch's examples are the same after ``--resume`` and on every process; with
+    none, every epoch is the same list, encoded once. An example keeps its ``links`` (guided alignment: eflomal's
+    links of the pair's clean pieces) only while both its sides are the clean ones.
     """
 
     pairs: list[Pair]

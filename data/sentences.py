@@ -50,16 +50,6 @@ SPACE = re.compile(r"\s+")
 Count = Callable[[str], int]  # subwords of a text as the model would see it (EOS included)
 
 
-def _split(text: str, boundary: re.Pattern[str]) -> list[str]:
-    """``text`` cut after each ``boundary`` match; each part keeps its own text, the separators are dropped."""
-    parts, start = [], 0
-    for match in boundary.finditer(text):
-        parts.append(text[start : match.start()])
-        start = match.end()
-    parts.append(text[start:])
-    return [p for p in parts if p.strip()]
-
-
 def fit(
     text: str, count: Count, limit: int, boundaries: tuple[re.Pattern[str], ...] = (CLAUSE_END, SPACE)
 ) -> list[str]:
@@ -77,7 +67,7 @@ def fit(
         middle = len(text) // 2
         return fit(text[:middle], count, limit, ()) + fit(text[middle:], count, limit, ())
     boundary, rest = boundaries[0], boundaries[1:]
-    parts = _split(text, boundary)
+    parts = [p for p in boundary.split(text) if p.strip()]  # the separators dropped
     if len(parts) == 1:
         return fit(text, count, limit, rest)
     runs: list[str] = []

@@ -137,10 +137,8 @@ def parent_split(parent: Path, d: DataConfig) -> Split | None:
 
 
 def split_source(d: DataConfig, parent: Path | None) -> tuple[Path | None, Split | None, bool]:
-    """Where a run's dev and test pairs come from: (the model, its split, whether they are kept exactly).
-
-    ``data.split_from`` (a run without a parent) must name a model trained on these corpora; a ``parent``'s split
-    is kept unless ``data.pin_parent_split`` is false (then it is returned to check the new split against)."""
+    """Where a run's dev and test pairs come from: (the model, its split, whether they are kept exactly); a
+    ``parent``'s split not kept (``data.pin_parent_split`` false) is returned to check the new split against."""
     if d.split_from:
         source = Path(d.split_from)
         source_data = model_data(source)

@@ -71,9 +71,8 @@ def machine_devices() -> list[str]:
 
 
 def check_device(device: str | torch.device, setting: str = "device") -> None:
-    """ModelLoadError naming ``setting`` unless ``device`` is one of ``machine_devices`` ("cuda" without a number:
-    any GPU; "auto" is training's, resolved there): never ``meta`` (no data) nor a backend this build lacks; one
-    line, before anything is loaded."""
+    """ModelLoadError naming ``setting``, before anything is loaded, unless ``device`` is one of ``machine_devices``
+    ("cuda" without a number: any GPU): never ``meta`` (no data) nor a backend this build lacks."""
     has = machine_devices()
     try:
         known = str(torch.device(device))

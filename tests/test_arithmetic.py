@@ -13,7 +13,7 @@ from lab.attention.weight_arithmetic import (
     SentenceIds,
     WeightArithmetic,
     allowed_keys,
-    queries_and_keys,
+    layer_vectors,
     sentence_ids,
     softmax_row,
     weight_arithmetic,
@@ -44,7 +44,8 @@ def test_recomputed_rows_equal_the_maps_for_every_kind_layer_head_and_query(norm
     for kind in KINDS:
         allowed = allowed_keys(model, ids, kind)
         for layer in range(shown[kind].shape[0]):
-            q, k = queries_and_keys(model, ids, kind, layer)  # (H, T_q, D), (H, T_k, D)
+            vectors = layer_vectors(model, ids, kind, layer)
+            q, k = vectors.q, vectors.k  # (H, T_q, D), (H, T_k, D)
             _, heads, rows, cols = shown[kind].shape
             assert q.shape == (heads, rows, model.config.d_head) and k.shape == (heads, cols, model.config.d_head)
             for head in range(q.shape[0]):
@@ -62,7 +63,8 @@ def test_decoder_future_and_source_padding_get_exactly_zero_and_minus_infinity()
     ids = SentenceIds(maps.src_ids, maps.tgt_in_ids)
     decoder_allowed = allowed_keys(model, ids, "decoder")
     assert np.array_equal(decoder_allowed, np.tril(np.ones((4, 4), dtype=bool)))
-    q, k = queries_and_keys(model, ids, "decoder", 1)
+    vectors = layer_vectors(model, ids, "decoder", 1)
+    q, k = vectors.q, vectors.k
     for query in range(4):
         row = softmax_row(q[0, query], k[0], decoder_allowed[query])
         future = slice(query + 1, None)
@@ -72,7 +74,8 @@ def test_decoder_future_and_source_padding_get_exactly_zero_and_minus_infinity()
     for kind in ("encoder", "cross"):
         allowed = allowed_keys(model, ids, kind)
         assert not allowed[:, 4:].any() and allowed[:, :4].all()
-        q, k = queries_and_keys(model, ids, kind, 0)
+        vectors = layer_vectors(model, ids, kind, 0)
+        q, k = vectors.q, vectors.k
         row = softmax_row(q[2, 0], k[2], allowed[0])
         assert np.all(row.weights[4:] == 0.0)
         np.testing.assert_allclose(row.weights, (maps.encoder if kind == "encoder" else maps.cross)[0, 2, 0], atol=1e-6)
@@ -93,7 +96,7 @@ def test_softmax_row_spells_out_each_step() -> None:
 def test_training_mode_is_refused() -> None:
     model = random_model("pre").train()
     with pytest.raises(ValueError, match="eval"):
-        queries_and_keys(model, SentenceIds([5, 3], [2, 5]), "encoder", 0)
+        layer_vectors(model, SentenceIds([5, 3], [2, 5]), "encoder", 0)
 
 
 @pytest.fixture(scope="module")

@@ -152,12 +152,6 @@ def layer_vectors(model: Transformer, ids: SentenceIds, kind: Kind, layer: int) 
     return LayerVectors(*(t.float().cpu().numpy() for t in (q[0], kv[0, 0], kv[1, 0], out[0])))
 
 
-def queries_and_keys(model: Transformer, ids: SentenceIds, kind: Kind, layer: int) -> tuple[np.ndarray, np.ndarray]:
-    """Queries (H, T_q, D) and keys (H, T_k, D) of one attention layer, recomputed from the model's modules."""
-    vectors = layer_vectors(model, ids, kind, layer)
-    return vectors.q, vectors.k
-
-
 def sentence_ids(tokenizer: Tokenizer, maps: SentenceMaps) -> SentenceIds:
     """Ids of the pieces shown on the page (SentencePiece pieces and ids are one-to-one)."""
     src = [tokenizer.src.piece_to_id(p) for p in maps.src]
@@ -172,7 +166,8 @@ def weight_arithmetic(
 ) -> WeightArithmetic:
     """The arithmetic of row ``query`` of one layer and head of ``maps`` (subword level, as the model computes)."""
     ids = sentence_ids(tokenizer, maps)
-    q, k = queries_and_keys(model, ids, kind, layer)  # (H, T_q, D), (H, T_k, D)
+    vectors = layer_vectors(model, ids, kind, layer)
+    q, k = vectors.q, vectors.k  # (H, T_q, D), (H, T_k, D)
     allowed = allowed_keys(model, ids, kind)  # (T_q, T_k)
     rows, cols = maps.labels(kind)
     query_token = maps.src[query] if kind == "encoder" else maps.tgt_in[query]

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import errno
+import io
 import random
 import shutil
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 import torch
 from safetensors.torch import load_file
@@ -20,37 +21,13 @@ from model.weights import ModelLoadError, save_model, staged_dir, write_beside
 FULL_DISK = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)  # no space, over quota, over the largest file allowed
 
 
-class _Writes:
-    """A file for torch.save that keeps the OSError of a failed write: torch re-raises it as a RuntimeError
-    without its errno, and a full disk must be told apart from a bug."""
-
-    def __init__(self, file: BinaryIO) -> None:
-        self.file, self.error = file, None
-
-    def write(self, data: bytes) -> int:
-        try:
-            return self.file.write(data)
-        except OSError as err:
-            self.error = err
-            raise
-
-    def flush(self) -> None:
-        self.file.flush()
-
-
 def atomic_save(obj: Any, path: Path) -> None:
-    """torch.save beside ``path``, fsync, then rename in: never a half-written file; a failed write is an OSError."""
-
-    def write(file: BinaryIO) -> None:
-        writes = _Writes(file)
-        try:
-            torch.save(obj, writes)
-        except RuntimeError:
-            if writes.error is not None:
-                raise writes.error from None
-            raise
-
-    write_beside(path, write)
+    """torch.save beside ``path``, fsync, then rename in: never a half-written file. Serialised in memory first (as
+    ``save_model`` does), so a failed write is an OSError with its errno: torch's own would be a RuntimeError without
+    it, and a full disk must be told apart from a bug."""
+    data = io.BytesIO()
+    torch.save(obj, data)
+    write_beside(path, lambda f: f.write(data.getbuffer()))
 
 
 def disk_full_message(run_dir: Path, err: OSError) -> str:

@@ -173,10 +173,8 @@ def new_config(args: argparse.Namespace, overrides: list[str]) -> TrainConfig:
     if (args.out / METRICS_LOG_FILE).exists():  # killed before its first save: nothing to resume, start afresh
         log.warning("%s: the earlier run ended before its first save; starting it again from the beginning", args.out)
     if config.run.init_from:
-        parent = Path(config.run.init_from)
-        config = dataclasses.replace(
-            config, model=parent_shape(parent, overrides, config.data.case_markup, config.model)
-        )
+        shape = parent_shape(Path(config.run.init_from), overrides, config.data.case_markup, config.model)
+        config = dataclasses.replace(config, model=shape)
     return config
 
 

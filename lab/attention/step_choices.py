@@ -107,10 +107,6 @@ class BeamStep:
     ended: list[Beam]  # hypotheses that took EOS at this step
 
 
-def _normalised(log_prob: float, length: int, length_penalty: float) -> float:
-    return log_prob / (length**length_penalty) if length_penalty and length else log_prob
-
-
 @torch.inference_mode()
 def beam_trace(
     model: Transformer,
@@ -132,7 +128,8 @@ def beam_trace(
 
     def beam(ids: list[int], log_prob: float) -> Beam:
         pieces = [tokenizer.tgt.id_to_piece(i) for i in ids]
-        return Beam(ids, pieces, tokenizer.decode_tgt(ids), log_prob, _normalised(log_prob, len(ids), length_penalty))
+        score = log_prob / (len(ids) ** length_penalty) if length_penalty and ids else log_prob
+        return Beam(ids, pieces, tokenizer.decode_tgt(ids), log_prob, score)
 
     alive, steps, n_ended = [beam([], 0.0)], [], 0
     for step in range(limit):

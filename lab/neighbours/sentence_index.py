@@ -24,11 +24,10 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from data.batch import Example, batch_indices, collate, encode_pairs
+from data.batch import batch_indices, collate, encode_pairs
 from data.readers import CorpusError, Pair
 from data.split_record import file_sha256
 from model.run_dir import DATA_REPORT_FILE, NEIGHBOURS_INDEX_FILE, SPLIT_RECORD_FILE, WEIGHTS_FILE, split_file
-from model.transformer import Transformer
 from model.weights import write_beside
 from training.prepare import model_data, model_split
 from translate.model_dir import weights_dir
@@ -104,14 +103,6 @@ def sentence_vectors(memory: Tensor, src: Tensor, pad_id: int, eos_id: int) -> T
     return (memory * weights).sum(dim=1) / weights.sum(dim=1)
 
 
-@torch.no_grad()
-def encoder_vectors(model: Transformer, examples: list[Example]) -> np.ndarray:
-    """The examples' (B, D) unit encoder vectors: the encoder alone, what a sentence index holds."""
-    c = model.config
-    src = collate(examples, c.pad_id, c.bos_id).src.to(next(model.parameters()).device)
-    return unit(sentence_vectors(model.encode(src).memory, src, c.pad_id, c.eos_id)).float().cpu().numpy()
-
-
 @dataclass(frozen=True)
 class IndexInfo:
     """What the page says about an index."""
@@ -153,14 +144,16 @@ def index_path(model_dir: Path, runs: Path, sha256: str) -> Path:
     return model_dir / NEIGHBOURS_INDEX_FILE if inside else runs / CACHE_DIR / f"{sha256}.{NEIGHBOURS_INDEX_FILE}"
 
 
+@torch.no_grad()
 def vectors_of(translator: Translator, pairs: list[Pair], progress: Progress) -> np.ndarray:
-    """(N, D) float32 unit encoder vectors of ``pairs``, in batches of similar lengths."""
-    model = translator.model
-    examples = encode_pairs(pairs, translator.tokenizer, model.config.max_positions)
-    vectors = np.zeros((len(pairs), model.config.d_model), np.float32)
+    """(N, D) float32 unit encoder vectors of ``pairs`` (the encoder alone), in batches of similar lengths."""
+    model, c = translator.model, translator.model.config
+    examples = encode_pairs(pairs, translator.tokenizer, c.max_positions)
+    vectors = np.zeros((len(pairs), c.d_model), np.float32)
     done = 0
     for rows in batch_indices(examples, BATCH_TOKENS, seed=0, epoch=0, shuffle=False):
-        vectors[rows] = encoder_vectors(model, [examples[i] for i in rows])
+        src = collate([examples[i] for i in rows], c.pad_id, c.bos_id).src.to(next(model.parameters()).device)
+        vectors[rows] = unit(sentence_vectors(model.encode(src).memory, src, c.pad_id, c.eos_id)).float().cpu().numpy()
         done += len(rows)
         progress(done, len(pairs))
     return vectors

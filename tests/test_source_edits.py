@@ -12,7 +12,7 @@ from data.tokenizer import Tokenizer
 from lab.whatif.source_edits import edit_and_compare, edited_ids, in_place_of, source_words
 from lab.whatif.steering import MAX_SOURCE
 from translate.translator import DEFAULT_MODEL, DecodeOptions, Translator
-from views.whatif_source import EDIT_NOTE
+from views.whatif_tab import EDIT_NOTE
 
 SENTENCES = (
     "El gato blanco duerme en la casa.",

@@ -1,6 +1,7 @@
 """The What if tab: change something in the model's input or inside the model, and watch the translation change:
-change the source (views/whatif_source.py), switch heads off (re-decode, and every head's effect on the original
-output), or attribution beside attention (which source and target subwords moved the chosen output token, how much).
+change the source (drop, mask or replace one word; both translations, a word diff, the attention change), switch heads
+off (re-decode, and every head's effect on the original output), or attribution beside attention (which source and
+target subwords moved the chosen output token, and how much).
 
 One tool runs at a time (the page's work stays bounded); each is computed by the model itself (``lab/whatif``).
 """
@@ -15,14 +16,21 @@ from lab.attention.step_choices import next_token_log_probs
 from lab.page.direction import Languages
 from lab.whatif.attribution import IG_STEPS, MAX_IG_STEPS, Attribution, attribute
 from lab.whatif.head_ablation import MAX_SCANNED, Ablation, Head, ablate, all_heads, head_effects
+from lab.whatif.source_edits import EDIT_KINDS, SourceEdit, edit_and_compare, source_words, word_diff
 from lab.whatif.steering import MAX_SOURCE, Subject
 from translate.translator import DecodeOptions, Translator
 from views.heavy_slot import Busy, in_line, slot
 from views.tab_context import TabContext
-from views.whatif_source import show_source_edit
-from viz.whatif_charts import head_effect_chart, head_effect_frame, heat_rows_chart, heat_rows_frame
+from views.word_alternatives import literal
+from viz import whatif_charts as charts
 
 CONTRASTS = 5  # alternatives offered for "rather than"
+# what ``lab.whatif.source_edits`` keeps (tests/test_source_edits.py checks it): a dropped first word's successor
+# is read again, with the capital mark typing gives a first word
+EDIT_NOTE = (
+    "The edit is made on the model's own subwords, as typing the changed sentence gives them: every other word keeps "
+    "its subwords, except a word that becomes the first, which is read with a capital as typing would."
+)
 
 
 def tools(langs: Languages) -> tuple[str, ...]:
@@ -46,6 +54,87 @@ def show_whatif(ctx: TabContext) -> None:
     names = tools(langs)
     tool = st.radio("Tool", names, key="whatif_tool", horizontal=True)
     (show_source_edit, show_heads, show_attribution)[names.index(tool)](subject, langs)
+
+
+@st.cache_data(show_spinner="Translating the changed sentence…", max_entries=32)
+def edited(
+    directory: str,
+    src_ids: tuple[int, ...],
+    original: tuple[int, ...],
+    edit: tuple[int, str, str],
+    options: DecodeOptions,
+    layer: int,
+    _translator: Translator,
+) -> SourceEdit:
+    t = _translator
+    return edit_and_compare(t.model, t.tokenizer, list(src_ids), list(original), edit, options, layer)  # type: ignore[arg-type]
+
+
+def diff_markdown(old: str, new: str) -> str:
+    """The merged word diff as markdown: removed words struck through in red, added ones bold in green."""
+    styles = {"same": "{}", "removed": ":red[~~{}~~]", "added": ":green[**{}**]"}
+    return " ".join(styles[status].format(literal(word)) for word, status in word_diff(old, new))
+
+
+def edit_controls(subject: Subject, labels: list[str], editable: list[int]) -> tuple[int, str, str] | None:
+    """(word, edit, new word) from the widgets, or None when a replacement word is still missing."""
+    a, b, c = st.columns([2, 2, 3])
+    word = a.selectbox("Word", editable, format_func=lambda w: f"{w + 1}: {labels[w]}", key="whatif_word")
+    kind = b.radio("Edit", EDIT_KINDS, key="whatif_edit", horizontal=True)
+    new = ""
+    if kind != "drop":
+        hint = "empty: <unk>, the unknown-word token" if kind == "mask" else "the word to put in its place"
+        new = c.text_input("Mask with" if kind == "mask" else "Replace with", key="whatif_new_word", placeholder=hint)
+    if kind == "replace" and not new.strip():
+        st.info("Type the word to put in its place.")
+        return None
+    return int(word), str(kind), new
+
+
+def show_source_edit(subject: Subject, langs: Languages) -> None:
+    tok = subject.translator.tokenizer
+    words = source_words(tok, list(subject.src_ids))
+    st.caption(
+        f"Drop one {langs.src} word, mask it (with the unknown-word token or a neutral word of your choice), or "
+        f"replace it; the model translates the changed sentence with the page's {subject.search_name}. {EDIT_NOTE}"
+    )
+    edit = edit_controls(subject, words.labels, words.editable)
+    if edit is None:
+        return
+    asked = (subject.directory, subject.src_ids, subject.tokens, edit, subject.options, subject.layer)
+    try:
+        result = edited(*asked, _translator=subject.translator)
+    except ValueError as err:  # the changed sentence is too long for the tools
+        st.warning(f"Not translated: {err}.")
+        return
+    old, new = tok.decode_tgt(list(subject.tokens)), tok.decode_tgt(result.tokens)
+    changed = [w for w in source_words(tok, result.src_ids).labels if w != tok.src.id_to_piece(tok.src.eos_id())]
+    left, right = st.columns(2)
+    left.markdown(f"**{langs.src}, as the model read it**")
+    left.code(" ".join(words.labels[w] for w in words.editable), language=None, wrap_lines=True)
+    left.code(old, language=None, wrap_lines=True)
+    right.markdown(f"**{langs.src}, changed**")
+    right.code(" ".join(changed), language=None, wrap_lines=True)
+    with right.container(key="whatif_edited_output"):
+        st.code(new, language=None, wrap_lines=True)
+    right.caption("(truncated at the output length limit)" if result.truncated else "")
+    st.markdown("**Word diff**: " + (diff_markdown(old, new) if old != new else "the translation did not change."))
+    st.caption(
+        f"The original {langs.tgt} output is log p = {result.original_log_prob:.3f} on the original sentence and "
+        f"{result.forced_log_prob:.3f} on the changed one (teacher-forced)."
+    )
+    frame = charts.change_frame(result.before, result.after, subject.maps.tgt_out, result.columns)
+    chart = charts.change_chart(
+        frame,
+        f"Change in cross-attention (layer {subject.layer + 1}, mean of heads)",
+        f"original {langs.tgt} output (predicted token)",
+        f"{langs.src} word (original)",
+    )
+    st.altair_chart(chart, key="whatif_change")
+    st.caption(
+        "Both maps are read with the ORIGINAL output forced on each sentence, so the rows are the same tokens; the "
+        "edited word is one column (a dropped word receives 0). Blue: more attention after the edit, red: less."
+    )
 
 
 @st.cache_data(show_spinner="Decoding with the heads off…", max_entries=32)
@@ -99,9 +188,11 @@ def show_heads(subject: Subject, langs: Languages) -> None:
             f"with these off (Δ {change:+.3f}, teacher-forced); the new output has log p = {result.new_log_prob:.3f} "
             "under the ablated model."
         )
-    frame = head_effect_frame([h.kind for h in found], [h.layer for h in found], [h.head for h in found], effects)
+    frame = charts.head_effect_frame(
+        [h.kind for h in found], [h.layer for h in found], [h.head for h in found], effects
+    )
     st.altair_chart(
-        head_effect_chart(frame, "Which heads matter for this sentence: Δ log p(original output), one head off"),
+        charts.head_effect_chart(frame, "Which heads matter for this sentence: Δ log p(original output), one head off"),
         key="whatif_head_effects",
     )
     worst = int(np.argmin(effects))
@@ -179,15 +270,15 @@ def show_attribution(subject: Subject, langs: Languages) -> None:
         f"far: **{1 - share:.0%}** (integrated gradients, share of |attribution|)"
     )
     layer, src_row = subject.layer, pick(maps.cross, subject.layer, None)[step]
-    src_chart = heat_rows_chart(
-        heat_rows_frame(rows(f"cross-attention L{layer + 1}", src_row, result, True), maps.src),
+    src_chart = charts.heat_rows_chart(
+        charts.heat_rows_frame(rows(f"cross-attention L{layer + 1}", src_row, result, True), maps.src),
         f"{langs.src} source",
         f"{langs.src} subword",
     )
     st.altair_chart(src_chart, key="whatif_attr_source")
     tgt_row = pick(maps.decoder, layer, None)[step][: step + 1]
-    tgt_chart = heat_rows_chart(
-        heat_rows_frame(rows(f"self-attention L{layer + 1}", tgt_row, result, False), maps.tgt_in[: step + 1]),
+    tgt_chart = charts.heat_rows_chart(
+        charts.heat_rows_frame(rows(f"self-attention L{layer + 1}", tgt_row, result, False), maps.tgt_in[: step + 1]),
         f"{langs.tgt} written so far (decoder input)",
         "decoder input subword",
     )

@@ -25,6 +25,7 @@ from lab.page.model_choices import MODEL_FILES, record_default
 from model.attention_maps import KINDS
 from translate.translator import DEFAULT_MODEL, DecodeOptions, Translator
 from views.maps import DISCLAIMER, HEAD_KEYS, LAYER_KEYS, ROOM_FOR_MAPS
+from views.word_shading import PLAIN
 from viz.arithmetic import weight_text
 from viz.heatmap import MAX_AXIS_LABELS
 from workshop.bench.app_latency import long_input
@@ -161,7 +162,7 @@ def test_a_5000_character_input_sends_at_most_5_mb_of_charts(monkeypatch: pytest
 )
 def test_markup_emoji_and_foreign_text_are_shown_as_plain_text(model_env: Path, text: str) -> None:
     at = translate(start(), text)
-    bodies = [h.proto.body for h in at.get("html") if h.proto.body != ROOM_FOR_MAPS]
+    bodies = [h.proto.body for h in at.get("html") if h.proto.body not in (ROOM_FOR_MAPS, PLAIN)]
     shades = [b for b in bodies if b.startswith(("<style>.st-key-word_", "<style>body:has("))]  # CSS only
     assert at.main.get_by_key("translation").text  # st.text: no highlighter, no markdown, no HTML
     assert not [css for css in shades if any(word in css for word in ("script", "hola", "negrita", "Hello"))]

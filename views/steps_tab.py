@@ -10,8 +10,7 @@ from lab.attention.step_choices import FATES, NOT_YET, BeamStep, Choice, beam_tr
 from lab.page.direction import Languages
 from translate.translator import Translator
 from views.tab_context import TabContext
-from viz.beam_tree import beam_tree_chart, tree_frame
-from viz.choices import choice_chart, choice_frame
+from viz.choices import beam_tree_chart, choice_chart, choice_frame, tree_frame
 
 BeamReplay = tuple[list[BeamStep], list[int]]  # every step of the search, and the output ids shown (EOS last)
 SCORE_COLUMN = st.column_config.TextColumn(

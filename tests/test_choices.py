@@ -8,7 +8,7 @@ import pytest
 
 from lab.attention.step_choices import CHOSEN, ENDED, FATES, KEPT, PRUNED, Beam, BeamStep, beam_trace, beam_tree
 from translate.translator import DEFAULT_MODEL, DecodeOptions, Translator
-from viz.beam_tree import beam_tree_chart, tree_frame
+from viz.choices import beam_tree_chart, tree_frame
 
 BEAM = 3
 

@@ -22,10 +22,7 @@ UTF_BOMS = (  # longest first: the UTF-32-LE mark starts with the UTF-16-LE one
     (b"\xfe\xff", "utf-16-be"),
 )
 CODEC_NAMES = {
-    "utf-32-le": "UTF-32 (little-endian)",
-    "utf-32-be": "UTF-32 (big-endian)",
-    "utf-16-le": "UTF-16 (little-endian)",
-    "utf-16-be": "UTF-16 (big-endian)",
+    codec: f"{codec[:6].upper()} ({'little' if codec[-2:] == 'le' else 'big'}-endian)" for _, codec in UTF_BOMS
 }
 MARKS = {codec: mark for mark, codec in UTF_BOMS}
 HEAD_BYTES = 64 * 1024  # what format detection and the encoding checks look at

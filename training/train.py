@@ -17,7 +17,7 @@ import torch
 from data.batch import TrainingSet, batch_indices, encode_pairs, padding_fraction
 from data.corpus import CorpusError, Pair, detect_format, read_pairs_file
 from data.tokenizer import Tokenizer, TokenizerError
-from model.config import ConfigError, ModelConfig
+from model.config import SPECIAL_IDS, ConfigError, ModelConfig
 from model.grow import GROWABLE, check_growable, grow
 from model.run_dir import (
     AVERAGED_DIR,
@@ -56,10 +56,7 @@ def model_config(config: TrainConfig, tokenizer: Tokenizer) -> ModelConfig:
         src_vocab_size=tokenizer.src.get_piece_size(),
         tgt_vocab_size=tokenizer.tgt.get_piece_size(),
         share_embeddings=config.model.share_embeddings and tokenizer.joint,
-        pad_id=tokenizer.tgt.pad_id(),
-        unk_id=tokenizer.tgt.unk_id(),
-        bos_id=tokenizer.tgt.bos_id(),
-        eos_id=tokenizer.tgt.eos_id(),
+        **{name: getattr(tokenizer.tgt, name)() for name in SPECIAL_IDS},  # SentencePiece's pad_id(), unk_id(), ...
     )
 
 

@@ -65,22 +65,11 @@ def choices(model: Transformer, tokenizer: Tokenizer, src_ids: list[int], out_id
     chosen_lp = log_probs.gather(1, chosen[:, None])[:, 0]  # (T,)
     ranks = (log_probs > chosen_lp[:, None]).sum(1) + 1  # (T,)
     best_lp, best_ids = log_probs.topk(min(TOP, log_probs.size(1)), dim=1)  # (T, TOP)
-    out = []
+    piece, out = tokenizer.tgt.id_to_piece, []
     for step, token in enumerate(out_ids):
-        alternatives = [
-            (tokenizer.tgt.id_to_piece(int(i)), float(lp.exp()))
-            for i, lp in zip(best_ids[step], best_lp[step], strict=True)
-        ]
-        out.append(
-            Choice(
-                step,
-                tokenizer.tgt.id_to_piece(token),
-                float(chosen_lp[step]),
-                int(ranks[step]),
-                alternatives,
-                tuple(int(i) for i in best_ids[step]),
-            )
-        )
+        top = [(piece(int(i)), float(lp.exp())) for i, lp in zip(best_ids[step], best_lp[step], strict=True)]
+        ids = tuple(int(i) for i in best_ids[step])
+        out.append(Choice(step, piece(token), float(chosen_lp[step]), int(ranks[step]), top, ids))
     return out
 
 

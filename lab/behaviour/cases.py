@@ -146,10 +146,8 @@ def pronoun_cases(rng: random.Random, n: int) -> list[Case]:
     def said(t: str, p: str, a: str) -> str:
         return t.format(P=p.capitalize(), p=p, a=a)
 
-    made = [
-        Case(said(t, "él", a + "o"), said(t, "ella", a + "a"), "he", "she") for t, a in product(PRONOUN, ADJECTIVES)
-    ]
-    return drawn(rng, made, n)
+    pairs = product(PRONOUN, ADJECTIVES)
+    return drawn(rng, [Case(said(t, "él", a + "o"), said(t, "ella", a + "a"), "he", "she") for t, a in pairs], n)
 
 
 def negation_cases(rng: random.Random, n: int) -> list[Case]:
@@ -159,9 +157,8 @@ def negation_cases(rng: random.Random, n: int) -> list[Case]:
 def typed_cases(rng: random.Random, n: int) -> list[Case]:
     """Statements in every typed form; questions lowercase or without accents only (without "¿?" a question reads
     as a statement, and its translation rightly changes)."""
-    made = [
-        Case(f"{w} {d}.", form(f"{w} {d}.")) for w, d, form in product(TYPED_PEOPLE, TYPED_DOINGS, TYPED_FORMS.values())
-    ]
+    said = [f"{w} {d}." for w, d in product(TYPED_PEOPLE, TYPED_DOINGS)]
+    made = [Case(s, form(s)) for s, form in product(said, TYPED_FORMS.values())]
     asked = [f"¿{w} {d}?" for w, d in product(TYPED_PEOPLE, TYPED_DOINGS)]
     made += [Case(q, TYPED_FORMS[form](q)) for q, form in product(asked, ("lowercase", "no accents"))]
     return drawn(rng, made, n)

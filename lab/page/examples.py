@@ -98,21 +98,11 @@ class GuidedExample:
 def read_examples(path: Path) -> tuple[GuidedExample, ...]:
     """The guided examples of one direction from their TOML file (``[[example]]``: source, accepted, lesson, claim)."""
     found = tomllib.loads(path.read_text(encoding="utf-8"))["example"]
-    return tuple(
-        GuidedExample(
-            e["source"],
-            tuple(e["accepted"]),
-            e["lesson"],
-            MapClaim(
-                "cross",
-                e["claim"]["layer"] - 1,
-                None,
-                e["claim"].get("words", False),
-                tuple(map(tuple, e["claim"]["looks"])),
-            ),
-        )
-        for e in found
-    )
+
+    def claim(c: dict) -> MapClaim:  # layer 1-based in the file; always the cross-attention's mean of heads
+        return MapClaim("cross", c["layer"] - 1, None, c.get("words", False), tuple(map(tuple, c["looks"])))
+
+    return tuple(GuidedExample(e["source"], tuple(e["accepted"]), e["lesson"], claim(e["claim"])) for e in found)
 
 
 HERE = Path(__file__).resolve().parent

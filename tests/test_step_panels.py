@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from lab.attention.step_choices import NOT_YET, Beam, BeamStep, step_table
+from viz.architecture_diagram import curves_frame, positional_curves
 from viz.arithmetic import weight_text
 from viz.choices import choice_chart, choice_frame
-from viz.positional_curves import curves_frame, positional_curves
 
 
 def test_the_top_5_axis_has_a_few_ticks_from_0_to_1() -> None:

@@ -15,6 +15,7 @@ import vl_convert
 
 from lab.attention.weight_arithmetic import softmax_row
 from viz.alignment_lines import MAX_WORDS_SHOWN, alignment_chart, alignment_frames
+from viz.architecture_diagram import curves_frame, default_dimensions, positional_curves
 from viz.arithmetic import MINUS_INFINITY, arithmetic_frame, score_chart, weight_bars
 from viz.choices import CHOSEN_COLOUR, choice_chart, choice_frame
 from viz.heatmap import (
@@ -35,7 +36,6 @@ from viz.heatmap import (
     weight_expression,
     with_focus,
 )
-from viz.positional_curves import curves_frame, default_dimensions, positional_curves
 from viz.whatif_charts import change_chart, change_frame
 
 ROWS = ["▁The", "▁cat", "▁the", "</s>"]  # what each row predicts

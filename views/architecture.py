@@ -9,15 +9,14 @@ from lab.attention.sentence_maps import KIND_TITLES, KINDS, Kind
 from lab.attention.translate_with_maps import positional_table
 from model.config import ModelConfig
 from views.tab_context import TabContext
-from viz.architecture_diagram import architecture_chart, architecture_frame
-from viz.positional_curves import curves_frame, default_dimensions, positional_curves
+from viz import architecture_diagram as diagram
 
 POSITIONS_SHOWN = 64  # at least this many positions (the model's limit permitting): enough to see the slow waves
 
 
 def show_architecture(config: ModelConfig, kind: Kind, layer: int) -> None:
     """The diagram with the attention block of ``kind`` at ``layer`` (0-based, as the page's layer controls) lit."""
-    frame = architecture_frame(config, kind, layer)
+    frame = diagram.architecture_frame(config, kind, layer)
     layers = f"{config.n_encoder_layers} encoder + {config.n_decoder_layers} decoder layers"
     heads = f"{config.n_heads} heads of {config.d_head}"
     title = f"This model: {layers} · {heads} · d_model {config.d_model} · d_ff {config.d_ff}"
@@ -28,7 +27,7 @@ def show_architecture(config: ModelConfig, kind: Kind, layer: int) -> None:
         "one map per head; the decoder's top layer feeds the softmax that gives every next token a probability."
     )
     with st.container(key="architecture", horizontal_alignment="center"):
-        st.altair_chart(architecture_chart(frame, title, lit), key="architecture_chart")
+        st.altair_chart(diagram.architecture_chart(frame, title, lit), key="architecture_chart")
 
 
 def show_architecture_tab(ctx: TabContext) -> None:
@@ -54,13 +53,13 @@ def show_positional(ctx: TabContext) -> None:
     table = positional_table(ctx.translator, max(n, POSITIONS_SHOWN))
     d_model = table.shape[1]
     dims = st.multiselect(
-        "Dimensions", list(range(d_model)), default=default_dimensions(d_model), key="pe_dims", max_selections=8
+        "Dimensions", list(range(d_model)), default=diagram.default_dimensions(d_model), key="pe_dims", max_selections=8
     )
     st.caption(
         "Each dimension is a wave along the positions: low dimensions change fast, high ones slowly. The shaded "
         "band is this sentence."
     )
-    chart = positional_curves(
-        curves_frame(table, dims), "Positional encoding, one curve per dimension", min(n, len(table))
+    chart = diagram.positional_curves(
+        diagram.curves_frame(table, dims), "Positional encoding, one curve per dimension", min(n, len(table))
     )
     st.altair_chart(chart, key="positional_curves", width="stretch")

@@ -78,14 +78,9 @@ def ablate(
     """Re-decode with ``heads`` off (the page's search) and re-score the original output."""
     off = switched_off(model, heads)
     tokens, truncated = search(Steered(model, off), src_ids, options)
-    return Ablation(
-        sorted(heads),
-        tokens,
-        truncated,
-        float(output_log_probs(model, src_ids, original).sum()),
-        float(output_log_probs(model, src_ids, original, off).sum()),
-        float(output_log_probs(model, src_ids, tokens, off).sum()),
-    )
+    scored = ((original, None), (original, off), (tokens, off))  # all heads on; the original, the new output off
+    log_probs = [float(output_log_probs(model, src_ids, out, gates).sum()) for out, gates in scored]
+    return Ablation(sorted(heads), tokens, truncated, *log_probs)
 
 
 def head_effects(model: Transformer, src_ids: list[int], original: list[int]) -> tuple[list[Head], np.ndarray]:

@@ -161,13 +161,5 @@ def edit_and_compare(
     tokens, truncated = search(Steered(model), new_ids, options)
     before = merge_columns(_cross(model, src_ids, original, layer), words.groups)
     after = merge_columns(_cross(model, new_ids, original, layer), new_groups)
-    return SourceEdit(
-        new_ids,
-        tokens,
-        truncated,
-        float(output_log_probs(model, src_ids, original).sum()),
-        float(output_log_probs(model, new_ids, original).sum()),
-        words.labels,
-        before,
-        after,
-    )
+    original_log_prob, forced_log_prob = (float(output_log_probs(model, s, original).sum()) for s in (src_ids, new_ids))
+    return SourceEdit(new_ids, tokens, truncated, original_log_prob, forced_log_prob, words.labels, before, after)

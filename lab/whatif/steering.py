@@ -83,20 +83,12 @@ def output_limit(model: Transformer, src_ids: list[int], options: DecodeOptions 
 def search(steered: Steered, src_ids: list[int], options: DecodeOptions = GREEDY) -> tuple[list[int], bool]:
     """The best output (EOS last) of greedy (beam size 1) or beam search over ``steered``, and whether the length
     limit cut it."""
-    device = next(steered.model.parameters()).device
-    src = torch.tensor([src_ids], device=device)  # (1, S)
+    src = torch.tensor([src_ids], device=next(steered.model.parameters()).device)  # (1, S)
+    a, b = options.max_len_a, options.max_len_b
     if options.beam_size <= 1:
-        best = greedy(steered, src, options.max_len_a, options.max_len_b)[0]  # type: ignore[arg-type]
+        best = greedy(steered, src, a, b)[0]  # type: ignore[arg-type]
     else:
-        hyps = beam_search(
-            steered,  # type: ignore[arg-type]
-            src,
-            options.beam_size,
-            options.length_penalty,
-            1,
-            options.max_len_a,
-            options.max_len_b,
-        )
+        hyps = beam_search(steered, src, options.beam_size, options.length_penalty, 1, a, b)  # type: ignore[arg-type]
         best = hyps[0][0]
     return best.tokens, best.truncated
 

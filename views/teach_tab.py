@@ -26,10 +26,6 @@ ABOUT = (
 )
 
 
-def reset() -> None:
-    st.session_state.pop(TAUGHT, None)
-
-
 def run_teach(translator: Translator, request: Request, source: str, correction: str, langs: Languages) -> None:
     """Teach now, with a progress bar; the outcome goes into the session, a refusal onto the page."""
     options = DecodeOptions(request.beam_size, request.length_penalty, name_guard=request.name_guard)
@@ -118,7 +114,8 @@ def show_teach(ctx: TabContext) -> None:
             st.info("The copy below was taught on another sentence or model; Reset to teach this one.")
         st.caption("Taught:")
         st.code(f"{outcome.source}\n→ {outcome.correction}", language=None, wrap_lines=True)
-        st.button("Reset", key="teach_reset", on_click=reset, help="Drop the adapted copy: back to the shared model.")
+        tip = "Drop the adapted copy: back to the shared model."
+        st.button("Reset", key="teach_reset", on_click=st.session_state.pop, args=(TAUGHT, None), help=tip)
         show_outcome(outcome, ctx.cross_layer, ctx.cross_head, ctx.display.words, langs)
         return
     st.code(source, language=None, wrap_lines=True)

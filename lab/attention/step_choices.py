@@ -22,6 +22,7 @@ from data.tokenizer import Tokenizer
 from model.decode import max_output_lengths
 from model.intervention import Intervention
 from model.transformer import Transformer
+from translate.translator import DecodeOptions
 
 TOP = 5
 
@@ -98,21 +99,16 @@ class BeamStep:
 
 @torch.inference_mode()
 def beam_trace(
-    model: Transformer,
-    tokenizer: Tokenizer,
-    src_ids: list[int],
-    beam_size: int = 4,
-    length_penalty: float = 1.0,
-    max_len_a: float = 1.5,
-    max_len_b: int = 10,
+    model: Transformer, tokenizer: Tokenizer, src_ids: list[int], beam_size: int = 4, length_penalty: float = 1.0
 ) -> list[BeamStep]:
-    """Every step of beam search over one source sentence ``src_ids`` (EOS last)."""
+    """Every step of beam search over one source sentence ``src_ids`` (EOS last), within the Translator's limits."""
     if model.training:
         raise ValueError("the model is in training mode (dropout): call .eval() first")
     c, k = model.config, beam_size
     device = next(model.parameters()).device
     src = torch.tensor([src_ids], device=device)  # (1, S)
-    limit = int(max_output_lengths((src != c.pad_id).sum(1), max_len_a, max_len_b, c.max_positions)[0])
+    a, b = DecodeOptions.max_len_a, DecodeOptions.max_len_b
+    limit = int(max_output_lengths((src != c.pad_id).sum(1), a, b, c.max_positions)[0])
     memory, src_mask, _ = model.encode(src)
 
     def beam(ids: list[int], log_prob: float) -> Beam:

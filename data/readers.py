@@ -218,11 +218,6 @@ def decode_lines(path: Path, raw: Iterable[bytes | None], report: ReadReport, sk
         yield decoded
 
 
-def decoded_lines(path: Path, report: ReadReport, skip_bad: bool) -> Iterator[Line]:
-    """The decoded lines of one file, one at a time (see ``raw_lines`` and ``decode_lines``)."""
-    return decode_lines(Path(path), raw_lines(path, report, skip_bad), report, skip_bad)
-
-
 def checked_pair(src: str, tgt: str, where: str, report: ReadReport, skip_bad: bool) -> Pair | None:
     """A pair of stripped sentences, or None (counted) when a side is empty."""
     src, tgt = src.strip(), tgt.strip()
@@ -244,7 +239,7 @@ def _field_pairs(
 ) -> Iterator[Pair]:
     """Pairs from tab-separated lines with one of ``counts`` fields."""
     name = str(path)
-    for line in decoded_lines(path, report, skip_bad):
+    for line in decode_lines(path, raw_lines(path, report, skip_bad), report, skip_bad):
         report.read += 1
         where = f"{name}:{line.number}"
         if not line.check(where, report, skip_bad):
@@ -305,7 +300,7 @@ def _header_column(header: list[str], lang: str, role: str) -> int | None:
 
 def _text_lines(path: Path, report: ReadReport, skip_bad: bool) -> Iterator[Line]:
     """The decoded lines; each undecodable one is reported here (the csv module needs text) and left out."""
-    for line in decoded_lines(path, report, skip_bad):
+    for line in decode_lines(path, raw_lines(path, report, skip_bad), report, skip_bad):
         if line.text is None:
             report.read += 1
             line.check(f"{path}:{line.number}", report, skip_bad)

@@ -63,15 +63,10 @@ def _grown_state(parent: Transformer, config: ModelConfig) -> dict[str, torch.Te
         layers: nn.ModuleList = getattr(parent, stack)
         sources = parent_layers(len(layers), n_child)
         for j, i in enumerate(sources):
-            copy = _copied(layers[i], zeroed=j > 0 and sources[j - 1] == i)
+            copy = {name: tensor.clone() for name, tensor in layers[i].state_dict().items()}
+            if j > 0 and sources[j - 1] == i:  # a new layer: its projections into the stream (W_O, W2) zeroed
+                for name in copy:
+                    if ".out_proj." in name or name.startswith("ffn.w2."):
+                        copy[name].zero_()
             state.update({f"{stack}.{j}.{name}": tensor for name, tensor in copy.items()})
-    return state
-
-
-def _copied(layer: nn.Module, zeroed: bool) -> dict[str, torch.Tensor]:
-    state = {name: tensor.clone() for name, tensor in layer.state_dict().items()}
-    if zeroed:
-        for name in state:
-            if ".out_proj." in name or name.startswith("ffn.w2."):
-                state[name].zero_()
     return state

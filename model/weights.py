@@ -135,11 +135,7 @@ def load_weights(model: Transformer, path: Path, new_rows: bool = False) -> None
 
 
 def replace_dir(new: Path, out: Path) -> None:
-    """Put the folder ``new`` at ``out`` by renames only (same parent): ``out`` is the old folder whole or the new one.
-
-    An existing ``out`` is moved aside, ``new`` renamed in, then the old one deleted; if the second rename fails
-    the old folder is moved back.
-    """
+    """Put the folder ``new`` at ``out`` by renames only (same parent): ``out`` is the old folder whole or the new one."""
     if not out.exists():
         new.rename(out)
         return

@@ -15,11 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from data.corpus import CorpusError, read_pairs_file
-from model.run_dir import CONFIG_FILE, REFERENCES_FILE, WEIGHTS_FILE, split_file
+from model.run_dir import REFERENCES_FILE, split_file
 from model.weights import ModelLoadError
 from training.evaluate import corpus_scores, loops, score
 from training.phrases import canary_list, read_phrases, score_phrases
 from training.prepare import model_data
+from translate.model_dir import holds_network
 from translate.translator import DEFAULT_MODEL, Translator
 
 MAX_SENTENCES = 300  # dev sentences scored: the same first ones for every model
@@ -70,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-default", action="store_true", help="the run's direction has no default model yet")
     args = parser.parse_args(argv)
     default = args.default
-    shipped = all((DEFAULT_MODEL / name).is_file() for name in (CONFIG_FILE, WEIGHTS_FILE))
+    shipped = holds_network(DEFAULT_MODEL)
     if default is None and not args.no_default and shipped and direction_of(DEFAULT_MODEL) == direction_of(args.run):
         default = DEFAULT_MODEL
     try:

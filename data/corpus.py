@@ -211,8 +211,7 @@ def split(pairs: list[Pair], dev_size: int, test_size: int, seed: int = 1234) ->
 
 def swapped(parts: Split) -> Split:
     """Every pair the other way round (``data.reverse``): the same split, the target sentences now the source."""
-    train, dev, test = ([Pair(p.tgt, p.src, p.origin) for p in part] for part in (parts.train, parts.dev, parts.test))
-    return Split(train, dev, test)
+    return Split(*([Pair(p.tgt, p.src, p.origin) for p in part] for part in (parts.train, parts.dev, parts.test)))
 
 
 def write_pairs(pairs: list[Pair], path: Path) -> None:

@@ -56,13 +56,6 @@ def prepared(config: TrainConfig, corpus: Path) -> tuple[TrainConfig, Tokenizer,
     return config, tokenizer, parts
 
 
-def peak_memory_mb(device: torch.device) -> float:
-    """The process's peak resident memory (CPU), or the peak allocated on the GPU, in MiB."""
-    if device.type == "cuda":
-        return torch.cuda.max_memory_allocated(device) / 2**20
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
-
-
 def measure(config: TrainConfig, corpus: Path) -> dict:
     """Time ``STEPS`` real steps (within ``BUDGET_S``), one dev loss and a few greedy translations of a sample."""
     start = time.perf_counter()
@@ -80,6 +73,9 @@ def measure(config: TrainConfig, corpus: Path) -> dict:
     run = RunContext(config, env, corpus.parent, MetricsLog(corpus.parent / "unused", False))
     steps_per_epoch, pieces, times = time_steps(model, optimizer, train_set.epoch(0), run)
     loss_s, translate_s = time_evaluation(model, tokenizer, parts.dev, run)
+    peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # the process's peak resident memory (KiB)
+    if env.device.type == "cuda":  # or the peak allocated on the GPU
+        peak_mib = torch.cuda.max_memory_allocated(env.device) / 2**20
     return {
         "version": CALIBRATION_VERSION,
         "device": str(env.device),
@@ -95,7 +91,7 @@ def measure(config: TrainConfig, corpus: Path) -> dict:
         "dev_loss_seconds_per_pair": loss_s,
         "translate_seconds_per_sentence": translate_s,
         "setup_seconds": setup_s,
-        "peak_memory_mb": peak_memory_mb(env.device),
+        "peak_memory_mb": peak_mib,
         "parameters": model.num_parameters(),
     }
 

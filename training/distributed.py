@@ -117,16 +117,12 @@ def all_gather(obj: Any, env: Env) -> list[Any]:
     return gathered
 
 
-def weights_digest(module: torch.nn.Module) -> str:
-    """SHA-256 of every parameter's bytes in name order: equal digests mean bitwise-equal weights."""
+def ranks_identical(module: torch.nn.Module, env: Env) -> tuple[bool, list[str]]:
+    """Whether all processes hold bitwise-identical weights (DDP should guarantee it), with each one's digest: the
+    SHA-256 of every parameter's bytes in name order."""
     digest = hashlib.sha256()
     for name, p in sorted(module.named_parameters()):
         digest.update(name.encode())
         digest.update(p.detach().float().cpu().contiguous().numpy().tobytes())
-    return digest.hexdigest()
-
-
-def ranks_identical(module: torch.nn.Module, env: Env) -> tuple[bool, list[str]]:
-    """Whether all processes hold bitwise-identical weights (DDP should guarantee it), with each digest."""
-    digests = all_gather(weights_digest(module), env)
+    digests = all_gather(digest.hexdigest(), env)
     return len(set(digests)) == 1, digests

@@ -12,7 +12,7 @@ None of them proves a translation wrong: a confident output can be wrong, and at
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -20,7 +20,7 @@ import sacrebleu
 
 from data.readers import CorpusError, read_tsv
 from lab.attention.sentence_maps import SentenceMaps
-from lab.attention.translate_with_maps import maps_of
+from lab.attention.translate_with_maps import maps_of, without_guard
 from lab.attention.words import merge_columns, word_groups, word_labels
 from model.run_dir import split_file
 from translate.translator import DecodeOptions, Translation, Translator
@@ -123,20 +123,6 @@ def sentence_chrf(hypothesis: str, reference: str | None) -> float | None:
     return float(sacrebleu.metrics.CHRF().sentence_score(hypothesis, [reference]).score)
 
 
-def as_typed(
-    translator: Translator, lines: list[Line], results: list[Translation], options: DecodeOptions
-) -> list[float]:
-    """Each line's confidence as typed: ``results``' own where the guard read the line as typed, else decoded again
-    without the guard."""
-    guarded = [i for i, result in enumerate(results) if result.guarded is not None]
-    alone = replace(options, name_guard=False)
-    again = translator.translate_all([lines[i].source for i in guarded], alone, batch_size=BATCH) if guarded else []
-    scores = [mean_log_prob(result) for result in results]
-    for i, result in zip(guarded, again, strict=True):
-        scores[i] = mean_log_prob(result)
-    return scores
-
-
 def rank(
     translator: Translator,
     lines: list[Line],
@@ -157,10 +143,11 @@ def rank(
     for start in range(0, len(lines), BATCH):
         chunk = lines[start : start + BATCH]
         results = translator.translate_all([line.source for line in chunk], options, batch_size=BATCH)
-        for line, result, typed in zip(chunk, results, as_typed(translator, chunk, results, options), strict=True):
+        typed = without_guard(translator, [line.source for line in chunk], results, options, BATCH)
+        for line, result, alone in zip(chunk, results, typed, strict=True):
             cut = result.truncated or result.best.truncated
             chrf = sentence_chrf(result.text, line.reference)
-            confidence = min(mean_log_prob(result), typed)
+            confidence = min(mean_log_prob(result), mean_log_prob(alone))
             read_as = result.guarded.read_as if result.guarded is not None else ""
             out.append(Ranked(line, result.text, confidence, read_as, low_coverage(translator, result), chrf, cut))
         if progress is not None:

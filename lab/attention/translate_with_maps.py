@@ -109,6 +109,18 @@ def translate_text(translator: Translator, text: str, options: DecodeOptions | N
     return TextTranslation(text, results, translator.max_src_len, read.left_out)
 
 
+def without_guard(
+    translator: Translator, texts: list[str], results: list[Translation], options: DecodeOptions, batch_size: int
+) -> list[Translation]:
+    """Each text's translation by the model alone: ``results``' own where the name guard read it as typed, else
+    decoded again with the guard off."""
+    guarded = [i for i, result in enumerate(results) if result.guarded is not None]
+    alone = replace(options, name_guard=False)
+    again = translator.translate_all([texts[i] for i in guarded], alone, batch_size=batch_size) if guarded else []
+    typed = dict(zip(guarded, again, strict=True))
+    return [typed.get(i, result) for i, result in enumerate(results)]
+
+
 def maps_of(translator: Translator, src_ids: list[int], tokens: list[int]) -> SentenceMaps:
     """Every map of one (source, hypothesis) pair, from a forced pass over exactly that hypothesis."""
     maps = inspect(translator.model, list(src_ids), list(tokens))

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from lab.attention.translate_with_maps import without_guard
 from lab.behaviour.cases import CASES, SEED, TESTS, BehaviourTest, Case, Verdict
 from translate.translator import DecodeOptions, Translator
 
@@ -74,13 +75,9 @@ def model_translate(translator: Translator) -> Translate:
 
     def translate(texts: list[str]) -> list[Reading]:
         system = translator.translate_all(texts, DecodeOptions(), batch_size=BATCH)
-        guarded = [i for i, t in enumerate(system) if t.guarded is not None]
-        alone = translator.translate_many([texts[i] for i in guarded], DecodeOptions(name_guard=False), BATCH)
-        typed = dict(zip(guarded, alone, strict=True))
-        return [
-            Reading(t.text, typed.get(i, t.text), t.guarded.read_as if t.guarded is not None else "")
-            for i, t in enumerate(system)
-        ]
+        alone = without_guard(translator, texts, system, DecodeOptions(), BATCH)
+        read_as = [s.guarded.read_as if s.guarded is not None else "" for s in system]
+        return [Reading(s.text, a.text, r) for s, a, r in zip(system, alone, read_as, strict=True)]
 
     return translate
 

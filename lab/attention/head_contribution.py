@@ -21,6 +21,7 @@ import torch
 from data.tokenizer import Tokenizer
 from lab.attention.sentence_maps import Kind, SentenceMaps
 from lab.attention.weight_arithmetic import SentenceIds, allowed_keys, layer_vectors, sentence_ids, softmax_row
+from lab.whatif.head_ablation import Head, switched_off
 from model.attention import MultiHeadAttention, causal_mask, padding_mask
 from model.intervention import Intervention
 from model.transformer import Transformer
@@ -146,14 +147,6 @@ def final_residuals(model: Transformer, ids: SentenceIds, intervention: Interven
     return y[0]
 
 
-def one_head_off(model: Transformer, at: RowAt) -> Intervention:
-    """Gates of 1 everywhere but 0 at one decoder or cross head."""
-    device = next(model.parameters()).device
-    gates = torch.ones(model.config.n_decoder_layers, model.config.n_heads, device=device)  # (L_dec, H)
-    gates[at.layer, at.head] = 0.0
-    return Intervention(decoder_heads=gates) if at.kind == "decoder" else Intervention(cross_heads=gates)
-
-
 @torch.inference_mode()
 def logit_path(model: Transformer, ids: SentenceIds, at: RowAt, contribution: np.ndarray, token: int) -> LogitPath:
     """How ``contribution`` (d_model,) of the head at ``at`` (last decoder layer) reaches the logit of ``token``."""
@@ -161,7 +154,7 @@ def logit_path(model: Transformer, ids: SentenceIds, at: RowAt, contribution: np
         raise ValueError("the logit path is followed from the decoder and cross heads of the last layer only")
     vector = torch.from_numpy(contribution)
     rows = []
-    for intervention in (None, one_head_off(model, at)):
+    for intervention in (None, switched_off(model, [Head(at.kind, at.layer, at.head)])):
         residual = final_residuals(model, ids, intervention)[at.query]  # (d_model,)
         logits = model.output(model.decoder_norm(residual)).double()  # (V,)
         rows.append((residual, float(logits[token]), float(logits.log_softmax(-1)[token])))

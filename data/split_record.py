@@ -32,8 +32,8 @@ def read_corpora(d: DataConfig, report: ReadReport | None = None) -> list[list[P
     return [read_corpus(Path(corpus), d.format, how, report) for corpus in d.corpora]
 
 
-def make_record(d: DataConfig, dev: list[Pair], test: list[Pair]) -> dict:
-    """The record of ``dev`` and ``test`` (in the model's direction), found among ``d.corpora``'s pairs by their
+def write_record(d: DataConfig, dev: list[Pair], test: list[Pair], run_dir: Path) -> None:
+    """Write the record of ``dev`` and ``test`` (in the model's direction), found among ``d.corpora``'s pairs by their
     text as cleaning reads it (the first of equal pairs: the one cleaning keeps)."""
     where: dict[tuple[str, str], tuple[int, int]] = {}
     for i, pairs in enumerate(read_corpora(d)):
@@ -43,15 +43,12 @@ def make_record(d: DataConfig, dev: list[Pair], test: list[Pair]) -> dict:
     missing = [p for p in dev + test if (p.src, p.tgt) not in where]
     if missing:
         raise CorpusError(f"{missing[0].src!r}: a dev or test pair not found in {', '.join(d.corpora)}")
-    return {
+    record = {
         "corpora": [{"file": Path(c).name, "sha256": file_sha256(Path(c))} for c in d.corpora],
         "dev": [where[p.src, p.tgt] for p in dev],
         "test": [where[p.src, p.tgt] for p in test],
     }
-
-
-def write_record(d: DataConfig, dev: list[Pair], test: list[Pair], run_dir: Path) -> None:
-    (run_dir / SPLIT_RECORD_FILE).write_text(json.dumps(make_record(d, dev, test)) + "\n", encoding="utf-8")
+    (run_dir / SPLIT_RECORD_FILE).write_text(json.dumps(record) + "\n", encoding="utf-8")
 
 
 def read_record(model_dir: Path, d: DataConfig) -> tuple[list[Pair], list[Pair]]:

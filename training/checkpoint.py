@@ -21,15 +21,6 @@ from model.weights import ModelLoadError, save_model, staged_dir, write_beside
 FULL_DISK = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)  # no space, over quota, over the largest file allowed
 
 
-def atomic_save(obj: Any, path: Path) -> None:
-    """torch.save beside ``path``, fsync, then rename in: never a half-written file. Serialised in memory first (as
-    ``save_model`` does), so a failed write is an OSError with its errno: torch's own would be a RuntimeError without
-    it, and a full disk must be told apart from a bug."""
-    data = io.BytesIO()
-    torch.save(obj, data)
-    write_beside(path, lambda f: f.write(data.getbuffer()))
-
-
 def disk_full_message(run_dir: Path, err: OSError) -> str:
     """One line for a checkpoint that did not fit on the disk: which folder, and how to go on."""
     folder = Path(err.filename).parent if err.filename else run_dir
@@ -64,9 +55,15 @@ def save_state(
     progress: dict[str, Any],
     rngs: list[dict[str, Any]],
 ) -> None:
-    """Everything needed to continue exactly: weights, optimizer, progress (step, epoch, batch), RNG per process."""
+    """Everything needed to continue exactly: weights, optimizer, progress (step, epoch, batch), RNG per process.
+
+    Written beside and renamed in (``write_beside``): never a half-written file. Serialised in memory first, as
+    ``save_model`` does, so a failed write is an OSError with its errno (torch's own writer would raise a RuntimeError
+    without it), and a full disk is told apart from a bug."""
     state = {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "progress": progress, "rng": rngs}
-    atomic_save(state, run_dir / STATE_FILE)
+    data = io.BytesIO()
+    torch.save(state, data)
+    write_beside(run_dir / STATE_FILE, lambda f: f.write(data.getbuffer()))
 
 
 class StateError(ValueError):

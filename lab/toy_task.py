@@ -130,11 +130,9 @@ def build(config: ToyConfig) -> Transformer:
 
 @torch.inference_mode()
 def measure(model: Transformer, test: tuple[Tensor, Tensor, Tensor]) -> tuple[float, np.ndarray]:
-    """The share of ``test`` whose every output token is the argmax given the right prefix, and the first sequence's
-    (H, T, S) cross-attention in the last decoder layer.
-
-    The share equals greedy decoding's exact-match rate: when every step's argmax is right, greedy follows the right
-    prefix to the end, and one wrong argmax is a wrong greedy output."""
+    """The share of ``test`` whose every output token is the argmax given the right prefix (greedy decoding's
+    exact-match rate: one wrong argmax is a wrong greedy output), and its first sequence's (H, T, S) cross-attention
+    in the last decoder layer."""
     src, tgt_in, tgt_out = test
     model.eval()
     right = (model(src, tgt_in).argmax(-1) == tgt_out).all(1)
@@ -145,10 +143,8 @@ def measure(model: Transformer, test: tuple[Tensor, Tensor, Tensor]) -> tuple[fl
 
 
 def train(config: ToyConfig) -> Iterator[Progress]:
-    """Train a fresh toy model, yielding a ``Progress`` every ``report_every`` steps and at the end.
-
-    Stops at ``max_steps`` or ``max_seconds`` (wall clock, checked every step), or at a report where every held-out
-    sequence is answered right (nothing left to learn), whichever comes first."""
+    """Train a fresh toy model, yielding a ``Progress`` every ``report_every`` steps, until ``max_steps``,
+    ``max_seconds`` (wall clock) or a report with every held-out sequence right, whichever comes first."""
     generator = torch.Generator().manual_seed(config.seed)
     held_out = sequences(config, HELD_OUT, generator)
     test = batch(config, held_out)  # its first sequence is the fixed example

@@ -54,8 +54,7 @@ class ForcedPair:
 def forced_pair(
     cross: np.ndarray, target_words: list[int], source_words: list[int], shape: tuple[int, int]
 ) -> ForcedPair:
-    """(L, H, T, S) cross-attention as ``inspect`` returns it -> every reading at the gold words; ``shape`` is
-    (gold target words, gold source words)."""
+    """(L, H, T, S) cross-attention as ``inspect`` returns it -> every reading at the (target, source) gold words."""
     cross = np.concatenate([cross, cross.mean(axis=1, keepdims=True)], axis=1)  # (L, H + 1, T, S)
     words = {r: word_matrix(target_rows(cross, r)[..., :-1], target_words, source_words, *shape) for r in READINGS}
     return ForcedPair(words, target_rows(cross[:, -1], "shift")[..., :-1], target_words, source_words)

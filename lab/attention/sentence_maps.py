@@ -21,11 +21,8 @@ SUM_TOLERANCE = 1e-4
 
 @dataclass(frozen=True)
 class SentenceMaps:
-    """Every layer and head of the three kinds of attention for one (source, output) pair.
-
-    Row i of ``decoder`` and ``cross`` is computed at decoder input ``tgt_in[i]`` and predicts ``tgt_out[i]``
-    (docs/attention-pitfalls.md §1): rows are labelled with ``tgt_out``, decoder columns with ``tgt_in``.
-    """
+    """Every layer and head of the three kinds of attention for one (source, output) pair. Row i of ``decoder`` and
+    ``cross`` is computed at decoder input ``tgt_in[i]`` and predicts ``tgt_out[i]`` (docs/attention-pitfalls.md §1)."""
 
     maps: AttentionMaps  # the model's record of the forced pass (CPU tensors and ids)
     src: list[str]  # subword pieces x1 … xS </s>

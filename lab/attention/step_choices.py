@@ -175,12 +175,9 @@ def node_key(ids: Sequence[int]) -> str:
 
 
 def beam_tree(steps: list[BeamStep], chosen: Sequence[int]) -> list[dict[str, object]]:
-    """One row per hypothesis the search held, root first: its parent (one token shorter), whether it ended there
-    (took </s>) and its fate.
-
-    Fates: on the path of ``chosen`` (the output ids shown, EOS last); kept and extended at the next step; pruned
-    (kept at its step, extended by none of the next step's survivors); ended (took </s>, not the one shown).
-    """
+    """One row per hypothesis the search held, root first: its parent (one token shorter), whether it took </s>,
+    and its fate: on the path of ``chosen`` (the output ids shown, EOS last); kept and extended at the next step;
+    pruned (extended by none of the next step's survivors); ended (took </s>, not the one shown)."""
     path = {node_key(chosen[:n]) for n in range(len(chosen) + 1)}
     extended = {node_key(b.ids[:-1]) for s in steps for b in s.alive + s.ended}
     rows = [dict(zip(TREE_COLUMNS, ("", None, 0, "<s>", "<s>", 0.0, CHOSEN, False), strict=True))]

@@ -21,9 +21,8 @@ def is_punctuation(piece: str) -> bool:
 
 def word_groups(pieces: Sequence[str], special: Sequence[bool], punctuation: bool = False) -> list[list[int]]:
     """Indices of the pieces of each word: ``▁`` begins a word; special tokens (BOS/EOS/PAD) are words of their own.
-    With ``punctuation``, a punctuation piece glued to a word is a word of its own too ("católica" and ".", "sister"
-    and "'s", as a tokenised gold alignment has them): a link then never counts the final period's weight as its
-    word's."""
+    With ``punctuation``, a punctuation piece glued to a word is a word of its own too ("católica" and ".", as a
+    tokenised gold alignment has them): a link then never counts the final period's weight as its word's."""
     groups: list[list[int]] = []
     opened = False  # whether the last group may be continued by a piece without ▁
     for i, (piece, is_special) in enumerate(zip(pieces, special, strict=True)):

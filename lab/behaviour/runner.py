@@ -70,8 +70,7 @@ class TestResult:
 
 
 def model_translate(translator: Translator) -> Translate:
-    """The model's greedy translations under its name guard (when it has one) and alone: a sentence the guard read
-    as typed is translated once."""
+    """The model's greedy translations under its name guard and alone (a sentence the guard left alone, once)."""
 
     def translate(texts: list[str]) -> list[Reading]:
         system = translator.translate_all(texts, DecodeOptions(), batch_size=BATCH)

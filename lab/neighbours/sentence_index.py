@@ -218,8 +218,7 @@ def load(path: Path) -> SentenceIndex:
 def load_or_build(
     translator: Translator, model_dir: Path, runs: Path, progress: Progress
 ) -> tuple[SentenceIndex, bool]:
-    """The index beside the model or in the cache when built from these weights, else a new one, saved; the
-    second value says whether it was loaded."""
+    """The index of these weights from beside the model or the cache, else built and saved; whether it was loaded."""
     sha256 = weights_sha256(model_dir)
     path = index_path(model_dir, runs, sha256)
     for known in dict.fromkeys([Path(model_dir) / NEIGHBOURS_INDEX_FILE, path]):

@@ -35,10 +35,8 @@ def surface(label: str) -> str:
 @dataclass(frozen=True)
 class MapClaim:
     """In ``kind`` at ``layer`` (0-based) and ``head`` (None: mean of heads), as subwords or whole ``words``, the row
-    of each ``(row, column)`` pair puts more weight on that column than on any other (the darkest cell of the row).
-
-    Rows of the decoder's two maps are named by the token they write (docs/attention-pitfalls.md §1).
-    """
+    of each ``(row, column)`` pair puts most weight on that column; the decoder's rows are named by the token they
+    write (docs/attention-pitfalls.md §1)."""
 
     kind: Kind
     layer: int
@@ -136,6 +134,5 @@ def no_examples_note(langs: Languages) -> str:
 
 
 def by_source(source: str, langs: Languages) -> GuidedExample | None:
-    """The guided example of a model of ``langs`` whose source is ``source`` (None for a sentence typed by the
-    learner)."""
+    """The guided example of a model of ``langs`` whose source is ``source``; None for a sentence the learner typed."""
     return next((e for e in examples_for(langs) if e.source == source), None)

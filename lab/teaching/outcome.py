@@ -55,8 +55,7 @@ class StepSettings:
 
 
 def step_settings(model_dir: Path) -> StepSettings:
-    """A fifth of the model's own peak learning rate and its label smoothing, from its train_config.json (the
-    defaults when it has none)."""
+    """A fifth of the model's peak learning rate and its label smoothing (train_config.json; defaults without it)."""
     try:
         optim = json.loads((Path(model_dir) / TRAIN_CONFIG_FILE).read_text(encoding="utf-8"))["optim"]
         return StepSettings(LR_FRACTION * float(optim["lr"]), float(optim["label_smoothing"]))
@@ -99,9 +98,8 @@ def adapt(
     settings: StepSettings = StepSettings(),
     on_step: Callable[[int, float], None] | None = None,
 ) -> Adapted:
-    """Fine-tune a deep copy of ``model`` on ``correction`` beside ``replay`` (cycled, ``REPLAY_PER_STEP`` a step)
-    until it produces the correction (checked after every step), ``MAX_STEPS`` or ``MAX_SECONDS``;
-    ``on_step(step, seconds)`` after each step (a progress bar)."""
+    """Fine-tune a deep copy of ``model`` on ``correction`` beside ``replay`` (``REPLAY_PER_STEP`` a step) until it
+    produces the correction, ``MAX_STEPS`` or ``MAX_SECONDS``; ``on_step(step, seconds)`` after each step."""
     torch.manual_seed(1)
     start = time.perf_counter()
     local = copy.deepcopy(model).eval()  # dropout off: a handful of steps, the same on every run
@@ -225,8 +223,7 @@ def teach(
     options: DecodeOptions | None = None,
     on_step: Callable[[int, float], None] | None = None,
 ) -> Outcome:
-    """Teach a copy of ``translator``'s model that ``source`` is ``correction`` and measure it; the shared model
-    and ``model_dir`` are only read."""
+    """Teach a copy of ``translator``'s model that ``source`` is ``correction``, and measure what it changed."""
     options = options or DecodeOptions()
     correction = correction.strip()
     if not correction:

@@ -5,7 +5,7 @@
   "Tom." are copied with confidence; the model alone is lost on them);
 - low coverage (NMTVis's "might not be translated"): the share of source words whose cross-attention summed over the
   whole output (last decoder layer, mean of heads, subwords joined) is below ``THRESHOLD``;
-- chrF against the line's reference, if it has one, as ``training/evaluate`` computes it.
+- chrF against the line's reference, if it has one.
 None of them proves a translation wrong: a confident output can be wrong, and attention is not explanation.
 """
 

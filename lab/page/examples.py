@@ -1,9 +1,9 @@
 """Guided examples: sentences the shipped models translate correctly, each with one line on what to look for; a set
-per direction, kept as data beside this file (``examples-es-en.toml``, ``examples-en-es.toml``).
+per direction, kept as data beside this file (``examples-*.toml``).
 
 An example stays only while its direction's shipped model translates it to an accepted answer, and its hint only
 while the hint's claim holds in the map it names (tests/test_examples.py checks both): an example the model gets
-wrong, or a hint the map does not bear out, teaches the wrong thing. The page shows a hint only where both hold.
+wrong, or a hint the map does not bear out, teaches the wrong thing.
 
 A hint ("in cross-attention, layer 2, mean of heads, the row that writes “dog” puts most weight on “perro”") is a
 claim about one model, kind, layer, head or mean, and token level (docs/attention-pitfalls.md §11), kept as data

@@ -124,8 +124,7 @@ def find_models(
 
 
 def default_index(choices: list[ModelChoice], runs: Path | None = None) -> int:
-    """The run recorded as the default in ``runs`` (the Train page's gate), when it is among ``choices``; else the
-    first available model (the shipped one when it exists), else 0."""
+    """The run recorded as the default in ``runs`` when it is among ``choices``, else the first available model."""
     chosen = recorded_default(runs) if runs is not None else None
     if chosen is not None:
         for i, choice in enumerate(choices):
@@ -138,8 +137,7 @@ DEFAULT_CHOICE_FILE = ".default_model.json"  # in the runs folder: the runs "Use
 
 
 def recorded_defaults(runs: Path) -> list[Path]:
-    """The runs the Train page made defaults ("Use as default model"), oldest first, that are still usable model
-    folders of ``runs``: one per direction; the last is the Translate page's default model."""
+    """The runs made defaults on the Train page, one per direction, oldest first; the last is the Translate page's."""
     try:
         data = read_json(runs / DEFAULT_CHOICE_FILE, ValueError)
         names = data.get("runs", [data.get("run")])

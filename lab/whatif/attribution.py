@@ -3,13 +3,10 @@ log-probability of one output token (or, contrastively, of that token rather tha
 
 The inputs are the token vectors (√d_model-scaled embeddings, before positions are added); the baseline gives every
 token the zero vector (positions kept). Per token, an attribution is (input − baseline) · a gradient, over d_model:
-
-- input × gradient: the gradient at the input itself (one backward pass);
-- integrated gradients (Sundararajan et al. 2017): the gradient averaged over ``steps`` points on the straight line from
-  the baseline to the input (midpoint rule). Completeness: the attributions sum to f(input) − f(baseline), up to the
-  error of the rule, which shrinks as ``steps`` grows (the page prints the gap).
-
-Gradients are taken with ``torch.autograd.grad`` for the input vectors only: nothing accumulates on the shared model.
+input × gradient takes the gradient at the input itself; integrated gradients (Sundararajan et al. 2017) average it
+over ``steps`` points on the straight line from the baseline to the input (midpoint rule), so that the attributions
+sum to f(input) − f(baseline) up to the rule's error (the page prints the gap). Gradients are taken with
+``torch.autograd.grad`` for the input vectors only: nothing accumulates on the shared model.
 """
 
 from __future__ import annotations

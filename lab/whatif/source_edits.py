@@ -1,10 +1,9 @@
 """Change the Spanish: drop, mask or replace one source word, re-translate, and compare.
 
-The edit is made word by word on the model's own subword ids: a word is read again only where the edit changes how
-the tokenizer reads it in the edited sentence (the new word, as typed; the word that becomes the first, which typing
-would capitalise), so the edited source is what typing the edited sentence gives and every other word keeps its ids.
-The change in the cross-attention map is read with the ORIGINAL output forced on both sources: the rows are then the
-same tokens, the columns the original source words (the edited word is one column: a dropped word receives 0).
+The edit is made on the model's own subword ids: a word is read again only where the edit changes how the tokenizer
+reads it (the new word, as typed; a word that becomes the first), so the edited source is what typing the edited
+sentence gives. The change in cross-attention is read with the ORIGINAL output forced on both sources: the same rows,
+the original source words as columns (the edited word is one column: a dropped word receives 0).
 """
 
 from __future__ import annotations

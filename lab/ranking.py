@@ -100,8 +100,7 @@ def mean_log_prob(translation: Translation) -> float:
 
 
 def word_totals(maps: SentenceMaps, layer: int) -> tuple[list[str], np.ndarray]:
-    """Every source word but EOS and padding, and the cross-attention it received over all output rows at ``layer``
-    (mean of heads; a word's subwords summed)."""
+    """Every real source word and its cross-attention summed over the output rows (``layer``, mean of heads)."""
     groups = word_groups(maps.src, maps.src_special)
     totals = merge_columns(maps.cross[layer].mean(axis=0), groups).sum(axis=0)
     kept = [i for i, group in enumerate(groups) if not all(maps.src_special[j] for j in group)]

@@ -1,8 +1,7 @@
 """Watch it learn: the lab's own Transformer, tiny, trained live on a toy task (copy, reverse or sort a few symbols).
 
-On real data the attention patterns form over hours; here the model learns in seconds, and the cross-attention of
-one fixed example is reported as it forms: reverse makes the anti-diagonal, copy the diagonal. The learner changes
-one thing (layers, heads, positions) and sees what breaks. ``train`` is a generator the view redraws from.
+On real data the attention patterns form over hours; here in seconds, and one fixed example's cross-attention is
+reported as it forms (reverse makes the anti-diagonal, copy the diagonal). Change one thing and see what breaks.
 """
 
 from __future__ import annotations

@@ -22,8 +22,7 @@ GOLD_DIRECTION = ("es", "en")  # XL-WA's pairs as read for Spanish → English; 
 
 
 def fits(langs: Languages) -> bool:
-    """Whether the gold sentences suit a model of this direction, either way round (a model that does not name its
-    languages is given the benefit of the doubt)."""
+    """Whether the gold sentences suit a model of this direction, either way round (or of no named direction)."""
     return not langs.known or langs.pair in (GOLD_DIRECTION, GOLD_DIRECTION[::-1])
 
 

@@ -112,8 +112,7 @@ def translate_text(translator: Translator, text: str, options: DecodeOptions | N
 def without_guard(
     translator: Translator, texts: list[str], results: list[Translation], options: DecodeOptions, batch_size: int
 ) -> list[Translation]:
-    """Each text's translation by the model alone: ``results``' own where the name guard read it as typed, else
-    decoded again with the guard off."""
+    """Each text's translation by the model alone: ``results``' own where the guard changed nothing, else anew."""
     guarded = [i for i, result in enumerate(results) if result.guarded is not None]
     alone = replace(options, name_guard=False)
     again = translator.translate_all([texts[i] for i in guarded], alone, batch_size=batch_size) if guarded else []

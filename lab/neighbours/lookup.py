@@ -54,8 +54,7 @@ class Candidates:
 
 @torch.no_grad()
 def forced_states(model: Transformer, examples: list[Example]) -> tuple[np.ndarray, list[np.ndarray]]:
-    """One teacher-forced pass: the examples' (B, D) unit encoder vectors and each one's (T, D) unit decoder
-    states, one row per target id of its own (EOS's row last, padding left out)."""
+    """One forced pass: the examples' (B, D) unit encoder vectors and each one's (T, D) unit decoder states."""
     c = model.config
     batch = collate(examples, c.pad_id, c.bos_id)
     device = next(model.parameters()).device
@@ -195,8 +194,7 @@ def map_of(
 
 
 def training_map(frame: pd.DataFrame, title: str, src_title: str, tgt_title: str) -> alt.LayerChart:
-    """Training pairs as dots coloured by their source's length in words; ``NEAREST`` rows ringed, the ``SENTENCE``
-    row a large cross; each with its pair (or sentence) on hover."""
+    """Training pairs as dots coloured by source length, ``NEAREST`` ringed, ``SENTENCE`` a cross; texts on hover."""
     tooltip = [alt.Tooltip("source:N", title=src_title), alt.Tooltip("target:N", title=tgt_title), "words:Q"]
     axis = {"x": alt.X("x:Q", title="main direction 1"), "y": alt.Y("y:Q", title="main direction 2")}
     base = alt.Chart(frame, title=title).encode(**axis, tooltip=tooltip)

@@ -61,8 +61,7 @@ def source_label(langs: Languages) -> str:
 
 
 def legend_markdown(case_mark: bool = False, src_code: str = "es") -> str:
-    """The token legend as a Markdown list (the tokens in code spans, so ``<s>`` is never read as HTML); with
-    ``case_mark``, the case mark's line too (a model with case markup), its examples in ``src_code``."""
+    """The token legend as a Markdown list (tokens in code spans: ``<s>`` is never read as HTML), case mark included."""
     legend = TOKEN_LEGEND + ((case_mark_line(src_code),) if case_mark else ())
     return "\n".join(f"- `{token}` {meaning}" for token, meaning in legend)
 

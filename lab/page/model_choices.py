@@ -155,8 +155,7 @@ def recorded_default(runs: Path) -> Path | None:
 
 
 def direction_default(runs: Path, pair: tuple[str, str], shipped: Path | None) -> Path | None:
-    """The current default model of a direction: the run the Train page made its default, else the shipped model
-    when it translates that way (``shipped_of``), else None (a first model of the direction)."""
+    """A direction's default model: the run the Train page made its default, else its shipped model, else None."""
     mine = [run for run in recorded_defaults(runs) if languages(run).pair == pair]
     if mine:
         return mine[-1]
@@ -164,8 +163,7 @@ def direction_default(runs: Path, pair: tuple[str, str], shipped: Path | None) -
 
 
 def record_default(runs: Path, run_dir: Path) -> None:
-    """Make ``run_dir`` (a folder of ``runs``) the default of its direction and the Translate page's default model;
-    only after the rule passed. The default it replaces (same direction) is forgotten."""
+    """Make ``run_dir`` the default of its direction (forgetting the one it replaces) and the Translate page's."""
     pair = languages(run_dir).pair
     kept = [run.name for run in recorded_defaults(runs) if languages(run).pair != pair and run != run_dir]
     (runs / DEFAULT_CHOICE_FILE).write_text(json.dumps({"runs": [*kept, run_dir.name]}) + "\n", encoding="utf-8")

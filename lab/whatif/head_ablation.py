@@ -1,8 +1,7 @@
 """Switch heads off: zero chosen heads' outputs, re-decode, and measure what the original output loses.
 
 A head is switched off by multiplying its context vectors by 0 before W_O (``model.intervention``), which equals
-zeroing its columns of W_O (tested). The scan switches off one head at a time and re-reads the teacher-forced
-log-probability of the original output: one forward pass per head.
+zeroing its columns of W_O (tested). The scan switches off one head at a time: one forced pass per head.
 """
 
 from __future__ import annotations

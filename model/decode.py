@@ -31,10 +31,6 @@ def max_output_lengths(src_lengths: Tensor, max_len_a: float, max_len_b: int, li
     return (max_len_a * src_lengths.double() + max_len_b).floor().long().clamp(1, limit)
 
 
-def _length_normalised(log_prob: float, length: int, length_penalty: float) -> float:
-    return log_prob / (length**length_penalty) if length_penalty else log_prob
-
-
 @torch.inference_mode()
 def greedy(
     model: Transformer, src: Tensor, max_len_a: float = 1.5, max_len_b: int = 10, use_cache: bool = True
@@ -114,7 +110,9 @@ def _advance(
         if token == rule.eos:
             ids, steps = prefixes[0][beam] + [token], (*prefixes[1][beam], token_lp)
             cut = out_of_room and not wanted_eos[beam]
-            done.append(Hypothesis(ids, lp, _length_normalised(lp, len(ids), rule.length_penalty), cut, steps))
+            penalty = rule.length_penalty
+            score = lp / (len(ids) ** penalty) if penalty else lp  # length-normalised, as beam search ranks
+            done.append(Hypothesis(ids, lp, score, cut, steps))
             if len(done) >= rule.k:
                 break
         elif len(live) < rule.k:

@@ -98,10 +98,8 @@ def expected_shapes(config: ModelConfig) -> dict[str, tuple[int, ...]]:
 
 
 def check_shapes(path: Path, expected: dict[str, tuple[int, ...]], new_rows: bool = False) -> None:
-    """Raise ModelLoadError unless the weights in ``path`` fit ``expected``, before any of them is read.
-
-    With ``new_rows``, an embedding may have fewer rows in the file than expected (see ``load_weights``).
-    """
+    """Raise ModelLoadError unless the weights in ``path`` fit ``expected`` (``new_rows``: see ``load_weights``),
+    before any of them is read."""
     found = file_shapes(path)
     missing = sorted(set(expected) - set(found))
     extra = sorted(set(found) - set(expected))

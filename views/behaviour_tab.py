@@ -13,7 +13,6 @@ import streamlit as st
 
 from lab.behaviour.cases import CASES, SEED, TESTS
 from lab.behaviour.runner import Outcome, TestResult, model_translate, run
-from translate.translator import Translator
 from views.heavy_slot import Busy, in_line, slot
 from views.tab_context import TabContext, open_selected
 
@@ -30,18 +29,6 @@ ABOUT = (
     "rate measures these templates, not the model's quality: a failure can be a fair paraphrase, and a pass is no "
     "proof on other sentences. Select a failing case to open its changed sentence in the lab."
 )
-
-
-def results_with_progress(translator: Translator) -> list[TestResult]:
-    """``run`` with a progress bar that moves after each batch, in the server's heavy slot."""
-    with in_line("behaviour tests"), slot():
-        bar = st.progress(0.0, text="Translating the tests' sentences…")
-        results = run(
-            model_translate(translator),
-            progress=lambda done, total: bar.progress(done / total, f"{done} of {total} sentences"),
-        )
-        bar.empty()
-    return results
 
 
 def summary(results: list[TestResult]) -> pd.DataFrame:
@@ -109,9 +96,15 @@ def show_behaviour(ctx: TabContext) -> None:
         st.caption("This model has no name guard: the system is the model alone.")
     asked = ctx.request.model
     if st.button("Run the behaviour tests", key="behaviour_run"):
+        start = time.perf_counter()
         try:
-            start = time.perf_counter()
-            results = results_with_progress(translator)
+            with in_line("behaviour tests"), slot():  # a progress bar that moves after each batch
+                bar = st.progress(0.0, text="Translating the tests' sentences…")
+                results = run(
+                    model_translate(translator),
+                    progress=lambda done, total: bar.progress(done / total, f"{done} of {total} sentences"),
+                )
+                bar.empty()
             st.session_state[RESULT] = (asked, results, time.perf_counter() - start)
         except Busy as err:
             st.error(str(err))

@@ -23,7 +23,7 @@ from lab.ranking import (
     read_lines,
     read_upload,
 )
-from translate.translator import DecodeOptions, Translator
+from translate.translator import DecodeOptions
 from views.heavy_slot import Busy, in_line, slot
 from views.tab_context import TabContext, open_selected
 
@@ -65,17 +65,6 @@ def chosen_lines(model: str) -> list[Line] | None:
         return None
 
 
-def ranked_with_progress(translator: Translator, lines: list[Line], options: DecodeOptions) -> list[Ranked]:
-    """``rank`` with a progress bar that moves after each batch."""
-    with in_line("ranking"), slot():
-        bar = st.progress(0.0, text=f"Translating {len(lines)} lines…")
-        ranked = rank(
-            translator, lines, options, lambda done: bar.progress(done / len(lines), f"{done} of {len(lines)}")
-        )
-        bar.empty()
-    return ranked
-
-
 def table(ranked: list[Ranked]) -> pd.DataFrame:
     """One row per line, least confident first."""
     return pd.DataFrame(
@@ -110,7 +99,13 @@ def show_ranking(ctx: TabContext) -> None:
     asked = (request.model, tuple(lines or ()), options)
     if st.button("Rank", key="ranking_run", disabled=not lines) and lines:
         try:
-            st.session_state[RESULT] = (asked, ranked_with_progress(translator, lines, options))
+            with in_line("ranking"), slot():  # a progress bar that moves after each batch
+                bar = st.progress(0.0, text=f"Translating {len(lines)} lines…")
+                ranked = rank(
+                    translator, lines, options, lambda done: bar.progress(done / len(lines), f"{done} of {len(lines)}")
+                )
+                bar.empty()
+            st.session_state[RESULT] = (asked, ranked)
         except (LinesError, Busy) as err:
             st.error(str(err))
     kept = st.session_state.get(RESULT)

@@ -168,18 +168,36 @@ def tmx_pairs(path: Path, how: Reading = DEFAULT_READING, report: ReadReport | N
     units, seen = _Units(path, (src_lang, tgt_lang)), {src_lang: 0, tgt_lang: 0}
     # internal: entities the file declares (refused at its root) and XML's own; none fetched, expansion capped
     parser = etree.XMLPullParser(("start", "end", "comment", "pi"), resolve_entities="internal", no_network=True)
+
+    def drain() -> Iterator[Pair]:
+        """The pairs of the units read so far; a unit without one of the languages counted or refused."""
+        for index, line, unit in units.done:
+            report.read += 1
+            where = f"{path}:<tu> {index} (line {line})"
+            for lang in seen:
+                seen[lang] += lang in unit
+            lacking = [lang for lang in (src_lang, tgt_lang) if lang not in unit]
+            if lacking:
+                message = f'no <tuv xml:lang="{lacking[0]}"> (languages: {", ".join(sorted(unit)) or "none"})'
+                bad_record(report, skip_bad, "missing language", where, message)
+                continue
+            pair = checked_pair(unit[src_lang], unit[tgt_lang], where, report, skip_bad)
+            if pair is not None:
+                yield pair
+        units.done.clear()
+
     regular_size(path, CorpusError)
     try:
         with open(path, "rb") as f:
             while block := f.read(BLOCK):
                 units.feed(parser, block)
-                yield from _drain(path, units, src_lang, tgt_lang, report, skip_bad, seen)
+                yield from drain()
             parser.close()
     except etree.XMLSyntaxError as err:
         units.read(parser.read_events())  # what was read before the error may break a cap: that names the <tu>
         raise _parse_error(path, err, units.encoding) from None
     units.read(parser.read_events())
-    yield from _drain(path, units, src_lang, tgt_lang, report, skip_bad, seen)
+    yield from drain()
     if units.index == 0:
         raise CorpusError(f"{path}: no <tu> translation units; expected a TMX file (<tmx><body><tu>…)")
     missing = [lang for lang, count in seen.items() if count == 0]
@@ -188,24 +206,3 @@ def tmx_pairs(path: Path, how: Reading = DEFAULT_READING, report: ReadReport | N
             f'{path}: no <tuv xml:lang="{missing[0]}"> in any of its {units.index} <tu>; the file\'s languages do '
             "not include it"
         )
-
-
-def _drain(
-    path: Path, units: _Units, src_lang: str, tgt_lang: str, report: ReadReport, skip_bad: bool, seen: dict[str, int]
-) -> Iterator[Pair]:
-    for index, line, unit in units.done:
-        report.read += 1
-        where = f"{path}:<tu> {index} (line {line})"
-        for lang in seen:
-            seen[lang] += lang in unit
-        lacking = [lang for lang in (src_lang, tgt_lang) if lang not in unit]
-        if lacking:
-            found = ", ".join(sorted(unit)) or "none"
-            bad_record(
-                report, skip_bad, "missing language", where, f'no <tuv xml:lang="{lacking[0]}"> (languages: {found})'
-            )
-            continue
-        pair = checked_pair(unit[src_lang], unit[tgt_lang], where, report, skip_bad)
-        if pair is not None:
-            yield pair
-    units.done.clear()

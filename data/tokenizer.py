@@ -73,10 +73,9 @@ class Tokenizer:
 
     def src_knows(self, ch: str) -> bool:
         """Whether the source vocabulary reads the character ``ch`` (it is not ``<unk>``)."""
-        known = self._src_known.get(ch)
-        if known is None:
-            known = self._src_known[ch] = self.src.unk_id() not in self.src.encode(ch)
-        return known
+        if ch not in self._src_known:
+            self._src_known[ch] = self.src.unk_id() not in self.src.encode(ch)
+        return self._src_known[ch]
 
     def src_reading(self, text: str) -> Reading:
         """The source text as the vocabulary reads it: with case markup when the tokenizer has it, then each character

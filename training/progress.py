@@ -9,8 +9,6 @@ from training.train_config import OptimConfig, TrainConfig
 
 @dataclass
 class Progress:
-    """Where training is; saved with the state so that --resume continues exactly."""
-
     step: int = 0
     epoch: int = 0
     batch_in_epoch: int = 0

@@ -128,9 +128,8 @@ def rank(
     options: DecodeOptions | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> list[Ranked]:
-    """Every line translated whole (as ``training/evaluate`` does) and scored, least confident first; ``progress`` is
-    told the number of lines done after each batch. Refused before any decoding above MAX_WORK (a line the guard
-    changed is decoded twice, as read and as typed: at most twice that work)."""
+    """Every line translated whole and scored, least confident first; ``progress(lines done)`` after each batch.
+    Refused before any decoding above MAX_WORK (a line the guard changed is decoded twice: at most twice that work)."""
     options = options or DecodeOptions()
     subwords = sum(len(translator.tokenizer.encode_src(line.source)) for line in lines)
     if subwords * options.beam_size > MAX_WORK:

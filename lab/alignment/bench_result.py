@@ -1,8 +1,7 @@
 """A model's alignment bench result, stored in its directory: figures only, never a word of the gold data.
 
-``python -m workshop bench alignment --save`` writes it (one record per method: precision, recall and AER, AER on
-dev, what dev chose); the alignment tab offers the best aligner's layer, head and reading by default, and the words
-lit on hover (lab/alignment/source_words.py) follow the reading nearest people's links on dev.
+``python -m workshop bench alignment --save`` writes it; the alignment tab offers the best aligner's layer, head and
+reading by default, and the words lit on hover follow the reading nearest people's links on dev.
 """
 
 from __future__ import annotations

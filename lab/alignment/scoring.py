@@ -103,10 +103,9 @@ def detokenize(tokens: Sequence[str]) -> tuple[str, list[int]]:
 def piece_words(
     sp: spm.SentencePieceProcessor, tokens: Sequence[str], read: Callable[[Sequence[str]], list[str]] = list
 ) -> tuple[list[int], list[int]]:
-    """Subword ids of the detokenised text (EOS not added) and the gold token each subword belongs to: the token
-    holding its first visible character (a bare "▁": the token after it). A token glued into its neighbour's subword
-    gets no row or column and so no link. ``read`` is how the vocabulary reads the tokens, token by token
-    (``Tokenizer.src_tokens`` for the source), so that a token's case mark belongs to it."""
+    """Subword ids of the detokenised text (EOS not added) and the gold token each belongs to: the one holding its first
+    visible character (a bare "▁": the next). A token glued into a neighbour's subword gets no link. ``read``: how the
+    vocabulary reads the tokens, one by one (``Tokenizer.src_tokens`` for the source: each keeps its case mark)."""
     text, starts = detokenize(read(tokens))
     byte_starts = [len(text[:s].encode("utf-8")) for s in starts]
     ids, words = [], []

@@ -67,8 +67,7 @@ def _named(ch: str) -> str:
 
 
 def notices(result: TextTranslation) -> list[str]:
-    """What the page must say about characters left out, cut inputs and cut best translations (a cut among the other
-    hypotheses of an n-best list is marked in that list)."""
+    """What the page must say about characters left out, cut inputs and cut best translations (other cuts: in lists)."""
     several = len(result.sentences) > 1
     out = []
     if result.left_out:

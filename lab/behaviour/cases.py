@@ -1,5 +1,4 @@
-"""The behaviour tests: templates whose slots make pairs of Spanish sentences (one slot changed), each test with a
-pure check of the two English translations.
+"""The behaviour tests: templates whose slots make pairs of Spanish sentences (one slot changed), and pure checks.
 
 An *invariant* test changes what must not change the rest of the translation (a name, a number, the way it is
 typed); a *directional* one changes what must change it in a known way (él → ella: "he" → "she"). The slot lists are

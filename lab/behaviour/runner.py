@@ -2,9 +2,7 @@
 case checked on the system's translations (the model under its name guard) and on the model's alone. The cases the
 guard decides by reading both sentences alike ("Alberto/Esteban toca el piano." both read as "Tom toca el piano.")
 are counted apart: the system passes those by construction.
-
-The work is bounded by the suite: ``len(TESTS) × CASES × 2`` sentences at most, a sentence the guard changed
-translated again as typed: 3–6 s on one CPU thread with the shipped model (docs/views.md).
+The work is bounded by the suite: ``len(TESTS) × CASES × 2`` sentences at most, 3–6 s on one CPU thread.
 """
 
 from __future__ import annotations

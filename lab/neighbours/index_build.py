@@ -1,6 +1,5 @@
-"""An index loaded, or built and saved, in a background thread, so the page never waits for it: the page polls
-``progress`` and shows the index once ``index`` is set. ``cancel`` stops a build at its next batch. ``hold`` is the
-server's heavy-tool slot, held for the build; between batches ``share`` lets a waiting request in first."""
+"""An index loaded, or built and saved, in a background thread the page polls. ``cancel`` stops a build at its next
+batch; ``hold`` is the server's heavy-tool slot, held for the build; between batches ``share`` lets a request in."""
 
 from __future__ import annotations
 

@@ -27,8 +27,7 @@ PUNCTUATION = ".,;:!?¡¿\"'()«»“”"  # glued to a whole word's label ("dog
 
 
 def surface(label: str) -> str:
-    """A row or column label as a claim names it: without the ``▁`` word-start mark and the punctuation glued to its
-    ends, case ignored."""
+    """A label as a claim names it: no ``▁`` word-start mark, no punctuation glued to its ends, case ignored."""
     return label.replace(WORD_START, "").strip().strip(PUNCTUATION).casefold()
 
 
@@ -122,8 +121,7 @@ def is_accepted(translation: str, example: GuidedExample) -> bool:
 
 
 def examples_for(langs: Languages) -> tuple[GuidedExample, ...]:
-    """The guided examples a model of ``langs`` can be given: those of its source language (the Spanish ones for a
-    model of unknown direction: an old model folder, most likely Spanish → English); none for another language."""
+    """Guided examples for a model of ``langs``: its source language's (Spanish for an unknown direction), else none."""
     source = langs.src_code.lower().split("-")[0] if langs.known else "es"
     return EXAMPLE_SETS.get(source, ())
 

@@ -38,8 +38,7 @@ def shipped_model() -> Path:
 
 
 def other_shipped() -> list[Path]:
-    """The shipped models of the other directions: each model folder of ``SHIPPED_DIR`` (``checkpoints/en-es``)
-    whose direction is not ``shipped_model()``'s (a folder that names none counts as ``DEFAULT_MODEL``'s)."""
+    """The shipped models (``SHIPPED_DIR``, as ``checkpoints/en-es``) of the directions ``shipped_model()`` is not."""
     first = languages(shipped_model())
     taken = {first.pair if first.known else languages(DEFAULT_MODEL).pair}
     out = []

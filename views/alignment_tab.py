@@ -89,14 +89,6 @@ def forced_gold(
     return force_decode(_translator, GoldPair(list(target), list(source), frozenset()))
 
 
-def stored_best(directory: str) -> StoredAlignment | None:
-    try:
-        return load_alignment(Path(directory))
-    except AlignmentFileError as err:
-        st.warning(f"The stored alignment result cannot be read: {err}")
-        return None
-
-
 def where(method: Method) -> str:
     """ "layer 2, mean of heads" (1-based, as the selectors name them)."""
     return f"layer {method.layer + 1}, {'mean of heads' if method.head is None else f'head {method.head + 1}'}"
@@ -184,7 +176,13 @@ def aligner_choice(
 
 def show_alignment(ctx: TabContext) -> None:
     translator, directory, maps, langs = ctx.translator, ctx.request.model, ctx.maps, ctx.langs
-    stored, pair = stored_best(directory), gold_pair(ctx.request.text, langs)
+    pairs = gold_pairs(langs)[1] if fits(langs) else None
+    pair = pair_for(pairs, ctx.request.text) if pairs else None  # the gold pair of this text, if any
+    try:
+        stored = load_alignment(Path(directory))
+    except AlignmentFileError as err:
+        st.warning(f"The stored alignment result cannot be read: {err}")
+        stored = None
     st.markdown(NOT_ALIGNMENT)
     if stored is not None:
         with st.container(key="best_aligner"):
@@ -216,14 +214,6 @@ def show_own_alignment(maps: SentenceMaps, method: Method, words: bool, langs: L
         link_frame[["target", "source", "weight"]].rename(columns={"target": langs.tgt, "source": langs.src}),
         hide_index=True,
     )
-
-
-def gold_pair(text: str, langs: Languages) -> GoldPair | None:
-    """The gold pair whose source side is ``text`` (None for other text, another language pair, no gold file)."""
-    if not fits(langs):
-        return None
-    _, pairs, _ = gold_pairs(langs)
-    return pair_for(pairs, text) if pairs else None
 
 
 def show_gold_score(translator: Translator, directory: str, pair: GoldPair, method: Method, langs: Languages) -> None:

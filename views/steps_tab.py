@@ -41,14 +41,6 @@ def current_step(total: int) -> int:
     return st.slider("Step", 1, total, key="step") - 1 if total > 1 else 0
 
 
-def chosen_caption(choice: Choice, beam: bool) -> str:
-    if beam:  # beam search ranks whole prefixes, so the token taken need not be this step's most probable
-        rank = f"rank {choice.rank} at this step; beam search keeps the prefixes of highest total log-probability"
-    else:
-        rank = "the most probable: greedy search takes it" if choice.rank == 1 else f"ranked {choice.rank}"
-    return f"Chosen: {choice.token} with probability {choice.prob:.3f} ({rank})."
-
-
 def step_choice(maps: SentenceMaps, choice: Choice, step: int, beam: bool) -> None:
     """The prefix, what it predicts, the choice and its probability, the top alternatives."""
     st.text("Generated so far:")
@@ -57,7 +49,11 @@ def step_choice(maps: SentenceMaps, choice: Choice, step: int, beam: bool) -> No
     st.text("Predicts next:")
     with st.container(key="step_predicted"):
         st.code(maps.tgt_out[step], language=None)
-    st.caption(chosen_caption(choice, beam))
+    if beam:  # beam search ranks whole prefixes, so the token taken need not be this step's most probable
+        rank = f"rank {choice.rank} at this step; beam search keeps the prefixes of highest total log-probability"
+    else:
+        rank = "the most probable: greedy search takes it" if choice.rank == 1 else f"ranked {choice.rank}"
+    st.caption(f"Chosen: {choice.token} with probability {choice.prob:.3f} ({rank}).")
     frame = choice_frame(choice.top, choice.token, choice.prob)
     with st.container(key="step_top"):  # named for the browser test: Next and this chart share one screen
         st.altair_chart(

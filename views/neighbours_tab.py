@@ -82,25 +82,21 @@ def token_choice(translator: Translator, tokens: list[int]) -> int:
     )
 
 
-def describe(build: IndexBuild, index: SentenceIndex) -> str:
-    info = index.info
-    how = f"built in {info.seconds:.0f} s, {info.built}" + (", loaded from its file" if build.loaded else "")
-    sample = f" (a fixed sample of {info.pairs:,} of {info.available:,})" if info.pairs < info.available else ""
-    return (
-        f"Index of `{repo_relative(info.model)}` (weights sha256 {info.weights_sha256[:12]}…): {info.pairs:,} pairs{sample}, "
-        f"{info.origin}. One encoder vector per pair on its {info.dims} main directions in int8 "
-        f"({index.codes.nbytes / 1e6:.1f} MB); {how}. The {lookup.CANDIDATES} nearest by it are encoded and decoded "
-        "again here: their similarities below are exact."
-    )
-
-
 def show_found(
     build: IndexBuild, translator: Translator, sentence: Translation, tokens: list[int], langs: Languages
 ) -> None:
     """The two neighbour tables for the translation on screen."""
     index = build.index
     assert index is not None
-    st.caption(describe(build, index))
+    info = index.info
+    how = f"built in {info.seconds:.0f} s, {info.built}" + (", loaded from its file" if build.loaded else "")
+    sample = f" (a fixed sample of {info.pairs:,} of {info.available:,})" if info.pairs < info.available else ""
+    st.caption(
+        f"Index of `{repo_relative(info.model)}` (weights sha256 {info.weights_sha256[:12]}…): {info.pairs:,} pairs{sample}, "
+        f"{info.origin}. One encoder vector per pair on its {info.dims} main directions in int8 "
+        f"({index.codes.nbytes / 1e6:.1f} MB); {how}. The {lookup.CANDIDATES} nearest by it are encoded and decoded "
+        "again here: their similarities below are exact."
+    )
     position = token_choice(translator, tokens)
     start = time.perf_counter()
     vector, forced = lookup.query_states(translator.model, sentence.src_ids, tokens)

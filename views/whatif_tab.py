@@ -70,12 +70,6 @@ def edited(
     return edit_and_compare(t.model, t.tokenizer, list(src_ids), list(original), edit, options, layer)  # type: ignore[arg-type]
 
 
-def diff_markdown(old: str, new: str) -> str:
-    """The merged word diff as markdown: removed words struck through in red, added ones bold in green."""
-    styles = {"same": "{}", "removed": ":red[~~{}~~]", "added": ":green[**{}**]"}
-    return " ".join(styles[status].format(literal(word)) for word, status in word_diff(old, new))
-
-
 def edit_controls(subject: Subject, labels: list[str], editable: list[int]) -> tuple[int, str, str] | None:
     """(word, edit, new word) from the widgets, or None when a replacement word is still missing."""
     a, b, c = st.columns([2, 2, 3])
@@ -118,7 +112,9 @@ def show_source_edit(subject: Subject, langs: Languages) -> None:
     with right.container(key="whatif_edited_output"):
         st.code(new, language=None, wrap_lines=True)
     right.caption("(truncated at the output length limit)" if result.truncated else "")
-    st.markdown("**Word diff**: " + (diff_markdown(old, new) if old != new else "the translation did not change."))
+    styles = {"same": "{}", "removed": ":red[~~{}~~]", "added": ":green[**{}**]"}  # removed struck through, added bold
+    diff = " ".join(styles[status].format(literal(word)) for word, status in word_diff(old, new))
+    st.markdown("**Word diff**: " + (diff if old != new else "the translation did not change."))
     st.caption(
         f"The original {langs.tgt} output is log p = {result.original_log_prob:.3f} on the original sentence and "
         f"{result.forced_log_prob:.3f} on the changed one (teacher-forced)."
@@ -218,14 +214,6 @@ def attributed(
         return attribute(_translator.model, list(src_ids), list(tokens), step, contrast, steps)
 
 
-def alternatives(subject: Subject, step: int) -> list[int]:
-    """The most probable tokens at ``step`` other than the one chosen."""
-    tgt_in = [subject.translator.model.config.bos_id, *subject.tokens[:step]]
-    log_probs = next_token_log_probs(subject.translator.model, list(subject.src_ids), tgt_in)[step]  # (V,)
-    best = log_probs.topk(CONTRASTS + 1).indices.tolist()
-    return [i for i in best if i != subject.tokens[step]][:CONTRASTS]
-
-
 def rows(name: str, attention: object, result: Attribution, source: bool) -> dict:
     """Attention row and both attribution rows, each named with its largest |value| (rows are scaled on their own)."""
     gxi = result.src_grad_x_input if source else result.tgt_grad_x_input
@@ -246,7 +234,10 @@ def show_attribution(subject: Subject, langs: Languages) -> None:
         format_func=lambda i: f"{i + 1}: {maps.tgt_out[i]}",
         key="whatif_token",
     )
-    options = [None, *alternatives(subject, step)]
+    tgt_in = [subject.translator.model.config.bos_id, *subject.tokens[:step]]
+    log_probs = next_token_log_probs(subject.translator.model, list(subject.src_ids), tgt_in)[step]  # (V,)
+    best = log_probs.topk(CONTRASTS + 1).indices.tolist()  # the most probable tokens other than the one chosen
+    options = [None, *[i for i in best if i != subject.tokens[step]][:CONTRASTS]]
     contrast = b.selectbox(
         "Rather than (contrastive)",
         options,

@@ -143,7 +143,6 @@ def download(url: str = DEFAULT_URL, out_dir: Path = Path(DEFAULT_OUT), progress
 
 
 def main(argv: list[str] | None = None) -> int:
-    """CLI entry point; returns the exit status."""
     parser = argparse.ArgumentParser(prog="python -m data.download", description=__doc__)
     parser.add_argument("--url", default=DEFAULT_URL, help=f"zip to download (default {DEFAULT_URL})")
     parser.add_argument("--out", default=DEFAULT_OUT, type=Path, help=f"output directory (default {DEFAULT_OUT})")

@@ -1,9 +1,8 @@
 """``python -m training.calibrate``: a few real training steps on a corpus sample, timed on this machine.
 
-The Train page's estimate (jobs/estimate.py) scales these figures to the whole corpus and the chosen limits. The
-sample is read, cleaned, split and tokenized as a run would (``load_and_split``, ``train_tokenizer``, or the
-parent's tokenizer with ``run.init_from``); the steps are ``train_step`` on the sample's first batches, the dev
-evaluation is ``evaluate_nll`` and greedy ``dev_scores``. Nothing is written but the JSON file ``--out``.
+The Train page's estimate (jobs/estimate.py) scales these figures to the whole corpus and the chosen limits. Every
+piece is the run's own (``prepared``: its split and tokenizer; ``train_step``, ``evaluate_nll``, ``dev_scores``).
+Nothing is written but the JSON file ``--out``.
 """
 
 from __future__ import annotations

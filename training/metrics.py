@@ -21,12 +21,12 @@ from training.progress import Progress
 from training.train_config import OptimConfig
 
 
+@dataclass(eq=False)
 class MetricsLog:
     """Appends one JSON object per line to ``metrics.jsonl`` (rank 0 only)."""
 
-    def __init__(self, path: Path, enabled: bool) -> None:
-        self.path = path
-        self.enabled = enabled
+    path: Path
+    enabled: bool
 
     def write(self, **record: Any) -> None:
         if self.enabled:

@@ -2,9 +2,8 @@
 sentences (the first short dev pairs, teacher-forced on their reference) into ``probes/`` of the run folder, so
 that the Train page can show the cross-attention go from a blur to an alignment, step by step.
 
-Bounded: ``PROBE_SENTENCES`` sentences of at most ``MAX_PROBE_TOKENS`` pieces a side, float16, and at most
-``MAX_PROBE_STEPS`` evaluations (later ones are not recorded). Recording runs in eval mode under inference mode
-and draws no random numbers: training continues exactly as without it (tests/test_checkpoint.py).
+Bounded by the constants below, in float16 (evaluations past ``MAX_PROBE_STEPS`` are not recorded). Recording runs in
+eval mode under inference mode and draws no random numbers: training continues exactly as without it.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import replace
 from itertools import islice
 from pathlib import Path
@@ -69,9 +69,9 @@ def main(argv: list[str] | None = None) -> int:
     except ModelLoadError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    lines = args.text or stdin_lines()
+    lines = iter(args.text or stdin_lines())
     number = 0
-    for chunk in _chunks(lines, CHUNK_LINES):
+    for chunk in iter(lambda: list(islice(lines, CHUNK_LINES)), []):  # until a chunk comes back empty
         for n, line in enumerate(chunk, number + 1):
             try:
                 unmarked(line)
@@ -99,12 +99,6 @@ def stdin_lines() -> Iterator[str]:
             yield line.rstrip("\n")
     except UnicodeError:
         refuse_unless(False, f"standard input: not UTF-8 text (line {done + 1} or the lines read with it)")
-
-
-def _chunks(lines: Iterable[str], size: int) -> Iterator[list[str]]:
-    iterator = iter(lines)
-    while chunk := list(islice(iterator, size)):
-        yield chunk
 
 
 def translate_lines(

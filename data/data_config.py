@@ -45,24 +45,15 @@ class DataConfig:
     noise: NoiseConfig = field(default_factory=NoiseConfig)  # source noise like typing: [data.noise] in TOML
     # names, places and numbers shared by both sides swapped for new ones each epoch: [data.entities] in TOML
     entities: EntityConfig = field(default_factory=EntityConfig)
-    # SentencePiece subword sampling on the training set, both sides (0 = off). Smaller alpha = flatter sampling:
-    # with this unigram vocabulary 0.1 nearly doubles the pieces per sentence and cost 35 BLEU in 30 minutes (docs/results.md).
+    # The settings below are told in docs/training.md. SentencePiece subword sampling on both sides, 0 = off (smaller
+    # alpha, flatter sampling; 0.1 cost 35 BLEU in 30 minutes: docs/results.md).
     sampling_alpha: float = 0.0
-    # Multi-sentence training pairs with as many sentences on each side also train one pair per sentence
-    # (data.corpus.sentence_pairs): "¡Hola! ¿Qué tal?" / "Hi! How are you?" teaches "¡Hola!" / "Hi!" on its own.
-    split_sentences: bool = False
-    # Read the source lowercased, with a mark after each capitalised word (data/case_markup.py): "Hola" and
-    # "hola" share their subwords. A new vocabulary learns the marked text; with run.init_from the parent's
-    # vocabulary gains the mark as one more piece (its embedding row starts fresh).
-    case_markup: bool = False
-    # With run.init_from on the parent's corpora: keep the parent's dev and test pairs exactly (its splits/, or
-    # made again from its train_config.json and checked against its sha256), so a child is never scored on pairs
-    # its parent trained on. false: a new split, refused if its dev or test pairs overlap the parent's training.
+    split_sentences: bool = False  # also one pair per sentence of a multi-sentence pair (data.corpus.sentence_pairs)
+    case_markup: bool = False  # the source read lowercased, a mark after each capitalised word (data/case_markup.py)
+    # Keep an --init-from parent's dev and test pairs exactly (same corpora, checked by sha256), so a child is never
+    # scored on pairs its parent trained on; false: a new split, refused if it overlaps the parent's training pairs.
     pin_parent_split: bool = True
-    # A model or run folder whose dev and test pairs a run without run.init_from keeps exactly, as a child keeps
-    # its parent's (same corpora, same direction): a teacher trained from scratch beside a lineage is then scored on
-    # the lineage's dev and test pairs and never trains on them. Empty: the run's own split (data.split_seed).
-    split_from: str = ""
+    split_from: str = ""  # a model or run folder whose dev and test pairs a run without a parent keeps, as a child does
 
     def __post_init__(self) -> None:
         most = MAX_SIZES["src_vocab_size"]

@@ -68,10 +68,8 @@ def write_links(path: Path, links: Iterable[Iterable[Link]]) -> None:
 
 def eflomal_links(pairs: Sequence[tuple[Sequence[str], Sequence[str]]]) -> list[set[Link]] | None:
     """eflomal (Östling & Tiedemann 2016) on (target tokens, source tokens) pairs, both directions symmetrised
-    with grow-diag-final-and; one link set per pair, or None when the package is not installed.
-
-    eflomal samples and seeds itself from /dev/urandom (it has no seed option): links can differ between runs.
-    """
+    with grow-diag-final-and; one link set per pair, or None when the package is not installed. eflomal seeds
+    itself from /dev/urandom (it has no seed option): links can differ between runs."""
     try:
         from eflomal import Aligner
     except ImportError:
@@ -98,13 +96,10 @@ def piece_pairs(pairs: Sequence[Pair], tokenizer: Tokenizer) -> list[tuple[list[
 
 
 def attention_target(links: Iterable[Link], n_tgt: int, n_src: int) -> Tensor:
-    """(T, S) rows that guided alignment (Garg et al. 2019) asks of one cross-attention head.
-
-    ``n_tgt`` and ``n_src`` count the ids of each side with EOS (``y1 … y(T-1) </s>``, ``x1 … x(S-1) </s>``).
-    Row i, which predicts target piece i, is uniform over the source pieces linked to it; a row with no link,
-    the EOS row, and links past a truncated side are all zero (no supervision there). The EOS column never
-    gets weight.
-    """
+    """(T, S) rows that guided alignment (Garg et al. 2019) asks of one cross-attention head; ``n_tgt`` and ``n_src``
+    count each side's ids with EOS (``y1 … y(T-1) </s>``, ``x1 … x(S-1) </s>``). Row i, which predicts target piece i,
+    is uniform over the source pieces linked to it; a row with no link, the EOS row, and links past a truncated side
+    are all zero (no supervision there). The EOS column never gets weight."""
     target = torch.zeros(n_tgt, n_src)
     for i, j in links:
         if i < n_tgt - 1 and j < n_src - 1:

@@ -123,11 +123,9 @@ class TrainingSet:
 def batch_indices(
     examples: list[Example], max_tokens: int, seed: int, epoch: int, bucketing: bool = True, shuffle: bool = True
 ) -> list[list[int]]:
-    """Group example indices so that each padded batch holds at most ``max_tokens`` source or target tokens.
-
-    With bucketing, examples are sorted by length (random tie-breaks) so a batch holds similar lengths;
-    batches are then shuffled. Deterministic in (seed, epoch): this is what makes exact resume possible.
-    """
+    """Group example indices so that each padded batch holds at most ``max_tokens`` source or target tokens. With
+    bucketing, examples are sorted by length (random tie-breaks) so a batch holds similar lengths; batches are then
+    shuffled. Deterministic in (seed, epoch): this is what makes exact resume possible."""
     rng = random.Random(seed * 100_003 + epoch)
     order = list(range(len(examples)))
     if shuffle:

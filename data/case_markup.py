@@ -28,22 +28,18 @@ MIN_SHOUTED_WORDS = 2  # one word in capitals is an acronym ("ONU"); two or more
 
 
 def unshout(text: str) -> str:
-    """ "¿DÓNDE ESTÁ EL BAÑO?" -> "¿Dónde está el baño?": a text whose words are all in capitals, sentence-cased.
-
-    Only when it has at least ``MIN_SHOUTED_WORDS`` words and not one lowercase letter; any other text is returned
-    as it is. Proper nouns come out in lowercase ("VIVO EN MADRID" -> "Vivo en madrid"), as typed casually.
-    """
+    """ "¿DÓNDE ESTÁ EL BAÑO?" -> "¿Dónde está el baño?": a text of ``MIN_SHOUTED_WORDS`` words or more and not one
+    lowercase letter, sentence-cased (any other text as it is). Proper nouns come out in lowercase ("VIVO EN MADRID"
+    -> "Vivo en madrid"), as typed casually."""
     if len(_WORD.findall(text)) < MIN_SHOUTED_WORDS or any(ch.islower() for ch in text):
         return text
     return capitalise_first_word(text.lower())
 
 
 def capitalise_first_word(text: str) -> str:
-    """ "hola mundo" -> "Hola mundo", "¿dónde estás?" -> "¿Dónde estás?": the text's first letter in capitals.
-
-    Only when the text begins with a word, after punctuation and spaces only ("3 gatos" stays: its first word is
-    "3"), and its letter has a one-letter capital ("ß" stays); a second sentence in the text keeps its case.
-    """
+    """ "hola mundo" -> "Hola mundo", "¿dónde estás?" -> "¿Dónde estás?": the text's first letter in capitals, when
+    the text begins with a word after punctuation and spaces only ("3 gatos" stays: its first word is "3") and its
+    letter has a one-letter capital ("ß" stays); a second sentence in the text keeps its case."""
     first = _WORD.search(text)
     if first is None or any(ch.isalnum() for ch in text[: first.start()]):
         return text
@@ -69,11 +65,8 @@ def _lower_first(word: re.Match[str]) -> str:
 
 def mark_words(text: str) -> str:
     """ "Vive Ana" -> "vive⇧ ana⇧": each word's capital first letter lowered, ⇧ after the word; nothing else changes.
-
     Capitals inside a word stay ("McDonald" -> "mcDonald⇧"), and a word in capitals stays as it is ("ONU", "TV",
-    "XIX": Tatoeba's are acronyms). A ⇧ already in the text is dropped first, so every mark in the result is one this
-    function put there.
-    """
+    "XIX": Tatoeba's are acronyms). A ⇧ already in the text is dropped first: every mark in the result is one it put."""
     return _WORD.sub(_lower_first, text.replace(MARK, ""))
 
 

@@ -129,12 +129,9 @@ def clean(pairs: list[Pair], config: CleanConfig, report: ReadReport) -> list[Pa
 
 def sentence_pairs(pairs: list[Pair], config: CleanConfig, avoid: list[Pair], report: ReadReport) -> list[Pair]:
     """One pair per sentence of each pair whose two sides hold the same number (≥ 2) of sentences, in order:
-    "¡Hola! ¿Qué tal?" / "Hi! How are you?" also gives "¡Hola!" / "Hi!" and "¿Qué tal?" / "How are you?".
-
-    Tatoeba's greetings and set phrases often come only inside such pairs. Each sentence pair goes through
-    ``clean``'s filters; one whose source or target is a sentence of ``avoid`` (the dev and test splits, by
-    ``match_key``) is dropped. Every drop is counted under "sentence pair: …".
-    """
+    "¡Hola! ¿Qué tal?" / "Hi! How are you?" also gives "¡Hola!" / "Hi!" and "¿Qué tal?" / "How are you?" (Tatoeba's
+    greetings often come only inside such pairs). Each goes through ``clean``'s filters; one whose source or target is
+    a sentence of ``avoid`` (dev and test, by ``match_key``) is dropped; every drop counted as "sentence pair: …"."""
     candidates = []
     for index, pair in enumerate(pairs):
         src, tgt = sentences(pair.src), sentences(pair.tgt)

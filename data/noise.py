@@ -76,12 +76,9 @@ def strip_accents(text: str) -> str:
 
 
 def add_noise(text: str, noise: NoiseConfig, rng: random.Random) -> str:
-    """``text`` unchanged with probability 1 - p, else with each transform drawn independently.
-
-    Always draws the same number of random numbers for a given config, so one sentence's outcome never shifts
-    the next's (the comma and apostrophe draws are taken only when that transform is on, so older configs keep
-    their draws).
-    """
+    """``text`` unchanged with probability 1 - p, else with each transform drawn independently. Always draws the same
+    number of random numbers for a given config, so one sentence's outcome never shifts the next's (the comma and
+    apostrophe draws are taken only when that transform is on, so older configs keep their draws)."""
     draws = [rng.random() for _ in range(6 if noise.drop_commas > 0 else 5)]
     apostrophe_draw = rng.random() if noise.drop_apostrophes > 0 else 1.0
     if draws[0] >= noise.p:

@@ -53,11 +53,8 @@ Count = Callable[[str], int]  # subwords of a text as the model would see it (EO
 def fit(
     text: str, count: Count, limit: int, boundaries: tuple[re.Pattern[str], ...] = (CLAUSE_END, SPACE)
 ) -> list[str]:
-    """``text`` as consecutive runs of at most ``limit`` subwords, cut at the first kind of boundary that works.
-
-    Runs are packed greedily (as many clauses, then words, as fit); a single word longer than the limit is
-    halved by characters, the last resort.
-    """
+    """``text`` as consecutive runs of at most ``limit`` subwords, cut at the first kind of boundary that works, packed
+    greedily (as many clauses, then words, as fit); a single word longer than the limit is halved, the last resort."""
     text = text.strip()
     if not text or count(text) <= limit:
         return [text] if text else []

@@ -175,12 +175,9 @@ def _train(sentences: list[str], vocab_size: int, symbols: tuple[str, ...] = ())
 def train_tokenizer(
     train: list[Pair], vocab_size: int, joint: bool = True, extra_src: list[str] = (), case_markup: bool = False
 ) -> Tokenizer:
-    """A joint model over both sides, or separate source and target models of ``vocab_size`` each.
-
-    ``extra_src``: more source-side text for the vocabulary only, e.g. noised copies of the Spanish side so that
-    "hola" gets pieces of its own as "Hola" does. With ``case_markup`` the source side is learned as it will be
-    read, lowercased with the case mark (data/case_markup.py), and the mark is a piece of its own.
-    """
+    """A joint model over both sides, or separate source and target models of ``vocab_size`` each. ``extra_src``: more
+    source text for the vocabulary only (noised copies of the Spanish side, so "hola" gets pieces of its own as "Hola"
+    does). With ``case_markup`` the source is learned as read (data/case_markup.py), the mark a piece of its own."""
     src = [p.src for p in train] + list(extra_src)
     symbols = (MARK,) if case_markup else ()
     if case_markup:

@@ -133,7 +133,8 @@ def load_weights(model: Transformer, path: Path, new_rows: bool = False) -> None
 
 
 def replace_dir(new: Path, out: Path) -> None:
-    """Put the folder ``new`` at ``out`` by renames only (same parent): ``out`` is the old folder whole or the new one."""
+    """Put the folder ``new`` at ``out`` by renames only (same parent): ``out`` is the old folder whole or the new
+    one."""
     if not out.exists():
         new.rename(out)
         return

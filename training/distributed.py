@@ -81,13 +81,10 @@ def setup(run: RunConfig) -> Env:
 
 
 def teardown(env: Env, wait_for_all: bool) -> None:
-    """Leave the process group. ``wait_for_all`` (every process got here normally): meet at a barrier first.
-
-    Without the barrier a process that finished early (rank 1, while rank 0 still scores the test split)
-    destroyed the group and exited under its peer's feet, and gloo aborted it ("terminate called without an
-    active exception"). After an exception the others may never arrive, so an error path leaves at once and
-    torchrun stops the remaining processes.
-    """
+    """Leave the process group; ``wait_for_all`` (every process got here normally): meet at a barrier first. Without
+    it a process that finished early (rank 1, while rank 0 still scores the test split) destroyed the group under its
+    peer's feet, and gloo aborted it ("terminate called without an active exception"). After an exception the others
+    may never arrive, so an error path leaves at once and torchrun stops the remaining processes."""
     if env.world_size > 1 and dist.is_initialized():
         if wait_for_all:
             dist.barrier()

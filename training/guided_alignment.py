@@ -66,11 +66,9 @@ def read_alignments(run_dir: Path, n_pairs: int) -> list[tuple[Link, ...]]:
 
 
 def alignment_loss(attention: Tensor, target: Tensor) -> Tensor:
-    """Sum over the supervised rows of KL(target row ‖ attention row); attention and target are (B, T, S).
-
-    Target rows sum to 1, or are all zero where nothing is supervised (those add nothing). Garg et al. minimise
-    the cross-entropy; the KL divergence differs from it by the targets' entropy, a constant, so the gradient is
-    the same, and it is 0 exactly when the head's rows equal the targets.
-    """
+    """Sum over the supervised rows of KL(target row ‖ attention row); attention and target are (B, T, S). Target rows
+    sum to 1, or are all zero where nothing is supervised (those add nothing). Garg et al. minimise the cross-entropy;
+    the KL divergence differs from it by the targets' entropy, a constant, so the gradient is the same, and it is 0
+    exactly when the head's rows equal the targets."""
     attention = attention.float()
     return (torch.xlogy(target, target) - target * attention.clamp_min(EPS).log()).sum()

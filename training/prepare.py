@@ -43,11 +43,9 @@ Mixer = Callable[[Split, ReadReport], Split]  # the split, and its report to cou
 
 
 def load_and_split(d: DataConfig, report: ReadReport, pinned: Split | None = None) -> Split:
-    """Read every corpus, clean, and split deterministically (same config -> same split, on any machine).
-
-    With ``pinned`` (a parent model's split, see ``parent_split``) dev and test are the parent's, exactly, and
-    train is every other pair that shares no sentence with them. With ``d.reverse`` the pairs are swapped last:
-    the same split as the forward direction's, the other way round."""
+    """Read every corpus, clean, and split deterministically (same config -> same split, on any machine). With
+    ``pinned`` (a parent model's split, see ``parent_split``) dev and test are the parent's, exactly, and train is every
+    other pair that shares no sentence with them. With ``d.reverse`` the pairs are swapped last."""
     pairs = clean([pair for corpus in read_corpora(d, report) for pair in corpus], d.clean, report)
     if len(pairs) < 3:
         raise CorpusError(f"{', '.join(d.corpora)}: only {len(pairs)} usable pairs after cleaning")

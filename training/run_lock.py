@@ -145,10 +145,9 @@ class RunLock:
 
 
 def acquire(run_dir: Path, owner: str = "") -> RunLock:
-    """Take ``run_dir``'s lock for this process (creating the directory), or raise ``RunLocked`` naming the holder.
-
-    A process started with the lock in ``LOCK_FD_ENV`` (by the page) adopts that descriptor instead. An OSError (a
-    full disk) leaves nothing held, nor the lock file or the folder this call made."""
+    """Take ``run_dir``'s lock for this process (creating the directory), or raise ``RunLocked`` naming the holder. A
+    process started with the lock in ``LOCK_FD_ENV`` (by the page) adopts that descriptor instead. An OSError (a full
+    disk) leaves nothing held, nor the lock file or the folder this call made."""
     run_dir = Path(run_dir)
     if (inherited := _inherited(run_dir)) is not None:
         return inherited

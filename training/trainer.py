@@ -43,10 +43,8 @@ TRANSLATE_BATCH = 64  # dev sentences translated between two reports (translate_
 
 def lr_at(step: int, optim: OptimConfig, time_progress: float = 0.0) -> float:
     """Learning rate for optimizer step ``step`` (1-based): linear warmup, then the chosen decay.
-
-    ``time_progress`` (0..1, see ``time_budget_progress``) lets a cosine schedule end with a minutes budget:
-    the decay follows whichever is further along, steps or wall-clock time.
-    """
+    ``time_progress`` (0..1, see ``time_budget_progress``) lets a cosine schedule end with a minutes budget: the decay
+    follows whichever is further along, steps or wall-clock time."""
     warmup = max(1, optim.warmup_steps)
     if step <= warmup:
         return optim.lr * step / warmup

@@ -154,8 +154,7 @@ def negation_cases(rng: random.Random, n: int) -> list[Case]:
 
 
 def typed_cases(rng: random.Random, n: int) -> list[Case]:
-    """Statements in every typed form; questions lowercase or without accents only (without "¿?" a question reads
-    as a statement, and its translation rightly changes)."""
+    """Statements in every typed form; questions only lowercase or unaccented (without "¿?" they read as statements)."""
     said = [f"{w} {d}." for w, d in product(TYPED_PEOPLE, TYPED_DOINGS)]
     made = [Case(s, form(s)) for s, form in product(said, TYPED_FORMS.values())]
     asked = [f"¿{w} {d}?" for w, d in product(TYPED_PEOPLE, TYPED_DOINGS)]

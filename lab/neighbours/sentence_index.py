@@ -127,8 +127,7 @@ class SentenceIndex:
     scale: np.ndarray  # (P,) float32: column j's code 1 stands for scale[j]
 
     def similarities(self, vector: np.ndarray) -> np.ndarray:
-        """(N,) approximate cosines of every pair's encoder vector with ``vector``: exact up to the directions
-        left out and the rounding, which only choose the candidates ``lookup`` then recomputes."""
+        """(N,) approximate cosines with ``vector``: they only choose the candidates ``lookup`` then recomputes."""
         query = unit_vector(vector) @ self.basis * self.scale  # (P,)
         return self.codes.astype(np.float32) @ query.astype(np.float32)
 

@@ -33,8 +33,7 @@ UNKNOWN = Languages("", "", "source language", "target language")
 
 
 def languages(model_dir: Path) -> Languages:
-    """The model's direction from ``model_dir``'s train_config.json (data.src_lang / data.tgt_lang, swapped by
-    data.reverse); UNKNOWN when missing or unreadable."""
+    """The model's direction from its train_config.json (data.src_lang, data.tgt_lang, data.reverse), else UNKNOWN."""
     try:
         data = read_json(Path(model_dir) / TRAIN_CONFIG_FILE, ValueError)["data"]
         src, tgt = direction(str(data["src_lang"]).strip(), str(data["tgt_lang"]).strip(), data.get("reverse") is True)

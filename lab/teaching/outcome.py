@@ -142,8 +142,7 @@ class Replay:
 
 
 def replay_set(translator: Translator, model_dir: Path, langs: Languages) -> Replay:
-    """The run's training pairs (a fixed sample) when its folder holds them, else the guided examples with the
-    model's own translations as targets; none for a model that has neither."""
+    """A fixed sample of the run's training pairs, else the guided examples with the model's own translations."""
     try:
         train = list(tsv_pairs(split_file(model_dir, "train"), skip_bad=True))
     except CorpusError:

@@ -120,3 +120,42 @@ def test_in_text_written_with_accents_a_lowercase_word_needs_a_cue_or_a_names_fo
 def test_a_name_the_corpus_capitalises_typed_after_de_is_a_place(guard, text, swapped):
     assert swaps(guard, text) == swapped
     assert [kind for _, kind in swaps(guard, "la casa de quispe es grande")] != ["place"]  # never seen: a person
+
+
+@pytest.mark.parametrize(
+    ("text", "originals"),
+    [
+        ("que piensa gumersindo de tu casa", ["gumersindo"]),  # typed, unseen, after a verb: a name
+        ("tom tiene el pelo canoso", []),  # after a noun (no sentence of the corpus begins with "pelo")
+        ("compre un sombrero fucsia", []),
+        ("tom no ha planchado la camisa", []),  # a form of a word the corpus holds ("planchar")
+        ("Volé a Roma ayer.", []),  # began one sentence of the corpus, and not shaped like a name: a verb
+    ],
+)
+def test_typed_a_word_the_corpus_never_wrote_is_a_name_unless_the_words_around_it_say_otherwise(guard, text, originals):
+    assert [original for original, _ in swaps(guard, text)] == originals
+
+
+@pytest.mark.parametrize(
+    ("text", "originals"),
+    [
+        ("paloma no quiere venir", ["paloma"]),  # no sentence of the corpus begins with "paloma": here a subject
+        ("la paloma no quiere venir", []),  # after its article: the word
+        ("dolores se fue a casa", ["dolores"]),
+        ("Hoy llega beatriz.", []),  # written with capitals, a lowercase word is a name only after a cue
+        ("hoy llega beatriz", ["beatriz"]),  # typed, lowercase is how names come
+        ("conoces a ana lucia", ["ana lucia"]),  # typed, a first name after a first name
+        ("vivimos en villanueva de arosa", ["villanueva de arosa"]),  # typed, names joined by "de"
+    ],
+)
+def test_a_subject_before_a_clitic_and_typed_runs_are_names(guard, text, originals):
+    assert [original for original, _ in swaps(guard, text)] == originals
+
+
+def test_a_name_written_with_capitals_is_put_back_as_written(guard):
+    for text, back in [
+        ("Visité Boulogne-sur-Mer.", "Boulogne-sur-Mer"),
+        ("visite boulogne-sur-mer", "Boulogne-sur-Mer"),
+    ]:
+        guarded = guard.protect(text)
+        assert guarded.restore(guarded.read_as)[0] == text.replace(guarded.swaps[0].original, back)

@@ -5,11 +5,14 @@ translates the pieces of any other ("Me llamo Ana" → "My name is coming"). Pro
 luck: they mask entities with placeholders and restore them after decoding (Luong et al. 2015; Post et al. 2019).
 This model's placeholders are the corpus's own stand-ins. ``protect`` finds in the source
 
-- a capitalised word after the sentence's start that the corpus rarely writes in lowercase ("Ana", "Sevilla");
+- a capitalised word after the sentence's start that the corpus rarely writes in lowercase ("Ana", "Sevilla"; a
+  lowercase word in a text with capitals only after a cue);
 - at the start or typed in lowercase, a word the corpus holds as a name, or a first name or place of the lists
   (Faker's locales, MIT licence; the copy check's held-out names excluded) that is rare as an ordinary word, or a
-  word the corpus has never seen, nor any word sharing most of its letters ("beatriz" yes, "escribiéramos" no);
-- a word a cue announces as a name though the corpus uses it ("me llamo clara", "Esperanza y yo");
+  word the corpus has never seen, nor any word sharing most of its letters ("beatriz" yes, "escribiéramos" no), typed
+  nor its stem, unless after an article, a clitic or a noun ("piensa gumersindo"; not "un bozal", "pelo canoso");
+- a word a cue announces as a name though the corpus uses it ("me llamo clara", "Esperanza y yo"), or a clitic after
+  it, a word no sentence of the corpus begins with ("Nino se está…", "a nino le…");
 - runs of them ("José Luis Ortiz", "Santa Cruz de Tenerife", "buenos aires"), but not a listed place written as
   words the model translates ("La victoria fue…"); digit strings, times, prices, phone numbers and codes
   ("AB1234", "91 234 56 78", "07:05"); dates ("3 de mayo de 1987"),
@@ -55,15 +58,15 @@ FORMAT = (  # Unicode's format characters (Cf), invisible: "An\u200ba", a direct
 LETTERS = rf"[^\W\d_](?:[^\W\d_]|[{MARKS}]|[{FORMAT}]+(?=[^\W\d_]))*"  # a word's letters, its marks and joiners
 # a token holding a digit ("07:05", "3,50", "AB1234"; never a final stop), or a word ("don't", "Karl-Jürgen")
 WORD = re.compile(rf"[^\W_]*\d(?:\w|[:.,/-](?=\w))*|{LETTERS}(?:['’-]{LETTERS})*")
-CONNECTORS = frozenset(
-    ["de", "del", "la", "las", "los", "da", "di", "do", "dos", "van", "von", "le", "du", "of"]
-)  # inside "Santa Cruz de Tenerife"
+CONNECTORS = frozenset(  # inside "Santa Cruz de Tenerife", "Boulogne-sur-Mer"
+    ["de", "del", "la", "las", "los", "da", "di", "do", "dos", "van", "von", "le", "du", "of", "sur"]
+)
 KINDS = ("male", "female", "place", "number")
 PAIRING = frozenset(["y", "e", "o", "ni", "and", "or", "nor"])  # "Ana y Pedro": a word after a name and "y"
 PERSONS = frozenset(["yo", "tú", "él", "ella", "usted", "i", "you", "he", "she"])  # "Esperanza y yo": a person
 # A person's gender in the sentence: these words, and a Spanish word whose other ending the corpus uses ("cansada")
 PRONOUNS = {"ella": 1, "ellas": 1, "she": 1, "her": 1, "he": -1, "him": -1, "his": -1}  # +1 feminine, -1 masculine
-ARTICLES = {"la": 1, "una": 1, "las": 1, "el": -1, "un": -1, "los": -1}  # before a name: "la doctora Quispe"
+ARTICLES = {"la": 1, "una": 1, "las": 1, "el": -1, "un": -1, "los": -1, "lo": 0}  # before a name: "la doctora Quispe"
 AGREEMENT = (("a", "o"), ("as", "os"))  # feminine and masculine endings
 NEAR = 4  # words either side of a name that may agree with it
 AGREEING = 3.0  # a word agreeing with a name against the log-odds of its form ("Rocío está cansada")
@@ -73,6 +76,7 @@ MONTHS = {  # a date's month the corpus rarely uses is read as its best-known on
     "es": "enero febrero marzo abril mayo junio julio agosto septiembre octubre noviembre diciembre",
     "en": "January February March April May June July August September October November December",
 }
+PREVERBAL = {"es": frozenset(["no", "se", "le", "les", "me", "te", "nos", "ya", "nunca"])}  # before a verb: "Nino se"
 PLACE_PREPOSITIONS = frozenset(["en", "desde", "hasta", "in", "from", "to", "at"])
 # Words after which a name may come: strongly ("me llamo", "a" before a person), or as often a word ("de", "and").
 NAME_CUES = {
@@ -89,9 +93,7 @@ KNOWN_NAME = 20  # a name the corpus writes capitalised this often is the model'
 KNOWN_NUMBER = 5  # a number (form) the corpus holds this often is copied by the model: left to it
 KNOWN_TRANSLATION = 3  # a name the target side translates this often has a translation the model knows (Viena)
 MAX_LOWER_SHARE = 0.05  # a capitalised word is a name when at most this share of its uses are lowercase
-LISTED_ORDINARY = (
-    20  # a listed name written capitalised at a sentence's start: "Lucía" (18 uses of "lucía"), not "Rosa"
-)
+LISTED_ORDINARY = 20  # a listed name capitalised at a sentence's start: "Lucía" (18 uses of "lucía"), not "Rosa"
 RARE_ORDINARY = 2  # a listed name or place used more often than this as an ordinary lowercase word is not guarded
 TYPED_SURNAME = 10  # a word after a name typed in lowercase, used at most this often in lowercase, is its surname
 SHAPE_MARGIN = 3.0  # log-odds a name-shaped word needs where no cue announces a name
@@ -232,7 +234,9 @@ def _spaced(text: str, a: re.Match, b: re.Match) -> bool:
 
 def capitalised(name: str) -> str:
     """ "josé luis" → "José Luis", "karl-jurgen" → "Karl-Jurgen", "santa cruz de tenerife" → "Santa Cruz de
-    Tenerife"; "McKay" unchanged."""
+    Tenerife"; a name written with capitals ("McKay", "Boulogne-sur-Mer") unchanged."""
+    if not name.islower():
+        return name
     return re.sub(
         LETTERS, lambda m: m.group() if m.group() in CONNECTORS else m.group()[:1].upper() + m.group()[1:], name
     )
@@ -303,47 +307,70 @@ class NameGuard:
                 return True
         return False
 
-    def is_name(self, word: str, initial: bool, after: str = "", accents: bool = False, paired: bool = False) -> bool:
-        """Whether ``word`` (at a sentence's start or not, after the word ``after``, in a sentence written with
-        ``accents``, ``paired`` by "y" with a name or a person: "ernesto y clara", "Esperanza y yo") is a name to
-        guard."""
-        key = plain(word)
+    def _stem_known(self, key: str) -> bool:
+        """Whether a known word is ``key`` with another ending of up to four letters ("aullando": "aullar")."""
+        for stem in (key[:-n] for n in range(1, 5) if len(key) - n >= 4):
+            at = bisect.bisect_left(self._sorted, stem)
+            if any(w != key and w.startswith(stem) and len(w) <= len(stem) + 3 for w in self._sorted[at : at + 50]):
+                return True
+        return False
+
+    def is_name(
+        self,
+        word: str,
+        initial: bool,
+        after: str = "",
+        accents: bool = False,
+        paired: bool = False,
+        nxt: str = "",
+        typed: bool = False,
+    ) -> bool:
+        """Whether ``word`` (at a sentence's start or not, after ``after`` and before ``nxt``, in a text written with
+        ``accents`` or ``typed`` without capitals, ``paired`` by "y" with a name or "yo": "Esperanza y yo") is a name."""
+        key, cue = plain(word), plain(after)
         lower, capital, at_start = self.lowercase.get(key, 0), self.capital.get(key, 0), self.initial.get(key, 0)
-        if accents and key in self.accented and plain(word) == word.lower():  # "Nino se está…" is not "niño"
+        if accents and key in self.accented and key == word.lower():  # "Nino se está…" is not "niño"
             lower = capital = at_start = 0
         if key in self._stand_in_words or self.known_translation(key) or capital >= KNOWN_NAME or len(key) < 2:
             return False
         rarely_lower = lower <= max(RARE_ORDINARY, MAX_LOWER_SHARE * (lower + capital))
-        announced = paired or plain(after) in NAME_CUES.get(self.lang, ())  # "a beatriz", "geoffrey y gesa"
+        strong, weak = cue in NAME_CUES.get(self.lang, ()), cue in WEAK_CUES.get(self.lang, ())
+        announced = paired or strong  # "a beatriz", "geoffrey y gesa"
         listed = (key in self.people or key in self.places) and lower < LISTED_ORDINARY  # not "a nada", "a luz"
+        pre = PREVERBAL.get(self.lang, frozenset())  # before a verb, a subject no sentence of the corpus begins with
+        if (initial or announced or not lower) and at_start == capital == 0 and plain(nxt) in pre and cue not in pre:
+            return True  # is a name: "Nino se está…", "a nino le…" (not "niño"); not "les escribí"
         if announced and (listed or (word[:1].isupper() and at_start <= RARE_ORDINARY)):  # not "Mamá y yo"
             return True  # "me llamo lucia", "Esperanza y yo": a name, though the corpus also uses the word
+        if word.islower() and not (announced or weak or typed):  # written, a name is capitalised: "la pena máxima"
+            return False
         if word[:1].isupper() and not initial:  # "con Esperanza", "a Mira": a name, though "esperanza" is a word
-            cued = plain(after) in NAME_CUES.get(self.lang, ()) | WEAK_CUES.get(self.lang, ())
-            return rarely_lower or cued or key in self.people or key in self.places
+            return rarely_lower or strong or weak or key in self.people or key in self.places
         if capital > lower and rarely_lower and 4 * capital >= at_start:  # the corpus writes it as a name
             return True  # (not "Ojalá": 164 times at a sentence's start, twice after it)
         typed_name = not accents and word.islower() and capital >= max(1, lower) and 4 * capital >= at_start
-        if typed_name and plain(after) in WEAK_CUES.get(self.lang, ()):  # "es de ecuador": typed after "de", a
-            return True  # word the corpus capitalises inside a sentence at least as often as it writes it lowercase
+        if typed_name and weak:  # "es de ecuador": typed after "de", a word the corpus capitalises inside a
+            return True  # sentence at least as often as it writes it lowercase
         listed_rare = lower <= (LISTED_ORDINARY if initial and word[:1].isupper() else RARE_ORDINARY)
         if (key in self.people or key in self.places) and listed_rare:  # "Lucía estudia…", not "Rosa es…"
             return True
         # a word the corpus never saw that is shaped like a name: "beatriz", "shimizu"; not "exprimiendo"
-        if lower + capital or at_start > 1 or len(key) < 3:  # a word, seen; "Donald" began one
-            return False  # sentence only, once
+        shape = self.name_shape(key)  # "Donald" began one sentence only, once; a verb may, not shaped like a name
+        if lower + capital or at_start > 1 or len(key) < 3 or (at_start and shape <= 0):
+            return False
         if initial:  # at a sentence's start an unseen word is most often a name ("Darius va…"), unless it looks
-            shape = self.name_shape(key)  # like a known word's form, or, typed, like a verb ("mirabamos")
             return not (self._inflection_of_known(key) and shape <= 0) and (
                 word[:1].isupper() or shape > -2 * SHAPE_MARGIN
             )
         # where a name is announced ("me llamo ana", "a beatriz") the word need hardly look like one
-        margin = 0.0 if plain(after) in WEAK_CUES.get(self.lang, ()) else SHAPE_MARGIN
-        margin = -2 * SHAPE_MARGIN if announced else margin  # not "a depilarse"
-        cued = announced or plain(after) in WEAK_CUES.get(self.lang, ())  # "a recep", "de verdejo"; not "a depilarse"
-        shape = self.name_shape(key)
+        margin = -2 * SHAPE_MARGIN if announced else 0.0 if weak else SHAPE_MARGIN  # not "a depilarse"
         if accents and not announced:  # written with accents, a lowercase name is rare: "proceso de adjudicación"
             return shape > margin and not self._inflection_of_known(key)  # needs a name's form ("clínico": "clínica")
+        # typed, a word the corpus never wrote, nor a form of it, is a name but after an article, a clitic or a noun
+        noun = cue in {*ARTICLES, *pre} or (not self.initial.get(cue) and self.lowercase.get(cue, 0) > RARE_ORDINARY)
+        if typed and pre and shape > -2 * SHAPE_MARGIN and not noun and not self._stem_known(key):
+            return True  # not "un bozal", "les planché", "pelo canoso" (a noun: no sentence of the corpus begins so)
+        cued = announced or weak  # "a recep", "de verdejo"; not "a depilarse"
         return shape > margin or (cued and shape > -3 * SHAPE_MARGIN and not self._inflection_of_known(key))
 
     def known_translation(self, key: str) -> bool:
@@ -525,7 +552,7 @@ class NameGuard:
         if not ((word[:1].isupper() or typed) and _spaced(text, before, name)) or key in self._stand_in_words:
             return False
         lower, named = self.lowercase.get(key, 0), self.capital.get(key, 0) + self.initial.get(key, 0)
-        if typed and lower + named == 0:  # two unseen words in a row: "leander urena", "jerome fowler"
+        if typed and named == 0 and lower <= RARE_ORDINARY:  # two rare words in a row: "leander urena", "ori ruiz"
             return len(key) >= 3 and not self._inflection_of_known(key)
         if typed and not (key in self.people or 4 * self.capital.get(key, 0) >= self.initial.get(key, 0) > 0):
             return False  # "ojala ravi": "Ojalá" begins sentences, it is not a first name
@@ -565,16 +592,19 @@ class NameGuard:
 
         two_capitals = i + 1 < len(tokens) and capital(i) and capital(i + 1) and _spaced(text, tokens[i], tokens[i + 1])
         before = lambda k: tokens[k - 1].group() if k else ""  # noqa: E731
-        if not (self.is_name(tokens[i].group(), initial(i), before(i), accents, paired) or two_capitals):
-            return -1
         j, typed = i, not any(ch.isupper() for ch in text)  # written, a surname is capitalised: not "CIA realiza"
+        nxt = tokens[i + 1].group() if i + 1 < len(tokens) else ""
+        far = lambda k: self.is_name(tokens[k].group(), False, tokens[k - 1].group(), typed=True)  # noqa: E731
+        if not (self.is_name(tokens[i].group(), initial(i), before(i), accents, paired, nxt, typed) or two_capitals):
+            return -1
         while j + 1 < len(tokens) and _spaced(text, tokens[j], tokens[j + 1]):
             nxt, key = tokens[j + 1].group(), plain(tokens[j + 1].group())
-            surname = typed and len(key) >= 3 and self.lowercase.get(key, 0) <= TYPED_SURNAME  # "recep arroyo"
+            lower, first = self.lowercase.get(key, 0), key in self.people and plain(tokens[j].group()) in self.people
+            surname = typed and ((len(key) >= 3 and lower <= TYPED_SURNAME) or (first and lower < LISTED_ORDINARY))
             named = nxt[:1].isupper() and not nxt.isupper() and not initial(j + 1)  # "Jérôme Juan": Juan too
-            if key not in self._stand_in_words and (self.is_name(nxt, False) or named or surname):
+            if key not in self._stand_in_words and (self.is_name(nxt, False, typed=typed) or named or surname):
                 j += 1
-            elif nxt.lower() in CONNECTORS and j + 2 < len(tokens) and capital(j + 2):
+            elif nxt.lower() in CONNECTORS and j + 2 < len(tokens) and (capital(j + 2) or (typed and far(j + 2))):
                 j += 2
             else:
                 break

@@ -16,12 +16,9 @@ KINDS: tuple[Kind, ...] = ("encoder", "decoder", "cross")  # the record's three 
 
 @dataclass(frozen=True)
 class AttentionMaps:
-    """All three kinds of attention for one sentence, every layer and head, as float tensors on the CPU.
-
-    Row i of ``decoder`` and ``cross`` is computed at decoder input position i (token ``tgt_in_ids[i]``)
-    and predicts output token ``tgt_out_ids[i]`` — label rows with ``tgt_out_ids``
-    (docs/attention-pitfalls.md §1).
-    """
+    """All three kinds of attention for one sentence, every layer and head, as float tensors on the CPU. Row i of
+    ``decoder`` and ``cross`` is computed at decoder input position i (token ``tgt_in_ids[i]``) and predicts output
+    token ``tgt_out_ids[i]``: label rows with ``tgt_out_ids`` (docs/attention-pitfalls.md §1)."""
 
     encoder: Tensor  # (L_enc, H, S, S): rows and columns = src_ids
     decoder: Tensor  # (L_dec, H, T, T): rows predict tgt_out_ids, columns = tgt_in_ids

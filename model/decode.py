@@ -23,11 +23,8 @@ class Hypothesis:
 
 
 def max_output_lengths(src_lengths: Tensor, max_len_a: float, max_len_b: int, limit: int) -> Tensor:
-    """Longest output allowed for each sentence (B,): a·S + b tokens (EOS included), capped by max_positions.
-
-    Each sentence's cap comes from its own length (S counts its EOS, not padding), so a sentence gets the same
-    cap alone and in a batch.
-    """
+    """Longest output allowed for each sentence (B,): a·S + b tokens (EOS included), capped by max_positions. Each
+    sentence's cap comes from its own length (S counts its EOS, not padding): the same cap alone and in a batch."""
     return (max_len_a * src_lengths.double() + max_len_b).floor().long().clamp(1, limit)
 
 

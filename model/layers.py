@@ -92,9 +92,8 @@ class SublayerConnection(nn.LayerNorm):
 
 
 class EncoderLayer(nn.Module):
-    """Self-attention over the source, then feed-forward, each in a sublayer connection.
-
-    The connections keep their LayerNorms' names (``self_attn_norm``, ``ffn_norm``): the weights' keys."""
+    """Self-attention over the source, then feed-forward, each in a sublayer connection; the connections keep their
+    LayerNorms' names (``self_attn_norm``, ``ffn_norm``): the weights' keys."""
 
     def __init__(self, config: ModelConfig) -> None:
         super().__init__()
@@ -115,11 +114,8 @@ class EncoderLayer(nn.Module):
 
 @dataclass(eq=False)
 class KVCache:
-    """What one decoder layer keeps between decoding steps: keys/values of the target prefix and of the source.
-
-    The prefix's keys and values go into a buffer allocated once for the longest output and written in place;
-    the source's are projected once per sentence.
-    """
+    """What one decoder layer keeps between decoding steps: keys/values of the target prefix, in a buffer allocated
+    once for the longest output and written in place, and of the source, projected once per sentence."""
 
     buffer: Tensor  # (2, B, H, capacity, D): keys, values of target positions; only the first ``length`` are set
     memory_kv: Tensor  # (2, B, H, S, D): keys, values of the encoder memory for cross-attention

@@ -115,11 +115,9 @@ def check_shapes(path: Path, expected: dict[str, tuple[int, ...]], new_rows: boo
 
 
 def load_weights(model: Transformer, path: Path, new_rows: bool = False) -> None:
-    """Copy weights from ``path`` into ``model``; misfits raise ModelLoadError.
-
-    With ``new_rows``, an embedding of ``model`` may have more rows than the file's (a vocabulary that gained
-    pieces at its end): the file's rows are copied and the new ones keep their initialisation.
-    """
+    """Copy weights from ``path`` into ``model``; misfits raise ModelLoadError. With ``new_rows``, an embedding of
+    ``model`` may have more rows than the file's (a vocabulary that gained pieces at its end): the file's rows are
+    copied and the new ones keep their initialisation."""
     params = dict(model.named_parameters())
     check_shapes(path, {name: tuple(p.shape) for name, p in params.items()}, new_rows)
     try:
@@ -133,8 +131,7 @@ def load_weights(model: Transformer, path: Path, new_rows: bool = False) -> None
 
 
 def replace_dir(new: Path, out: Path) -> None:
-    """Put the folder ``new`` at ``out`` by renames only (same parent): ``out`` is the old folder whole or the new
-    one."""
+    """Put the folder ``new`` at ``out`` by renames alone (same parent): ``out`` is the old one whole or the new."""
     if not out.exists():
         new.rename(out)
         return

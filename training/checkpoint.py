@@ -55,11 +55,10 @@ def save_state(
     progress: dict[str, Any],
     rngs: list[dict[str, Any]],
 ) -> None:
-    """Everything needed to continue exactly: weights, optimizer, progress (step, epoch, batch), RNG per process.
-
-    Written beside and renamed in (``write_beside``): never a half-written file. Serialised in memory first, as
-    ``save_model`` does, so a failed write is an OSError with its errno (torch's own writer would raise a RuntimeError
-    without it), and a full disk is told apart from a bug."""
+    """Everything needed to continue exactly: weights, optimizer, progress (step, epoch, batch), RNG per process;
+    written beside and renamed in (``write_beside``), never half-written. Serialised in memory first, as ``save_model``
+    does, so a failed write is an OSError with its errno (torch's own writer would raise a RuntimeError without it),
+    and a full disk is told apart from a bug."""
     state = {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "progress": progress, "rng": rngs}
     data = io.BytesIO()
     torch.save(state, data)

@@ -57,10 +57,9 @@ def score(
     progress: bool = False,
     batch_size: int = 64,
 ) -> dict[str, Any]:
-    """Translate ``pairs`` (greedy unless ``options`` say otherwise) and score them; adds speed and hypotheses.
-
-    ``truncated_lines``: 1-based lines whose input or output was cut at a length limit. The model is put back in
-    the mode it was in (training calls this on the model it trains)."""
+    """Translate ``pairs`` (greedy unless ``options`` say otherwise) and score them; adds speed and hypotheses, and
+    ``truncated_lines``: 1-based lines whose input or output was cut at a length limit. The model is put back in the
+    mode it was in (training calls this on the model it trains)."""
     was_training = translator.model.training
     start = time.perf_counter()
     texts = [p.src for p in pairs]

@@ -119,6 +119,11 @@ def holds_run(run_dir: Path) -> bool:
     return any((run_dir / name).exists() for name in (TRAIN_CONFIG_FILE, METRICS_LOG_FILE, STATE_FILE, RESULT_FILE))
 
 
+def taken(run_dir: Path) -> bool:
+    """True when the folder holds a run or a training process holds its lock: not a new run's place."""
+    return holds_run(run_dir) or holder(run_dir) is not None
+
+
 def start_staged(
     run_dir: Path,
     preset: Path,

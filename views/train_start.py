@@ -15,7 +15,6 @@ from jobs.corpus_check import CorpusError, CorpusSource, write_corpus
 from jobs.estimate import DEV_FLOOR, DEV_SHARE, MIN_EVALS, Estimate, dev_override, save_estimate, split_sizes
 from lab.page.direction import languages
 from lab.page.model_choices import find_models, other_shipped, shipped_model, shipped_of
-from training import run_lock
 from views.refusal import refuse
 from views.train_corpus import Corpus
 from views.train_estimate import show_estimate
@@ -150,7 +149,7 @@ def training_settings(runs_dir: Path, pair: tuple[str, str] | None) -> tuple[str
             "This model cannot be fine-tuned: its folder is incomplete or unreadable. Start from another one.", shape
         )
         run_dir, shape = "cannot fine-tune the chosen model", []
-    elif isinstance(run_dir, Path) and (control.holds_run(run_dir) or run_lock.holder(run_dir)):
+    elif isinstance(run_dir, Path) and control.taken(run_dir):
         run_dir = f"a run named {name!r} already exists: choose another name (or watch it below)"
         st.info(f"{run_dir[0].upper()}{run_dir[1:]}.")
     elif isinstance(run_dir, str):

@@ -13,7 +13,7 @@ import pytest
 from data.entities import EntityPool
 from data.readers import Pair
 from model.weights import ModelLoadError
-from translate.name_guard import NameGuard, build, capitalised
+from translate.name_guard import NameGuard, build, capitalised, number_in_target
 from translate.translator import DEFAULT_MODEL, Candidate, DecodeOptions, Translation, Translator
 
 LISTS = EntityPool(
@@ -232,3 +232,12 @@ def test_a_question_typed_without_accents_keeps_its_words():
     shipped = NameGuard.load(DEFAULT_MODEL / "name_guard.json")
     for typed in ("¿Mi tia esta en el jardin?", "¿La nina compro pan y leche?", "¿Donde esta la estacion?"):
         assert shipped.protect(typed).swaps == (), typed
+
+
+def test_a_number_comes_back_with_the_target_languages_signs(guard):
+    guarded = guard.protect("Cuesta 3,50 euros y pesa 2.000 kilos; sale a las 07:05.")
+    back = guarded.restore(" ".join(s.written for s in guarded.swaps))[0]
+    assert [w for w in back.split() if w[0].isdigit()] == ["3.50", "2,000", "07:05"]  # the corpus: "3.000" / "3,000"
+    assert number_in_target("2,000", "en") == "2.000" and number_in_target("1.2.3", "es") == ""
+    marked = guard.protect("Cuesta [[3,50]] euros.", marks=True)
+    assert marked.restore(marked.swaps[0].written)[0] == "3,50"  # kept as typed, where the user marks it

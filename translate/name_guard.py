@@ -20,7 +20,8 @@ This model's placeholders are the corpus's own stand-ins. ``protect`` finds in t
 and reads each as a stand-in of its kind (Tom or John, Mary or Alice, Boston…; all distinct in a sentence): a
 person's gender from the lists, else the words near the name that agree with it ("está cansada", "la doctora") against
 its ending's ("Teresa", "Xoán"); a time as a time the corpus holds (2:30); a date as one the model has read ("30 de
-octubre de 2013"), its month read as the corpus's best-known one when it is rare and put back by name ("May"). A name
+octubre de 2013"), its month read as the corpus's best-known one when it is rare and put back by name ("May"); a
+number with thousands or decimal signs put back with the target's ("2.000" → "2,000", as the corpus pairs them). A name
 the corpus holds often (Boston, Monday) is left to the model, and so is text in another language than its source
 (the translator asks translate/source_language.py). The text is read NFC-normalised, and a word keeps its
 combining accents and invisible format characters ("An\u200ba"): a swap takes whole words. ``restore`` reads the
@@ -207,6 +208,19 @@ def number_stand_in(number: str, pool: list[str], attempt: int) -> str:
     if year:  # 1987 as 2013, not 1939: a date the model has read
         closest.sort(key=lambda n: abs(int(n) - int(number)) if n.isdigit() else math.inf)
     return closest[attempt % len(closest)]
+
+
+SEPARATED = {  # a number with the source language's thousands or decimal sign: "2.000", "3,5"; "2,000", "3.5"
+    "es": re.compile(r"\d{1,3}(?:\.\d{3})+(?:,\d+)?|\d+,\d+"),
+    "en": re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+\.\d+"),
+}
+
+
+def number_in_target(number: str, lang: str) -> str:
+    """``number`` put back the target language's way when written with the source's signs ("2.000" → "2,000",
+    "3,50" → "3.50" from Spanish, as the corpus's pairs write them); "" for any other ("07:05", "91 234 56 78")."""
+    pattern = SEPARATED.get(lang)
+    return number.translate(str.maketrans(".,", ",.")) if pattern and pattern.fullmatch(number) else ""
 
 
 def number_shape(token: str) -> str:
@@ -465,7 +479,8 @@ class NameGuard:
             for other in pools.values():
                 if stand_in in other:
                     other.remove(stand_in)
-            swaps.append(Swap(text[start:stop], stand_in, kind, kept=keep))
+            back = number_in_target(text[start:stop], self.lang) if kind == "number" and not keep else ""
+            swaps.append(Swap(text[start:stop], stand_in, kind, back=back, kept=keep))
             pieces += [text[end:start], stand_in]
             end = stop
         left = " ".join([*pieces[::2], text[end:]])  # a name left to the model may come out as a stand-in: María → Mary

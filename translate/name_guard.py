@@ -340,52 +340,48 @@ class NameGuard:
         typed: bool = False,
     ) -> bool:
         """Whether ``word`` (at a sentence's start or not, after ``after`` and before ``nxt``, in a text written with
-        ``accents`` or ``typed`` without capitals, ``paired`` by "y" with a name or "yo": "Esperanza y yo") is a name."""
-        key, cue = plain(word), plain(after)
-        lower, capital, at_start = self.lowercase.get(key, 0), self.capital.get(key, 0), self.initial.get(key, 0)
-        if accents and key in self.accented and key == word.lower():  # "Nino se está…" is not "niño"
+        ``accents`` or ``typed`` without capitals, ``paired`` by "y" with a name or "yo": "Esperanza y yo") is a name:
+        the verdict of the first rule below that applies to what the corpus, the lists and its neighbours say of it."""
+        key, cue, capitalised = plain(word), plain(after), word[:1].isupper()
+        lower, capital, at_start = (d.get(key, 0) for d in (self.lowercase, self.capital, self.initial))
+        if accents and key in self.accented and key == word.lower():  # "Nino se está…" is not "niño": unseen
             lower = capital = at_start = 0
-        if key in self._stand_in_words or self.known_translation(key) or capital >= KNOWN_NAME or len(key) < 2:
-            return False
-        rarely_lower = lower <= max(RARE_ORDINARY, MAX_LOWER_SHARE * (lower + capital))
-        strong, weak = cue in NAME_CUES.get(self.lang, ()), cue in WEAK_CUES.get(self.lang, ())
-        announced = paired or strong  # "a beatriz", "geoffrey y gesa"
-        listed = (key in self.people or key in self.places) and lower < LISTED_ORDINARY  # not "a nada", "a luz"
-        pre = PREVERBAL.get(self.lang, frozenset())  # before a verb, a subject no sentence of the corpus begins with
-        if (initial or announced or not lower) and at_start == capital == 0 and plain(nxt) in pre and cue not in pre:
-            return True  # is a name: "Nino se está…", "a nino le…" (not "niño"); not "les escribí"
-        if announced and (listed or (word[:1].isupper() and at_start <= RARE_ORDINARY)):  # not "Mamá y yo"
-            return True  # "me llamo lucia", "Esperanza y yo": a name, though the corpus also uses the word
-        if word.islower() and not (announced or weak or typed):  # written, a name is capitalised: "la pena máxima"
-            return False
-        if word[:1].isupper() and not initial:  # "con Esperanza", "a Mira": a name, though "esperanza" is a word
-            return rarely_lower or strong or weak or key in self.people or key in self.places
-        if capital > lower and rarely_lower and 4 * capital >= at_start:  # the corpus writes it as a name
-            return True  # (not "Ojalá": 164 times at a sentence's start, twice after it)
+        # What is known of the word, once: the corpus's counts of it, the lists, the word before it and after it
+        own = key in self._stand_in_words or self.known_translation(key) or capital >= KNOWN_NAME or len(key) < 2
+        listed = key in self.people or key in self.places  # a first name or a place of the lists
+        rarely_lower = lower <= max(RARE_ORDINARY, MAX_LOWER_SHARE * (lower + capital))  # few of its uses lowercase
+        rare = lower <= (LISTED_ORDINARY if initial and capitalised else RARE_ORDINARY)  # "Lucía va", not "Rosa es"
+        strong, weak = cue in NAME_CUES.get(self.lang, ()), cue in WEAK_CUES.get(self.lang, ())  # "me llamo"; "de"
+        announced, cued = paired or strong, paired or strong or weak  # "a beatriz", "geoffrey y gesa"; "de verdejo"
+        named = (listed and lower < LISTED_ORDINARY) or (capitalised and at_start <= RARE_ORDINARY)  # not "a nada"
+        pre = PREVERBAL.get(self.lang, frozenset())  # the words before a verb: "se", "le", "no"
+        verb_next = plain(nxt) in pre and cue not in pre  # "Nino se está…", "a nino le…"; not "les escribí"
+        subject = verb_next and at_start == capital == 0 and (initial or announced or not lower)
+        corpus_name = capital > lower and rarely_lower and 4 * capital >= at_start  # not "Ojalá": 164 starts, 2 inside
         typed_name = not accents and word.islower() and capital >= max(1, lower) and 4 * capital >= at_start
-        if typed_name and weak:  # "es de ecuador": typed after "de", a word the corpus capitalises inside a
-            return True  # sentence at least as often as it writes it lowercase
-        listed_rare = lower <= (LISTED_ORDINARY if initial and word[:1].isupper() else RARE_ORDINARY)
-        if (key in self.people or key in self.places) and listed_rare:  # "Lucía estudia…", not "Rosa es…"
-            return True
-        # a word the corpus never saw that is shaped like a name: "beatriz", "shimizu"; not "exprimiendo"
-        shape = self.name_shape(key)  # "Donald" began one sentence only, once; a verb may, not shaped like a name
-        if lower + capital or at_start > 1 or len(key) < 3 or (at_start and shape <= 0):
-            return False
-        if initial:  # at a sentence's start an unseen word is most often a name ("Darius va…"), unless it looks
-            return not (self._inflection_of_known(key) and shape <= 0) and (
-                word[:1].isupper() or shape > -2 * SHAPE_MARGIN
-            )
-        # where a name is announced ("me llamo ana", "a beatriz") the word need hardly look like one
-        margin = -2 * SHAPE_MARGIN if announced else 0.0 if weak else SHAPE_MARGIN  # not "a depilarse"
-        if accents and not announced:  # written with accents, a lowercase name is rare: "proceso de adjudicación"
-            return shape > margin and not self._inflection_of_known(key)  # needs a name's form ("clínico": "clínica")
-        # typed, a word the corpus never wrote, nor a form of it, is a name but after an article, a clitic or a noun
+        seen = lower + capital or at_start > 1 or len(key) < 3  # used, or two sentences begin with it; or too short
+        # an unseen word's letters: > 0 like a name's ("shimizu", not "exprimiendo"); a known word's other ending?
+        shape, inflected = (0.0, True) if seen else (self.name_shape(key), self._inflection_of_known(key))
+        margin = -2 * SHAPE_MARGIN if announced else 0.0 if weak else SHAPE_MARGIN  # less where a name is announced
+        plausible = shape > -2 * SHAPE_MARGIN  # letters not plainly a word's
         noun = cue in {*ARTICLES, *pre} or (not self.initial.get(cue) and self.lowercase.get(cue, 0) > RARE_ORDINARY)
-        if typed and pre and shape > -2 * SHAPE_MARGIN and not noun and not self._stem_known(key):
-            return True  # not "un bozal", "les planché", "pelo canoso" (a noun: no sentence of the corpus begins so)
-        cued = announced or weak  # "a recep", "de verdejo"; not "a depilarse"
-        return shape > margin or (cued and shape > -3 * SHAPE_MARGIN and not self._inflection_of_known(key))
+        loose = typed and pre and not noun and not self._stem_known(key)  # "piensa gumersindo"; not "pelo canoso"
+        rules = (  # (why, applies, is it a name): the first rule that applies decides
+            ("the model's own: a stand-in, a name it copies or translates", own, False),  # "Tom", "Viena"
+            ("a subject before a verb, never capitalised in the corpus", subject, True),
+            ("announced by a cue: listed, or capitalised", announced and named, True),  # "me llamo lucia"
+            ("in lowercase in a written text, uncued", word.islower() and not (cued or typed), False),  # "la pena"
+            ("capitalised inside a sentence", capitalised and not initial, rarely_lower or strong or weak or listed),
+            ("written as a name by the corpus", corpus_name, True),
+            ("typed after a weak cue, capitalised in the corpus", weak and typed_name, True),  # "es de ecuador"
+            ("listed, rare as an ordinary word", listed and rare, True),
+            ("seen: a word the corpus uses", seen or (at_start and shape <= 0), False),  # or "Donald" at a start
+            ("unseen, at the start", initial, not (inflected and shape <= 0) and (capitalised or plausible)),
+            ("unseen, with accents", accents and not announced, shape > margin and not inflected),  # not "clínico"
+            ("unseen, typed where a name may stand", loose and plausible, True),
+            ("unseen, elsewhere", True, shape > margin or (cued and shape > -3 * SHAPE_MARGIN and not inflected)),
+        )
+        return next(verdict for _, applies, verdict in rules if applies)
 
     def known_translation(self, key: str) -> bool:
         """Whether the model has learned a translation for ``key`` as a name, written capitalised after a sentence's

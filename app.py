@@ -37,7 +37,7 @@ from views.alignment_tab import gold_picker
 from views.compare_tab import ASKED, COMPARE_VIEW, TRANSLATE_PAGE
 from views.guarded_result import GUARD_KEY, guard_switch, show_guard
 from views.input_check import show_example_hint, show_input_check, show_view
-from views.maps import MAPS_FRAGMENT, ROOM_FOR_MAPS, show_maps
+from views.maps import ROOM_FOR_MAPS, show_maps
 from views.result import hypothesis_picker, sentence_picker, show_output
 from views.source_line import show_source_words
 from views.tab_context import TabContext
@@ -305,7 +305,7 @@ TABS = (  # the all-heads grid is heavy, so not first
 )
 
 
-@st.fragment(key=MAPS_FRAGMENT)
+@st.fragment
 def show_study(
     translator: Translator,
     request: Request,

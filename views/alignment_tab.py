@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import pandas as pd
 import streamlit as st
 
 from lab.alignment.bench_result import (
@@ -20,10 +21,11 @@ from lab.alignment.bench_result import (
 from lab.alignment.gold import GOLD_ENV, fits, gold_path, offered, pair_for, reversed_gold, source_text
 from lab.alignment.links import READINGS, Alignment, align
 from lab.alignment.methods import ForcedPair, Method, force_decode
-from lab.alignment.scoring import GoldPair, read_gold
+from lab.alignment.scoring import GoldPair, Score, read_gold
 from lab.attention.sentence_maps import SentenceMaps
 from lab.page.direction import Languages
 from translate.translator import Translator
+from views.maps import inline_spec, maps_digest
 from views.tab_context import TabContext
 from viz.alignment_lines import agreement_chart, agreement_frames, alignment_chart, alignment_frames
 
@@ -197,23 +199,31 @@ def show_alignment(ctx: TabContext) -> None:
         show_gold_score(translator, directory, pair, method, langs)
 
 
-def show_own_alignment(maps: SentenceMaps, method: Method, words: bool, langs: Languages) -> None:
-    """The hard links of the translation shown above, read off the chosen layer, head and reading."""
+@st.cache_data(show_spinner=False, max_entries=32, hash_funcs={SentenceMaps: maps_digest})
+def own_alignment(
+    maps: SentenceMaps, method: Method, words: bool, langs: Languages
+) -> tuple[list[str], dict, pd.DataFrame]:
+    """(source units left out, the drawing's spec, its links) of one translation and reading, built once: every rerun
+    of the page shows the open tab again."""
     result: Alignment = align(maps, method.layer, method.head, method.reading, words)
-    st.caption(
-        f"Each {langs.tgt} unit of the translation above linked to the {langs.src} unit it attends to most, in the "
-        "cross-attention of the decoder layer and head chosen here. Left out before the argmax: source "
-        f"{', '.join(result.excluded) or 'nothing'} (end-of-sentence and padding soak up attention). The final </s> "
-        f"row has no {langs.tgt} word. The maps above are unchanged."
-    )
     links = [(link.target, link.source, link.weight) for link in result.links]
     tokens, link_frame = alignment_frames(result.source, result.target, links, langs.src, langs.tgt)
     chart = alignment_chart(tokens, link_frame, "Alignment of the translation above", langs.src, langs.tgt)
-    st.altair_chart(chart, key="alignment", width="stretch")
-    st.dataframe(
-        link_frame[["target", "source", "weight"]].rename(columns={"target": langs.tgt, "source": langs.src}),
-        hide_index=True,
+    table = link_frame[["target", "source", "weight"]].rename(columns={"target": langs.tgt, "source": langs.src})
+    return result.excluded, inline_spec(chart), table
+
+
+def show_own_alignment(maps: SentenceMaps, method: Method, words: bool, langs: Languages) -> None:
+    """The hard links of the translation shown above, read off the chosen layer, head and reading."""
+    excluded, spec, table = own_alignment(maps, method, words, langs)
+    st.caption(
+        f"Each {langs.tgt} unit of the translation above linked to the {langs.src} unit it attends to most, in the "
+        "cross-attention of the decoder layer and head chosen here. Left out before the argmax: source "
+        f"{', '.join(excluded) or 'nothing'} (end-of-sentence and padding soak up attention). The final </s> "
+        f"row has no {langs.tgt} word. The maps above are unchanged."
     )
+    st.vega_lite_chart(spec, key="alignment", width="stretch")
+    st.dataframe(table, hide_index=True)
 
 
 def show_gold_score(translator: Translator, directory: str, pair: GoldPair, method: Method, langs: Languages) -> None:
@@ -224,10 +234,7 @@ def show_gold_score(translator: Translator, directory: str, pair: GoldPair, meth
     except ValueError as err:
         st.info(f"This gold sentence is not scored: {err}")
         return
-    found = method.score_on(forced, pair)
-    weights = method.word_weights(forced)  # (gold target words, gold source words)
-    drawn = {(i, j): float(weights[i, j]) for i, j in method.links(forced)}
-    tokens, frame = agreement_frames(pair.source, pair.target, drawn, pair.links, langs.src, langs.tgt)
+    found, spec, table = gold_drawing(directory, pair, method, langs, _forced=forced)
     with st.container(key="gold_score"):
         st.subheader("Against people's alignment of this sentence")
         a, b, c = st.columns(3)
@@ -245,8 +252,20 @@ def show_gold_score(translator: Translator, directory: str, pair: GoldPair, meth
             "orange, the model only; grey, people only. Precision = green ÷ (green + orange), recall = green ÷ (green "
             "+ grey)."
         )
-        title = f"Scored: the reference {langs.tgt}, {where(method)}, beside people's links"
-        chart = agreement_chart(tokens, frame, title, langs.src, langs.tgt)
-        st.altair_chart(chart, key="gold_alignment", width="stretch")
-    table = frame[["target", "source", "drawn by"]].rename(columns={"target": langs.tgt, "source": langs.src})
+        st.vega_lite_chart(spec, key="gold_alignment", width="stretch")
     st.dataframe(table, hide_index=True, key="gold_links")
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def gold_drawing(
+    directory: str, pair: GoldPair, method: Method, langs: Languages, _forced: ForcedPair
+) -> tuple[Score, dict, pd.DataFrame]:
+    """(score, the drawing's spec, its links) of ``method`` on one gold pair, forced by ``forced_gold``, built once."""
+    found = method.score_on(_forced, pair)
+    weights = method.word_weights(_forced)  # (gold target words, gold source words)
+    drawn = {(i, j): float(weights[i, j]) for i, j in method.links(_forced)}
+    tokens, frame = agreement_frames(pair.source, pair.target, drawn, pair.links, langs.src, langs.tgt)
+    title = f"Scored: the reference {langs.tgt}, {where(method)}, beside people's links"
+    chart = agreement_chart(tokens, frame, title, langs.src, langs.tgt)
+    table = frame[["target", "source", "drawn by"]].rename(columns={"target": langs.tgt, "source": langs.src})
+    return found, inline_spec(chart), table

@@ -41,7 +41,6 @@ HEAD_KEYS: dict[Kind, str] = {"encoder": "enc_head", "decoder": "dec_head", "cro
 # menu: the maps start 48 px higher on an 800-px screen (a style alone takes no room on the page).
 ROOM_FOR_MAPS = "<style>.stMainBlockContainer { padding-top: 3rem; padding-left: 2rem; padding-right: 2rem; }</style>"
 FOLLOW = "follow"  # the followed token: a cell of a map clicked, or a word of the translation
-MAPS_FRAGMENT = "maps"  # the maps and the tabs under them (app.show_study): rerun on a click on a word
 DISCLAIMER = "Attention shows where the model looked — one window into it, not an explanation of why it chose a word."
 
 
@@ -203,6 +202,16 @@ def arrow_spec(chart: alt.Chart | alt.LayerChart) -> dict:
     spec = chart.properties(data=alt.NamedData(name=name)).to_dict(context={"top_level": False, "datasets": inline})
     assert not inline, "a map's layers share its one data frame"
     spec["datasets"] = {name: data}
+    return spec
+
+
+def inline_spec(chart: alt.Chart | alt.LayerChart) -> dict:
+    """``chart`` as a Vega-Lite spec for ``st.vega_lite_chart``, its data frames inline (a chart of several small
+    frames; a map's one frame goes as Arrow, ``arrow_spec``), no Altair theme: built once, in a cache, instead of
+    ``st.altair_chart`` converting and validating it on every rerun."""
+    datasets: dict[str, object] = {}
+    spec = chart.to_dict(context={"top_level": False, "datasets": datasets})
+    spec["datasets"] = datasets
     return spec
 
 

@@ -253,10 +253,10 @@ def test_alignment_tab_says_what_it_excludes_and_offers_both_readings(model_env:
     assert any("</s>" in c.value and "Left out" in c.value for c in at.caption)
     said = [e.value for e in [*at.caption, *at.info] if "not an explanation" in e.value or "not explanation" in e.value]
     assert said == [DISCLAIMER]  # once on the page, under the maps, not again in the tab
-    table = at.dataframe[-1].value
+    table = at.table[-1].value
     assert list(table.columns) == ["English", "Spanish", "weight"] and "</s>" not in set(table["Spanish"])
     at.radio(key="reading").set_value("shift").run()
-    assert not at.exception and at.dataframe
+    assert not at.exception and at.table
 
 
 def test_step_slider_shows_the_prefix_so_far(model_env: Path) -> None:

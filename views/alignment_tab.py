@@ -223,7 +223,8 @@ def show_own_alignment(maps: SentenceMaps, method: Method, words: bool, langs: L
         f"row has no {langs.tgt} word. The maps above are unchanged."
     )
     st.vega_lite_chart(spec, key="alignment", width="stretch")
-    st.dataframe(table, hide_index=True)
+    with st.expander("The links as a table"):  # a plain table: no data grid to load for the first screen
+        st.table(table, border="horizontal")
 
 
 def show_gold_score(translator: Translator, directory: str, pair: GoldPair, method: Method, langs: Languages) -> None:

@@ -50,15 +50,18 @@ def wait_healthy(url: str, server: subprocess.Popen, timeout: float) -> None:
 
 
 @contextmanager
-def running_app(env: Mapping[str, str], log: Path | None = None, timeout: float = 60.0) -> Iterator[str]:
-    """``streamlit run app.py`` on a free local port with ``env``, its output in ``log`` (or dropped); yields the URL."""
+def running_app(
+    env: Mapping[str, str], log: Path | None = None, timeout: float = 60.0, script: str = "app.py"
+) -> Iterator[str]:
+    """``streamlit run app.py`` (or ``script``) on a free local port with ``env``, its output in ``log`` (or
+    dropped); yields the URL."""
     port = free_port()
     command = [
         sys.executable,
         "-m",
         "streamlit",
         "run",
-        "app.py",
+        script,
         "--server.headless",
         "true",
         "--server.port",

@@ -19,7 +19,7 @@ from typing import Literal
 from data.tokenizer import Tokenizer, TokenizerError
 from jobs.launch import JobError, launch, record_event, refuse_if_full, take_lock
 from jobs.run_progress import read_json, read_jsonl
-from model.bounded_read import read_tail, real
+from model.bounded_read import read_bytes, real
 from model.config import ConfigError
 from model.run_dir import CONFIG_FILE, METRICS_LOG_FILE, RESULT_FILE, STATE_FILE, TRAIN_CONFIG_FILE, WEIGHTS_FILE
 from model.run_dir import JOB_EVENTS_FILE as EVENTS_FILE
@@ -257,7 +257,7 @@ def watched_runs(runs_dir: Path) -> tuple[list[str], list[str]]:
 def log_tail(run_dir: Path, lines: int = 40, max_bytes: int = 64_000) -> str:
     """The last ``lines`` lines of train.log (progress-bar redraws split on carriage returns)."""
     try:
-        text = read_tail(run_dir / LOG_FILE, max_bytes, OSError).decode("utf-8", errors="replace")
+        text = read_bytes(run_dir / LOG_FILE, max_bytes, OSError, tail=True).decode("utf-8", errors="replace")
     except OSError:  # missing, or not a regular file (a FIFO there would block the page)
         return ""
     rows = [row.rstrip() for row in re.split(r"[\r\n]+", text)]

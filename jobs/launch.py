@@ -82,7 +82,7 @@ def launch(
         fcntl.flock(launching, fcntl.LOCK_EX)
         refuse_if_full(run_dir)
         with contextlib.nullcontext(lock) if lock else take_lock(run_dir, owner) as held:
-            fd = held.inheritable_fd()
+            fd = held.fd
             try:
                 with open(run_dir / LOG_FILE, "a", encoding="utf-8") as log:
                     log.write(f"\n=== {time.strftime('%Y-%m-%d %H:%M:%S')} {' '.join(argv)}\n")

@@ -52,31 +52,21 @@ def regular_size(path: Path, error: type[Exception]) -> int:
     return mode.st_size
 
 
-def read_bytes(path: Path, limit: int, error: type[Exception]) -> bytes:
-    """The bytes of the regular file ``path``, refused (``error``) over ``limit`` bytes before any is read."""
+def read_bytes(path: Path, limit: int, error: type[Exception], tail: bool = False) -> bytes:
+    """The bytes of the regular file ``path``, refused (``error``) over ``limit`` bytes before any is read; ``tail``:
+    its last ``limit`` bytes instead (all of it when shorter), a log's tail however long the log."""
     size = regular_size(path, error)
-    if size > limit:
+    if size > limit and not tail:
         raise error(f"{path}: {size:,} bytes; expected at most {limit:,}")
     try:
         with os.fdopen(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as file:  # a FIFO put there since: no wait
-            data = file.read(limit + 1)
+            file.seek(max(0, size - limit) if tail else 0)
+            data = file.read(limit if tail else limit + 1)
     except OSError as err:
         raise error(f"{path}: cannot be read ({err.strerror or err})") from None
     if len(data) > limit:  # it grew since
         raise error(f"{path}: over {limit:,} bytes")
     return data
-
-
-def read_tail(path: Path, limit: int, error: type[Exception]) -> bytes:
-    """The last ``limit`` bytes of the regular file ``path`` (all of it when shorter): a log's tail, however long the
-    log; refused as ``read_bytes`` refuses."""
-    size = regular_size(path, error)
-    try:
-        with os.fdopen(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as file:
-            file.seek(max(0, size - limit))
-            return file.read(limit)
-    except OSError as err:
-        raise error(f"{path}: cannot be read ({err.strerror or err})") from None
 
 
 def read_text(path: Path, limit: int, error: type[Exception]) -> str:

@@ -121,16 +121,12 @@ class RunLock:
     """The held lock of one run directory; ``release`` (or the process's end) lets it go."""
 
     def __init__(self, fd: int, holder: Holder) -> None:
-        self.fd, self.holder = fd, holder
+        self.fd, self.holder = fd, holder  # fd: also a child's (``pass_fds``), which keeps the lock held while it lives
 
     def release(self) -> None:
         if self.fd >= 0:
             os.close(self.fd)  # the last descriptor of the locked file closed (a child's may live on) lets it go
             self.fd = -1
-
-    def inheritable_fd(self) -> int:
-        """A descriptor of the locked file for a child process (``pass_fds``): the lock stays held while it lives."""
-        return self.fd
 
     def hand_to(self, pid: int) -> None:
         """Name ``pid`` (the process that inherited the lock) as the holder."""

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lab.page.direction import languages
-from model.bounded_read import read_json, read_tail
+from model.bounded_read import read_bytes, read_json
 from model.run_dir import METRICS_LOG_FILE
 from model.weights import ModelLoadError
 from translate.model_dir import MODEL_FILES as MODEL_FILES  # re-exported: the app's tests name it here
@@ -69,7 +69,9 @@ def last_step(run_dir: Path) -> int:
     """The last step metrics.jsonl records (read from its tail only); 0 when it records none."""
     try:
         lines = (
-            read_tail(run_dir / METRICS_LOG_FILE, TAIL_BYTES, OSError).decode("utf-8", errors="replace").splitlines()
+            read_bytes(run_dir / METRICS_LOG_FILE, TAIL_BYTES, OSError, tail=True)
+            .decode("utf-8", errors="replace")
+            .splitlines()
         )
     except OSError:  # missing, or not a regular file (a FIFO there would block the picker)
         return 0

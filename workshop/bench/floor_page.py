@@ -1,6 +1,7 @@
 """Streamlit's own floor for ``app_latency``: a bare page with the text box, a translation and the same three map
-specs the lab sends (``views.maps.map_spec``), nothing else: what a new user's first screen and a rerun cost in
-this browser on this host before the lab adds anything. The lab's figures beside it say what is the lab's."""
+specs the lab sends (``views.maps.map_spec``), nothing else: what a new user's first screen and a click cost in
+this browser on this host before the lab adds anything (each click shows the next sentence's translation and maps,
+as the lab's cached click does). The lab's figures beside it say what is the lab's."""
 
 from __future__ import annotations
 
@@ -22,12 +23,13 @@ from workshop.bench.click_profile import browser_probe
 PAGE = """import os, pickle
 import streamlit as st
 st.set_page_config(layout="wide")
-text, specs = pickle.loads(open(os.environ["FLOOR_SPECS"], "rb").read())
+shown = pickle.loads(open(os.environ["FLOOR_SPECS"], "rb").read())  # [(translation, its three specs)]
 box, beside = st.columns(2)
 box.text_area("Spanish sentence")
 box.button("Translate")
 st.session_state.runs = st.session_state.get("runs", 0) + 1
 box.caption(f"run {st.session_state.runs}")  # what the bench waits for after a click
+text, specs = shown[(st.session_state.runs - 1) % len(shown)]
 beside.container(key="translation").text(text)
 with st.container(key="views"):
     for column, spec in zip(st.columns(3), specs):
@@ -35,24 +37,28 @@ with st.container(key="views"):
 """
 
 
-def floor_parts(model: Path, sentence: str, rounds: int, first_screen: Callable[..., dict[str, float]]) -> dict:
-    """{"floor: first screen": [...], "floor: rerun": [...]}: the bare page's profiles, as ``first_screen`` (the
-    lab's own measure of a new user) and a click on its Translate (a rerun sending the same three maps)."""
+def floor_parts(
+    model: Path, sentences: tuple[str, ...], rounds: int, first_screen: Callable[..., dict[str, float]]
+) -> dict[str, list[dict[str, float]]]:
+    """{"floor: first screen": [...], "floor: click": [...]}: the bare page's profiles, as ``first_screen`` (the
+    lab's own measure of a new user) and a click on its Translate (the next of ``sentences``, its maps drawn)."""
     from playwright.sync_api import sync_playwright
 
-    translator = Translator.load(model)
-    piece = translate_text(translator, sentence).sentences[0]
-    maps, langs = maps_of(translator, piece.src_ids, piece.best.tokens), languages(model)
-    specs = [map_spec(maps, kind, maps.n_layers(kind) - 1, None, True, None, langs, True) for kind in KINDS]
+    translator, langs, shown = Translator.load(model), languages(model), []
+    for sentence in sentences:
+        piece = translate_text(translator, sentence).sentences[0]
+        maps = maps_of(translator, piece.src_ids, piece.best.tokens)
+        specs = [map_spec(maps, kind, maps.n_layers(kind) - 1, None, True, None, langs, True) for kind in KINDS]
+        shown.append((piece.best.text, specs))
     folder = Path(tempfile.mkdtemp(prefix="floor_page_"))
     (folder / "page.py").write_text(PAGE, encoding="utf-8")
-    (folder / "specs.pkl").write_bytes(pickle.dumps((piece.best.text, specs)))
+    (folder / "specs.pkl").write_bytes(pickle.dumps(shown))
     env = dict(os.environ, FLOOR_SPECS=str(folder / "specs.pkl"))
-    parts: dict[str, list[dict[str, float]]] = {"floor: first screen": [], "floor: rerun": []}
+    parts: dict[str, list[dict[str, float]]] = {"floor: first screen": [], "floor: click": []}
     with running_app(env, script=str(folder / "page.py")) as url, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
         for _ in range(rounds):
-            parts["floor: first screen"].append(first_screen(browser, url, piece.best.text))
+            parts["floor: first screen"].append(first_screen(browser, url, shown[0][0]))
         page = browser.new_page(viewport={"width": 1600, "height": 1200})
         with browser_probe(page) as measure:
             page.goto(url)
@@ -61,7 +67,7 @@ def floor_parts(model: Path, sentence: str, rounds: int, first_screen: Callable[
             for run in range(2, rounds + 2):
                 page.wait_for_timeout(300)
                 click = page.get_by_role("button", name="Translate").click
-                parts["floor: rerun"].append(measure(click, settled(page, run)))
+                parts["floor: click"].append(measure(click, settled(page, run)))
         browser.close()
     return parts
 

@@ -18,12 +18,11 @@ from translate.translator import DecodeOptions
 class Forced:
     """The output continued from a forced prefix, scored by the model beside the original output."""
 
-    prefix: list[int]  # the forced subwords (no EOS)
+    prefix: list[int]  # the forced subwords (no EOS), cut to the output limit (a word's prefix always fits)
     tokens: list[int]  # the whole new output: prefix, then the model's continuation, EOS last
     log_prob: float  # log p(new output | source), teacher-forced
     original_log_prob: float  # log p(original output | source), teacher-forced
     truncated: bool  # the length limit cut the continuation
-    cut_prefix: bool  # the prefix was longer than the output limit allows and was cut
     token_log_probs: tuple[float, ...] = ()  # log p of each token of ``tokens``: the words' shading
 
 
@@ -40,6 +39,4 @@ def force(
     tokens, truncated = search(Steered(model, None, tuple(kept)), src_ids, options)
     scores = output_log_probs(model, src_ids, tokens)  # (T,)
     original_log_prob = float(output_log_probs(model, src_ids, original).sum())
-    return Forced(
-        kept, tokens, float(scores.sum()), original_log_prob, truncated, len(kept) < len(prefix), tuple(scores.tolist())
-    )
+    return Forced(kept, tokens, float(scores.sum()), original_log_prob, truncated, tuple(scores.tolist()))

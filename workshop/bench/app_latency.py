@@ -14,6 +14,8 @@
    + maps + the three specs): on the server, the page's script run and each view's share, the cache look-ups and
    the charts' serialisation; in the browser, messages and bytes per click, and Chromium's main-thread time in
    Vega (parse, compile, render; per chart), Arrow, Streamlit and React, layout and style.
+5. Streamlit's floor (``floor_page``): a bare page with the text box, a translation and the same three map specs,
+   timed the same way (a new user; a click to the next sentence): what the lab adds is the difference.
 
     python -m workshop bench app_latency --repeats 10 --rounds 5  # the issue's figures, both in one run
     python -m workshop bench app_latency --profile-only           # the profile, without the 5,000-character figures

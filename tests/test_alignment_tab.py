@@ -216,7 +216,7 @@ def test_a_picked_gold_sentence_is_scored_as_the_bench_scores_it(app_env: Path, 
         caption = at.main.get_by_key("gold_score").caption[0].value
         assert caption.startswith(f"{expected.correct} of the {expected.predicted} links drawn")
         assert f"among the {expected.gold} links people drew" in caption
-        table = at.dataframe[-1].value
+        table = at.table[-1].value
         assert (table["drawn by"] != ATTENTION).sum() == expected.gold == 5
         assert (table["drawn by"] != PEOPLE).sum() == expected.predicted
         assert (table["drawn by"] == BOTH).sum() == expected.correct

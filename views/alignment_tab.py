@@ -223,7 +223,7 @@ def show_own_alignment(maps: SentenceMaps, method: Method, words: bool, langs: L
         f"row has no {langs.tgt} word. The maps above are unchanged."
     )
     st.vega_lite_chart(spec, key="alignment", width="stretch")
-    with st.expander("The links as a table"):  # a plain table: no data grid to load for the first screen
+    with st.expander("The translation's links as a table"):  # a plain table: no data grid to load
         st.table(table, border="horizontal")
 
 
@@ -254,7 +254,8 @@ def show_gold_score(translator: Translator, directory: str, pair: GoldPair, meth
             "+ grey)."
         )
         st.vega_lite_chart(spec, key="gold_alignment", width="stretch")
-    st.dataframe(table, hide_index=True, key="gold_links")
+    with st.expander("People's and the model's links as a table", expanded=True):
+        st.table(table, border="horizontal")
 
 
 @st.cache_data(show_spinner=False, max_entries=16)

@@ -198,9 +198,8 @@ def arrow_spec(chart: alt.Chart | alt.LayerChart) -> dict:
         writer.write_table(table)
     data = sink.getvalue().to_pybytes()
     name = f"data-{hashlib.blake2b(data, digest_size=16).hexdigest()}"
-    inline: dict[str, object] = {}  # data of a layer of its own would land here: the maps have none
-    spec = chart.properties(data=alt.NamedData(name=name)).to_dict(context={"top_level": False, "datasets": inline})
-    assert not inline, "a map's layers share its one data frame"
+    spec = inline_spec(chart.properties(data=alt.NamedData(name=name)))  # a layer's own data would be inline here
+    assert not spec["datasets"], "a map's layers share its one data frame"
     spec["datasets"] = {name: data}
     return spec
 

@@ -10,8 +10,10 @@ from pathlib import Path
 import pytest
 import torch
 from safetensors.torch import load_file, save_file
+from test_name_guard import EVERYONE, LISTS, corpus
 
-from model.run_dir import WEIGHTS_FILE
+from model.run_dir import NAME_GUARD_FILE, WEIGHTS_FILE
+from translate.name_guard import build
 from translate.translator import Translator
 from workshop.average import main
 
@@ -28,12 +30,15 @@ def perturbed(model_dir: Path, out: Path, seed: int) -> Path:
 
 def test_the_average_is_the_mean_of_the_weights(tmp_path: Path, tiny_model_dir: Path) -> None:
     a, b = perturbed(tiny_model_dir, tmp_path / "a", 1), perturbed(tiny_model_dir, tmp_path / "b", 2)
+    build(corpus(), "es", LISTS, EVERYONE).save(a / NAME_GUARD_FILE)  # a name guard, as a real run has
     assert main(["--model", str(a), "--model", str(b), "--out", str(tmp_path / "soup")]) == 0
     soup, wa, wb = (load_file(str(d / WEIGHTS_FILE)) for d in (tmp_path / "soup", a, b))
     assert soup.keys() == wa.keys()
     assert all(torch.allclose(soup[k], (wa[k] + wb[k]) / 2, atol=1e-7) for k in soup)
-    assert (tmp_path / "soup" / "spm.model").read_bytes() == (a / "spm.model").read_bytes()
-    assert Translator.load(tmp_path / "soup").translate("El gato rojo.").text
+    for name in ("spm.model", NAME_GUARD_FILE):  # one tokenizer, one corpus: the first member's name guard comes too
+        assert (tmp_path / "soup" / name).read_bytes() == (a / name).read_bytes()
+    soup_model = Translator.load(tmp_path / "soup")
+    assert soup_model.guard is not None and soup_model.translate("El gato rojo.").text
 
 
 def test_a_model_averaged_with_itself_translates_as_itself(tmp_path: Path, tiny_model_dir: Path) -> None:

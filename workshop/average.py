@@ -25,7 +25,7 @@ import torch
 from data.corpus import CorpusError, Pair
 from data.split_record import SPLIT_RECORD_FILE
 from model.config import ConfigError
-from model.run_dir import CONFIG_FILE, DATA_REPORT_FILE, RESULT_FILE, SPLITS_DIR, TRAIN_CONFIG_FILE
+from model.run_dir import CONFIG_FILE, DATA_REPORT_FILE, NAME_GUARD_FILE, RESULT_FILE, SPLITS_DIR, TRAIN_CONFIG_FILE
 from model.transformer import Transformer
 from model.weights import ModelLoadError, save_model, staged_dir
 from training.evaluate import test_scores
@@ -38,7 +38,8 @@ COPIED = (
     TRAIN_CONFIG_FILE,
     DATA_REPORT_FILE,
     SPLIT_RECORD_FILE,
-)  # from the first member, with its config, tokenizer and split
+    NAME_GUARD_FILE,
+)  # from the first member, with its config, tokenizer and split (and its name guard: one corpus, one tokenizer)
 
 
 def load_members(models: list[Path]) -> list[LoadedModel]:

@@ -176,3 +176,12 @@ def test_names_lost_count_against_the_candidate_beyond_the_slack_only(lists: tup
         written = [c for c in checks if "written, the model alone" in c.name]
         assert [(c.candidate, c.baseline, c.passed) for c in written] == [(0, 3, passes)]
         assert written[0].rule == f">= baseline - {slack}"
+
+
+def test_everyday_phrases_lost_count_against_the_candidate_beyond_the_slack_only(lists: tuple) -> None:
+    translator, _, phrases = lists
+    pair = (broken(translator), translator)  # the broken model gets none of them right, the model all
+    for listed, slack, passes in ((1, 0, False), (1, 1, True), (2, 1, False)):
+        overall = gate.phrase_checks(pair, gate.GateLists(phrases[:listed], phrases, None), slack)[0]
+        assert (overall.name, overall.candidate, overall.baseline) == ("everyday phrases right", 0, listed)
+        assert overall.passed == passes and overall.rule == (f">= baseline - {slack}" if slack else ">= baseline")

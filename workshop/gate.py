@@ -4,8 +4,9 @@ The candidate and the baseline (the shipped model unless told otherwise) transla
 and as people type it, the everyday phrase list and a short list of canary sentences; the candidate passes when
 
 - its dev BLEU, as written and typed, is at most ``tolerance`` below the baseline's;
-- it gets at least as many everyday phrases right as the baseline, overall and among the phrases its own training
-  data does not hold (what it had to generalise to: a list it trained on proves little);
+- it gets at least as many everyday phrases right as the baseline less ``everyday_slack`` overall (one phrase of 70:
+  a count near 60 moves by ~2.9 by chance), and at least as many among the phrases its own training data does not
+  hold (what it had to generalise to: a list it trained on proves little);
 - it gets every canary right ("Hola mundo" and other sentences any usable model translates), but for one the
   shipped model misses too (a known miss in its model card: en-es's "Hello world");
 - it carries as many unseen names, places and numbers as the baseline, as written and typed, but for at most
@@ -53,6 +54,7 @@ class GateRule:
     tolerance: float = 0.3  # BLEU the candidate may lose on dev, as written and typed
     max_extra_loops: int = 5  # dev outputs that loop, beyond the baseline's
     names_slack: int = 4  # unseen names the candidate may lose, per count (a count near 12 of 400 moves by ~3.4)
+    everyday_slack: int = 1  # everyday phrases it may lose overall (from en-es v15 on: v13 and v14 lost one of 70)
 
 
 @dataclass(frozen=True)
@@ -118,7 +120,11 @@ def gate(
 ) -> list[Check]:
     """Every check of the gate, candidate beside baseline."""
     pair = (candidate, baseline)
-    return dev_checks(pair, dev, rule) + phrase_checks(pair, lists) + copy_checks(pair, lists.copy, rule.names_slack)
+    return (
+        dev_checks(pair, dev, rule)
+        + phrase_checks(pair, lists, rule.everyday_slack)
+        + copy_checks(pair, lists.copy, rule.names_slack)
+    )
 
 
 def dev_checks(models: tuple[Translator, Translator], dev: list[Pair], rule: GateRule) -> list[Check]:
@@ -135,14 +141,15 @@ def dev_checks(models: tuple[Translator, Translator], dev: list[Pair], rule: Gat
     return checks
 
 
-def phrase_checks(models: tuple[Translator, Translator], lists: GateLists) -> list[Check]:
+def phrase_checks(models: tuple[Translator, Translator], lists: GateLists, slack: int = 0) -> list[Check]:
     """The everyday list (overall and on the phrases the candidate's training lacks) and every canary."""
     c_rows, b_rows = (score_phrases(t, lists.phrases) for t in models)
     seen = lists.seen
     new = set() if seen is None else {i for i, row in enumerate(mark_seen(c_rows, seen)["rows"]) if not row["seen"]}
-    overall = c_rows["accepted"] >= b_rows["accepted"]
+    overall = c_rows["accepted"] >= b_rows["accepted"] - slack
     wrong = lost(c_rows, b_rows, new=new)
-    checks = [Check("everyday phrases right", c_rows["accepted"], b_rows["accepted"], overall, ">= baseline", wrong)]
+    rule = f">= baseline - {slack}" if slack else ">= baseline"
+    checks = [Check("everyday phrases right", c_rows["accepted"], b_rows["accepted"], overall, rule, wrong)]
     if seen is not None:
         c_new = sum(c_rows["rows"][i]["accepted"] for i in new)
         b_new = sum(b_rows["rows"][i]["accepted"] for i in new)

@@ -3,7 +3,8 @@
 Run ``streamlit run app.py``. LAB_MODEL_DIR overrides the shipped model directory, LAB_RUNS_DIR the folder of
 training runs, LAB_THREADS the torch threads (default 1), LAB_GOLD_ALIGNMENTS the file of gold-aligned sentences
 offered (``lab.alignment.gold``). This file is the entry point and the Translate page's wiring: the cached model,
-the sidebar, the input and the tabs (``TABS``: each view, one per file in ``views/``, takes one ``TabContext``).
+the sidebar, the input and the views under the maps (``VIEWS``: each, one per file in ``views/``, takes one
+``TabContext``).
 The Train page is ``pages/1_Train.py`` and needs nothing from here.
 """
 
@@ -286,9 +287,11 @@ def show_translation(
     show_study(translator, request, result, sentence, candidate, langs)
 
 
-# The tabs under the maps: (title, module of views/, its view); each view takes the page's one ``TabContext``. A
-# tab's module (and what it imports) loads when its tab first opens, not with the first screen.
-TABS = (  # the all-heads grid is heavy, so not first
+# The views under the maps, one open at a time (none at first): (title, module of views/, its view); each view takes
+# the page's one ``TabContext``. A view's module (and what it imports) loads when it first opens, not with the first
+# screen.
+LOOK_CLOSER = "Each opens a view of this translation below the maps; click it again to close it."
+VIEWS = (
     ("Alignment", "alignment_tab", "show_alignment"),
     ("Step by step", "steps_tab", "show_steps"),
     ("Arithmetic of a weight", "arithmetic_tab", "show_arithmetic"),
@@ -314,8 +317,8 @@ def show_study(
     candidate: Candidate,
     langs: Languages,
 ) -> None:
-    """The maps, the hint under them and the open tab: a fragment, so that a layer, a head, a followed token or a tab
-    reruns these alone, not the translation above them."""
+    """The maps, the hint under them and the open view: a fragment, so that a layer, a head, a followed token or a
+    view reruns these alone, not the translation above them."""
     if st.session_state.get("request") != request:  # a view asked for another sentence (a ranked line)
         st.rerun()  # the whole page, with its new translation
     version = weights_version(request.model)
@@ -337,10 +340,10 @@ def show_study(
         models=model_choices,
         load=load_translator,
     )
-    shown = st.tabs([title for title, _, _ in TABS], key="view", on_change="rerun")
-    for tab, (_, module, view) in zip(shown, TABS, strict=True):
-        if tab.open:  # only the open tab runs: the all-heads grid is computed only when asked for
-            with tab:
+    picked = st.pills("Look closer", [name for name, _, _ in VIEWS], key="view", help=LOOK_CLOSER)  # none at first
+    for name, module, view in VIEWS:
+        if name == picked:  # only the open view runs: the all-heads grid is computed only when asked for
+            with st.container(key="open_view"):
                 getattr(importlib.import_module(f"views.{module}"), view)(ctx)
 
 

@@ -214,7 +214,7 @@ def test_beam_search_lists_hypotheses_and_shows_the_chosen_ones_attention(model_
 
 def test_the_all_heads_grid_is_drawn_only_when_its_tab_is_opened(model_env: Path) -> None:
     at = translate(start(), "El gato rojo 3.")
-    assert at.tabs[0].label != "All heads"
+    assert at.pills(key="view").value is None  # no view under the maps is open at first
     assert not [s for s in specs(at) if "all heads" in title_of(s)]
     at.session_state["view"] = "All heads"
     at.run()
@@ -635,7 +635,7 @@ def test_no_view_shows_a_raw_none_nan_or_configuration_key(model_env: Path) -> N
     """Every view of the page after a translation, and a ranking of lines with and without a reference: words only
     (no "None", "nan", "optim.", "data." where a learner reads)."""
     at = translated("El gato rojo 3.")
-    views = [tab.label for tab in at.tabs]
+    views = at.pills(key="view").options
     assert len(views) >= 10, views
     found = {"first screen": raw_words(at)}
     for view in views:

@@ -135,7 +135,7 @@ def test_in_step_by_step_the_next_button_and_the_top_5_chart_share_one_screen(ap
     with browser_page(FIRST_SCREEN) as (page, _):
         translate_in(page, app_url, "El gato rojo 3.")
         page.locator('.st-key-translation [data-testid="stText"]').first.wait_for(timeout=PATIENCE_MS)
-        page.get_by_role("tab", name="Step by step").click()
+        assert open_tab(page, "Step by step")
         chart = page.locator(".st-key-step_top canvas, .st-key-step_top svg").first
         chart.wait_for(timeout=PATIENCE_MS)
         next_button = page.locator(".st-key-step_next button")
@@ -159,14 +159,15 @@ NEW_VIEWS = (
 
 
 def open_tab(page, name: str) -> bool:  # page: playwright's Page
-    """Click the tab called ``name`` until it is the selected one (a click during a rerun can be lost)."""
-    tab = page.get_by_role("tab", name=name)
+    """Click the view called ``name`` in the row under the maps until it is the open one (a click during a rerun can
+    be lost)."""
+    pill = page.get_by_role("radiogroup", name="Look closer").get_by_role("radio", name=name, exact=True)
     for _ in range(5):
-        tab.scroll_into_view_if_needed()
-        tab.click()
+        pill.scroll_into_view_if_needed()
+        pill.click()
         page.wait_for_function(SETTLED, timeout=PATIENCE_MS)
         page.wait_for_timeout(300)
-        if tab.get_attribute("aria-selected") == "true":
+        if pill.get_attribute("aria-checked") == "true":
             return True
     return False
 

@@ -173,7 +173,7 @@ def show_neighbours(ctx: TabContext) -> None:
         st.caption(
             f"The shipped model's index ships with it; another model's is built once (its encoder over at most "
             f"{MAX_PAIRS:,} training pairs: docs/views.md) and kept beside the run or in the runs folder. The page "
-            "stays usable meanwhile: look at the other tabs and come back."
+            "stays usable meanwhile: look at the other views and come back."
         )
         st.fragment(run_every=POLL_S)(show_progress)(build)
         return

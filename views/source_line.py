@@ -72,7 +72,7 @@ def reading_note(
         measured = (
             f"Its AER (alignment error rate: 0 when its links are people's, 1 when it shares none) on "
             f"{stored.benchmark} test is {aer:.2f}, the lowest of this model's readings on {stored.benchmark} dev"
-            f"{eflomal}. The Alignment tab draws and scores it."
+            f"{eflomal}. The Alignment view below draws and scores it."
         )
     caveat = f"{DISCLAIMER} What lights up: {chosen}, in the rows that predict each word. {measured}"
     return (

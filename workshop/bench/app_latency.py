@@ -43,7 +43,7 @@ from lab.page.direction import languages
 from lab.page.examples import examples_for
 from translate.translator import DEFAULT_MODEL, Translator
 from viz.heatmap import attention_frame, attention_heatmap
-from workshop.bench.app_server import CHROMIUM, CHROMIUM_ARGS, REPO, running_app
+from workshop.bench.app_server import CHROMIUM, CHROMIUM_ARGS, REPO, running_app, view_pill
 from workshop.bench.click_profile import browser_probe, median_parts, print_browser, print_server, server_profile
 from workshop.bench.floor_page import floor_parts
 from workshop.bounds import MAX_REPEATS, within
@@ -69,7 +69,7 @@ PARAGRAPH = (  # varied everyday Spanish, cycled to make a long input
     "Este invierno ha hecho mucho frío y ha nevado en las montañas.",
 )
 TAB_DRAWN = """() => {
-    const panel = Array.from(document.querySelectorAll('[role="tabpanel"]')).find(p => !p.hidden && p.offsetParent);
+    const panel = document.querySelector('.st-key-open_view');
     const stale = document.querySelectorAll('[data-stale="true"]').length;
     return panel && stale === 0 && (panel.querySelector('[data-testid="stVegaLiteChart"] canvas, '
         + '[data-testid="stVegaLiteChart"] svg, [data-testid="stAlert"]') !== null);
@@ -247,11 +247,11 @@ def browser_latency(model: Path, rounds: int, computation_ms: float) -> None:
                 layer_change(i % translator.model.config.n_decoder_layers)
             click_to_charts(long_text, "5,000 characters")
             grid = measure(
-                lambda: page.get_by_role("tab", name="All heads").click(),
+                lambda: view_pill(page, "All heads").click(),
                 lambda: page.wait_for_function(TAB_DRAWN, timeout=60_000),
             )
             parts["open 'All heads'"] = [grid]
-            page.get_by_role("tab", name="Alignment").click()
+            view_pill(page, "Alignment").click()
             page.wait_for_function(TAB_DRAWN, timeout=60_000)
             click_to_charts(worst_text, "5,000 characters, no punctuation")
         parts["new user, first screen"] = [first_screen(browser, url, example) for _ in range(rounds)]

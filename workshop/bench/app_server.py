@@ -14,6 +14,7 @@ import urllib.request
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from translate.settings import REPO_ROOT
 
@@ -85,3 +86,8 @@ def running_app(
             server.kill()
         if log is not None:
             out.close()
+
+
+def view_pill(page: Any, name: str) -> Any:
+    """The pill that opens the view ``name`` under the maps (``page``: Playwright's Page, sync or async)."""
+    return page.get_by_role("radiogroup", name="Look closer").get_by_role("radio", name=name, exact=True)

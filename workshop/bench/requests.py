@@ -44,6 +44,7 @@ from lab.whatif.steering import MAX_SOURCE, output_limit
 from model.run_dir import NEIGHBOURS_INDEX_FILE
 from translate.translator import DEFAULT_MODEL, DecodeOptions, Translation, Translator
 from workshop.bench.app_latency import PARAGRAPH, long_input
+from workshop.bench.app_server import view_pill
 from workshop.bounds import MAX_BENCH_SECONDS, MAX_REPEATS, MAX_SESSIONS, use_threads, within
 
 TEXT_BOX = 5000  # the text box's max_chars (app.py)
@@ -325,7 +326,7 @@ async def one_session(browser, url: str, sentences: list[tuple[str, str]], deadl
         await page.get_by_role("button", name="Translate").click()
         if i == 0:  # open the tab and the tool once: they stay open for the session's later translations
             await page.locator('.st-key-translation [data-testid="stText"]').first.wait_for(timeout=120_000)
-            await page.get_by_role("tab", name="What if").click()
+            await view_pill(page, "What if").click()
             await page.get_by_text(label, exact=True).click()
         try:
             await page.wait_for_function(TOOL_DRAWN, arg=[expected, marker], timeout=120_000)

@@ -21,7 +21,7 @@ from lab.page.direction import languages
 from lab.page.examples import EXAMPLES
 from translate.translator import DEFAULT_MODEL
 from views.whatif_tab import tools
-from workshop.bench.app_server import CHROMIUM, CHROMIUM_ARGS, running_app
+from workshop.bench.app_server import CHROMIUM, CHROMIUM_ARGS, running_app, view_pill
 
 try:
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
@@ -70,7 +70,7 @@ class Shooter:
         self.settle()
 
     def tab(self, name: str) -> None:
-        self.page.get_by_role("tab", name=name).click()
+        view_pill(self.page, name).click()
         self.settle()
 
     def shot(self, name: str, top: str) -> None:

@@ -16,9 +16,12 @@
    Vega (parse, compile, render; per chart), Arrow, Streamlit and React, layout and style.
 5. Streamlit's floor (``floor_page``): a bare page with the text box, a translation and the same three map specs,
    timed the same way (a new user; a click to the next sentence): what the lab adds is the difference.
+6. ``--against REV`` (``page_ab``): this checkout's page and git revision REV's, served side by side and timed in
+   turns (new user, new and cached sentence), with their ratio: a change's effect, free of the host's drift.
 
     python -m workshop bench app_latency --repeats 10 --rounds 5  # the issue's figures, both in one run
     python -m workshop bench app_latency --profile-only           # the profile, without the 5,000-character figures
+    python -m workshop bench app_latency --against HEAD~3 --rounds 10  # this page and HEAD~3's, timed in turns
     python -m workshop bench app_latency                          # the shipped model (checkpoints/es-en)
     python -m workshop bench app_latency --model runs/es-en-small --repeats 50
     python -m workshop bench app_latency --model /tmp/tiny --no-browser
@@ -46,6 +49,7 @@ from viz.heatmap import attention_frame, attention_heatmap
 from workshop.bench.app_server import CHROMIUM, CHROMIUM_ARGS, REPO, running_app, view_pill
 from workshop.bench.click_profile import browser_probe, median_parts, print_browser, print_server, server_profile
 from workshop.bench.floor_page import floor_parts
+from workshop.bench.page_ab import side_by_side
 from workshop.bounds import MAX_REPEATS, within
 
 SENTENCE_15 = "Mañana mis amigos y yo vamos a ir a la playa con el perro grande."
@@ -303,11 +307,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=3, help="timed browser clicks on cached sentences")
     parser.add_argument("--no-browser", action="store_true")
     parser.add_argument("--profile-only", action="store_true", help="leave out the 5,000-character Python figures")
+    parser.add_argument("--against", metavar="REV", help="only this page and git revision REV's, side by side")
     args = parser.parse_args(argv)
     within("--repeats", args.repeats, 1, MAX_REPEATS, "timed calls")
     within("--rounds", args.rounds, 1, MAX_REPEATS, "timed clicks")
     set_threads(os.environ.get("LAB_THREADS"))  # like the app: 1 thread unless LAB_THREADS says otherwise
     computation = python_latency(args.model, args.repeats)
+    if args.against:
+        translator = Translator.load(args.model)
+        expected = {s: translate_text(translator, s).text for s in BROWSER_SENTENCES}
+        example = translate_text(translator, examples_for(languages(args.model))[0].source).text
+        side_by_side(args.model, args.against, args.rounds, example, expected, VIEWS_DRAWN)
+        return 0
     print_server(server_profile(args.model, BROWSER_SENTENCES, args.rounds), computation)
     if not args.profile_only:
         long_input_python(args.model, args.repeats)

@@ -52,10 +52,10 @@ def wait_healthy(url: str, server: subprocess.Popen, timeout: float) -> None:
 
 @contextmanager
 def running_app(
-    env: Mapping[str, str], log: Path | None = None, timeout: float = 60.0, script: str = "app.py"
+    env: Mapping[str, str], log: Path | None = None, timeout: float = 60.0, script: str = "app.py", repo: Path = REPO
 ) -> Iterator[str]:
-    """``streamlit run app.py`` (or ``script``) on a free local port with ``env``, its output in ``log`` (or
-    dropped); yields the URL."""
+    """``streamlit run app.py`` (or ``script``) of ``repo`` (this checkout, or another's) on a free local port with
+    ``env``, its output in ``log`` (or dropped); yields the URL."""
     port = free_port()
     command = [
         sys.executable,
@@ -73,7 +73,7 @@ def running_app(
         "false",
     ]
     out = log.open("w") if log is not None else subprocess.DEVNULL
-    server = subprocess.Popen(command, cwd=REPO, env=dict(env), stdout=out, stderr=subprocess.STDOUT)
+    server = subprocess.Popen(command, cwd=repo, env=dict(env), stdout=out, stderr=subprocess.STDOUT)
     try:
         url = f"http://127.0.0.1:{port}"
         wait_healthy(url, server, timeout)

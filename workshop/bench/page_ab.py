@@ -6,6 +6,7 @@ Python, model and browser); each case prints both medians and their ratio."""
 from __future__ import annotations
 
 import os
+import shutil
 import statistics
 import subprocess
 import tempfile
@@ -22,11 +23,15 @@ from workshop.bench.app_server import CHROMIUM, CHROMIUM_ARGS, REPO, running_app
 def worktree(rev: str) -> Iterator[Path]:
     """A detached git worktree of ``rev`` in a temporary folder, removed afterwards."""
     folder = Path(tempfile.mkdtemp(prefix="page_ab_")) / "repo"
-    subprocess.run(["git", "worktree", "add", "--detach", str(folder), rev], cwd=REPO, check=True, capture_output=True)
+    added = subprocess.run(["git", "worktree", "add", "--detach", str(folder), rev], cwd=REPO, capture_output=True)
+    if added.returncode != 0:
+        shutil.rmtree(folder.parent, ignore_errors=True)
+        raise SystemExit(f"--against {rev}: git could not check it out: {added.stderr.decode().strip()}")
     try:
         yield folder
     finally:
         subprocess.run(["git", "worktree", "remove", "--force", str(folder)], cwd=REPO, capture_output=True)
+        shutil.rmtree(folder.parent, ignore_errors=True)
 
 
 def side_by_side(model: Path, rev: str, rounds: int, example: str, expected: dict[str, str], drawn: str) -> None:

@@ -18,7 +18,7 @@ from lab.whatif.forced_prefix import force
 from translate.translator import DEFAULT_MODEL, Translator
 from viz.heatmap import MIN_HEIGHT
 from workshop.bench.app_latency import long_input
-from workshop.bench.app_server import running_app
+from workshop.bench.app_server import running_app, view_pill
 
 RENDERED_VIEWS = """() => Array.from(document.querySelectorAll('.st-key-views [data-testid="stVegaLiteChart"]'))
     .filter(chart => chart.querySelector('canvas, svg')).length"""
@@ -161,7 +161,7 @@ NEW_VIEWS = (
 def open_tab(page, name: str) -> bool:  # page: playwright's Page
     """Click the view called ``name`` in the row under the maps until it is the open one (a click during a rerun can
     be lost)."""
-    pill = page.get_by_role("radiogroup", name="Look closer").get_by_role("radio", name=name, exact=True)
+    pill = view_pill(page, name)
     for _ in range(5):
         pill.scroll_into_view_if_needed()
         pill.click()

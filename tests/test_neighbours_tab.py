@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 from lab.neighbours import sentence_index
 from lab.neighbours.sentence_index import index_path, weights_sha256
-from translate.settings import runs_folder
+from translate.settings import repo_relative, runs_folder
 from views.neighbours_tab import builds
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
@@ -64,7 +64,7 @@ def test_the_tab_builds_its_index_in_the_background_and_shows_neighbours(
     gate.set()
     wait_for_index(at)
     assert any("not a causal explanation" in c.value for c in at.caption)
-    assert any(str(model_env) in c.value and "splits/train.tsv" in c.value for c in at.caption)
+    assert any(repo_relative(model_env) in c.value and "splits/train.tsv" in c.value for c in at.caption)
     sentences = at.main.get_by_key("neighbours_sentence").dataframe[0].value
     assert list(sentences.columns) == ["similarity", "Spanish", "English"] and 0 < len(sentences) <= 8
     assert list(sentences["similarity"]) == sorted(sentences["similarity"], reverse=True)
